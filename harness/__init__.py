@@ -1,0 +1,65 @@
+"""harness: an observability-first evaluation and benchmarking harness for LLM agent loops.
+
+    import harness
+    result = harness.run("What is 17*23?", provider="mock", tools=["calculator"])
+    print(result.finish_reason, result.text)
+"""
+
+from harness import events
+from harness._version import __version__
+from harness.api import aextract_structured, arun, extract_structured, run
+from harness.errors import ConfigError, HarnessError, ProviderError, ToolError
+from harness.kernel.budget import CallRecord
+from harness.kernel.hooks import Augment, Deny, HaltRun, HookEvent, HookMatcher, Inject, Transform
+from harness.kernel.messages import Message, TokenUsage, ToolCall, ToolResult, UIPayload
+from harness.kernel.permissions import Phase
+from harness.kernel.result import Result, UsageTotals
+from harness.kernel.state import State
+from harness.kernel.terminations import Category, FinishReason
+from harness.modes.base import Continue, Halt, Mode
+from harness.providers.base import Capabilities, Provider, Request, Response
+from harness.tools.base import Submit, Tool, ToolContext, ToolOutput, tool
+
+__all__ = [
+    "Augment",
+    "CallRecord",
+    "Capabilities",
+    "Category",
+    "ConfigError",
+    "Continue",
+    "Deny",
+    "FinishReason",
+    "Halt",
+    "HaltRun",
+    "HarnessError",
+    "HookEvent",
+    "HookMatcher",
+    "Inject",
+    "Message",
+    "Mode",
+    "Phase",
+    "Provider",
+    "ProviderError",
+    "Request",
+    "Response",
+    "Result",
+    "State",
+    "Submit",
+    "TokenUsage",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolError",
+    "ToolOutput",
+    "ToolResult",
+    "Transform",
+    "UIPayload",
+    "UsageTotals",
+    "__version__",
+    "aextract_structured",
+    "arun",
+    "events",
+    "extract_structured",
+    "run",
+    "tool",
+]

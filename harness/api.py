@@ -1,0 +1,83 @@
+"""The public entry points: :func:`run`, :func:`arun`, :func:`extract_structured`.
+
+A thin facade: validate options (``ConfigError`` before anything runs), build the run's state,
+wire the subscribers (the ``on_event`` callback), drive the kernel loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any, TypeVar, Unpack
+
+from harness.errors import HarnessError
+from harness.kernel.loop import build_state, run_loop
+from harness.kernel.options import RunOptions, parse_options
+from harness.kernel.result import Result
+from harness.kernel.state import Subscriber
+from harness.kernel.structured import StructuredMode
+
+__all__ = ["aextract_structured", "arun", "extract_structured", "run"]
+
+T = TypeVar("T")
+
+
+async def arun(prompt: str | None = None, /, **options: Unpack[RunOptions]) -> Result:
+    """Run the agent loop on ``prompt`` and return its :class:`~harness.Result`.
+
+    Raises :class:`~harness.ConfigError` only for problems found before the loop starts; every
+    ending after that (errors included) is a Result with a typed ``finish_reason``.
+    """
+    config = parse_options(options)
+    subscribers: list[Subscriber] = [config.on_event] if config.on_event is not None else []
+    state, owned = build_state(prompt, config, subscribers)
+    return await run_loop(state, owns_provider=owned)
+
+
+def run(prompt: str | None = None, /, **options: Unpack[RunOptions]) -> Result:
+    """Synchronous :func:`arun` (not for use inside a running event loop)."""
+    return _sync(arun(prompt, **options))
+
+
+async def aextract_structured(
+    prompt: str,
+    /,
+    *,
+    schema: Any,
+    max_retries: int = 2,
+    instructions: str | None = None,
+    **options: Unpack[RunOptions],
+) -> Result:
+    """Ask for JSON conforming to ``schema`` with a repair loop; the value is in
+    ``Result.deliverable``. See :mod:`harness.kernel.structured`."""
+    mode = StructuredMode(schema, max_retries=max_retries, instructions=instructions)
+    options = {**options, "tools": None, "mode": mode}  # type: ignore[typeddict-item]
+    return await arun(prompt, **options)
+
+
+def extract_structured(
+    prompt: str,
+    /,
+    *,
+    schema: Any,
+    max_retries: int = 2,
+    instructions: str | None = None,
+    **options: Unpack[RunOptions],
+) -> Result:
+    """Synchronous :func:`aextract_structured`."""
+    return _sync(
+        aextract_structured(
+            prompt, schema=schema, max_retries=max_retries, instructions=instructions, **options
+        )
+    )
+
+
+def _sync(coro: Coroutine[Any, Any, T]) -> T:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise HarnessError(
+        "harness.run() was called inside a running event loop; use `await harness.arun(...)`"
+    )

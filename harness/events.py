@@ -1,0 +1,44 @@
+"""The event classes of a run, for ``match`` in an ``on_event`` callback (see
+:mod:`harness.kernel.events`)."""
+
+from harness.kernel.events import (
+    CallFinished,
+    CallStarted,
+    Compaction,
+    Content,
+    Done,
+    Event,
+    Iteration,
+    StructuredRetry,
+    SubagentResult,
+    SubagentSpawn,
+    Submitted,
+    Thinking,
+    ToolCallEvent,
+    ToolResultEvent,
+    ToolUI,
+    Usage,
+    Warning,
+    event_classes,
+)
+
+__all__ = [
+    "CallFinished",
+    "CallStarted",
+    "Compaction",
+    "Content",
+    "Done",
+    "Event",
+    "Iteration",
+    "StructuredRetry",
+    "SubagentResult",
+    "SubagentSpawn",
+    "Submitted",
+    "Thinking",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "ToolUI",
+    "Usage",
+    "Warning",
+    "event_classes",
+]
