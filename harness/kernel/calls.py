@@ -37,7 +37,7 @@ def build_request(
     cfg = state.config
     return Request(
         messages=messages,
-        model=cfg.model,
+        model=state.model,
         system_prompt=system_prompt if system_prompt is not None else cfg.system_prompt,
         tools=(state.tool_specs or None) if with_tools else None,
         tool_choice=cfg.tool_choice if with_tools else None,

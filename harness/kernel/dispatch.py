@@ -98,7 +98,8 @@ def _stopped(
 
 
 async def _bounded(state: State, call: ToolCall, *, parallel: bool) -> ToolResult:
-    state.emit(ToolCallEvent(call, parallel))
+    if state.subscribers:
+        state.emit(ToolCallEvent(call, parallel))
     t0 = time.perf_counter()
     try:
         async with asyncio.timeout(state.config.tool_timeout_s):
@@ -113,9 +114,10 @@ async def _bounded(state: State, call: ToolCall, *, parallel: bool) -> ToolResul
     except _Stop as stop:
         state.emit(ToolResultEvent(call, stop.result, (time.perf_counter() - t0) * 1000.0))
         raise
-    state.emit(ToolResultEvent(call, result, (time.perf_counter() - t0) * 1000.0))
-    if result.ui is not None:
-        state.emit(ToolUI(call.id, result.ui))
+    if state.subscribers:
+        state.emit(ToolResultEvent(call, result, (time.perf_counter() - t0) * 1000.0))
+        if result.ui is not None:
+            state.emit(ToolUI(call.id, result.ui))
     return result
 
 

@@ -71,8 +71,6 @@ def build_state(
         raise ConfigError("prompt: give a prompt or a non-empty messages list")
     workspace = Workspace(config.cwd, files=config.workspace_files)
     provider, model, owned = resolve_provider(config.provider, config.model, config.provider_opts)
-    if model != config.model:
-        config = config.model_copy(update={"model": model})
     session_id = config.session_id or secrets.token_urlsafe(12)
     permissions = Permissions(
         phase=Phase(config.phase),
@@ -90,6 +88,7 @@ def build_state(
         permissions=permissions,
         ctx=ToolContext(workspace, session_id, config.phase, "", dict(config.assigns), {}),
         session_id=session_id,
+        model=model,
         messages=messages,
         subscribers=tuple(subscribers),
     )
@@ -275,7 +274,7 @@ def to_result(state: State) -> Result:
         usage=UsageTotals.of(budget.usage),
         cost_usd=budget.cost_usd,
         duration_ms=(time.perf_counter() - state.started_at) * 1000.0,
-        model=state.config.model,
+        model=state.model,
         provider=state.provider.name,
         mode=state.mode.name,
         session_id=state.session_id,

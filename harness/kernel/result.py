@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,10 +14,9 @@ from harness.kernel.terminations import Category, FinishReason
 __all__ = ["Result", "UsageTotals"]
 
 
-class UsageTotals(BaseModel):
+@dataclass(slots=True, frozen=True)
+class UsageTotals:
     """Token totals over every provider call of a run (plan, reflect, compact... included)."""
-
-    model_config = ConfigDict(frozen=True)
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -27,13 +27,13 @@ class UsageTotals(BaseModel):
 
     @classmethod
     def of(cls, usage: TokenUsage) -> UsageTotals:
-        return cls.model_construct(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            total_tokens=usage.total_tokens,
-            reasoning_tokens=usage.reasoning_tokens,
-            cache_read_tokens=usage.cache_read_tokens,
-            cache_write_tokens=usage.cache_write_tokens,
+        return cls(
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.total_tokens,
+            usage.reasoning_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
         )
 
 

@@ -43,6 +43,7 @@ class State:
     permissions: Permissions
     ctx: ToolContext
     session_id: str
+    model: str | None = None
     messages: list[Message] = field(default_factory=list)
     subscribers: Sequence[Subscriber] = ()
     budget: Budget = field(default_factory=Budget)

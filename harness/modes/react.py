@@ -90,7 +90,14 @@ class ReAct:
             return Halt()
         outcome = await dispatch(state, calls)
         results = outcome.results
-        state.messages.extend(Message.tool(r) for r in results)
+        messages = state.messages
+        any_error = any_success = False
+        for r in results:
+            messages.append(Message.tool(r))
+            if r.is_error:
+                any_error = True
+            else:
+                any_success = True
         if outcome.halted is not None:
             if outcome.submitted:
                 state.submitted = True
@@ -100,9 +107,7 @@ class ReAct:
                 state.halt(FinishReason.ERROR_HALTED, outcome.halted)
             return Halt()
         state.tool_calls_made += len(calls)
-        state.add_mistake_turn(
-            any(r.is_error for r in results), any(not r.is_error for r in results)
-        )
+        state.add_mistake_turn(any_error, any_success)
         until = state.config.until_tool
         if until:
             need_success = state.config.until_tool_success

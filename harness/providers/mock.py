@@ -15,7 +15,6 @@ turn tagged for it, or a short canned reply when there is none. Every request re
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +39,7 @@ _CANNED = {
 }
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class MockTurn:
     purpose: str
     text: str
@@ -57,7 +56,7 @@ class MockProvider:
 
     def __init__(
         self,
-        turns: list[Mapping[str, Any]] | None = None,
+        turns: list[dict[str, Any]] | None = None,
         *,
         when_exhausted: str = "error",
         model: str | None = "mock-model",
@@ -125,9 +124,7 @@ class MockProvider:
         return None
 
     async def complete(self, request: Request, on_delta: DeltaHandler | None = None) -> Response:
-        recorded = copy.copy(request)
-        recorded.messages = list(request.messages)
-        self.requests.append(recorded)
+        self.requests.append(_snapshot(request))
         purpose = request.purpose if request.purpose in self._queues else "main"
         turn = self._take(purpose)
         if turn is None:
@@ -162,6 +159,15 @@ class MockProvider:
         return None
 
 
+def _snapshot(r: Request) -> Request:
+    """A copy of the request whose message list will not change as the run goes on."""
+    return Request(
+        list(r.messages), r.model, r.system_prompt, r.tools, r.tool_choice, r.temperature,
+        r.top_p, r.max_tokens, r.stop, r.timeout_s, r.response_format, r.provider_opts,
+        r.metadata, r.purpose,
+    )
+
+
 def _chunks(text: str) -> list[str]:
     if not text:
         return []
@@ -174,9 +180,9 @@ def _estimate_input(request: Request) -> int:
     return 8 * len(request.messages) + chars // 4
 
 
-def _parse_turn(raw: Mapping[str, Any], index: int) -> MockTurn:
+def _parse_turn(raw: dict[str, Any], index: int) -> MockTurn:
     where = f"mock turn {index + 1}"
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, dict):
         raise ConfigError(f"{where}: expected a mapping, got {type(raw).__name__}")
     unknown = set(raw) - _TURN_KEYS
     if unknown:
@@ -186,22 +192,22 @@ def _parse_turn(raw: Mapping[str, Any], index: int) -> MockTurn:
         raise ConfigError(f"{where}: 'for' must be one of {', '.join(_PURPOSES)}, got {purpose!r}")
     if "error" in raw and ("text" in raw or "tool_calls" in raw):
         raise ConfigError(f"{where}: an error turn cannot also have text or tool_calls")
-    if not any(k in raw for k in ("text", "tool_calls", "error")):
+    if "text" not in raw and "tool_calls" not in raw and "error" not in raw:
         raise ConfigError(f"{where}: needs one of 'text', 'tool_calls' or 'error'")
     error = None
     if "error" in raw:
         spec = raw["error"]
-        if not isinstance(spec, Mapping) or not isinstance(spec.get("status"), int):
+        if not isinstance(spec, dict) or not isinstance(spec.get("status"), int):
             raise ConfigError(f"{where}: error must be {{status: int, message: str}}")
         error = ProviderError.from_status(spec["status"], str(spec.get("message", "mock error")))
     calls = []
     for j, c in enumerate(raw.get("tool_calls") or []):
-        if not isinstance(c, Mapping) or not isinstance(c.get("name"), str):
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str):
             raise ConfigError(f"{where}: tool_calls[{j}] needs a 'name' string")
         args = c.get("arguments", {})
         if isinstance(args, str):
             args = {INVALID_JSON_KEY: args}  # a raw (unparsed) argument string
-        if not isinstance(args, Mapping):
+        if not isinstance(args, dict):
             raise ConfigError(f"{where}: tool_calls[{j}].arguments must be a mapping")
         calls.append(ToolCall(str(c.get("id") or ""), c["name"], dict(args)))
     usage = None
