@@ -123,7 +123,7 @@ class FunctionTool:
             annotation = hints.get(pname, Any)
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[pname] = (annotation, default)
-        self._model = create_model(  # type: ignore[call-overload]
+        self._model = create_model(
             f"{self.name}_args", __config__=ConfigDict(extra="forbid"), **fields
         )
         schema = self._model.model_json_schema()

@@ -25,8 +25,21 @@ class Workspace:
 
     __slots__ = ("_files", "_owned", "_real", "_root")
 
-    def __init__(self, root: str | os.PathLike[str] | None = None, files: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str] | None = None, files: Mapping[str, str] | None = None
+    ) -> None:
         self._files = dict(files or {})
+        for rel in self._files:
+            if (
+                not isinstance(rel, str)
+                or not rel
+                or "\x00" in rel
+                or os.path.isabs(rel)
+                or ".." in Path(rel).parts
+            ):
+                raise ConfigError(
+                    f"workspace files: {rel!r} must be a relative path inside the workspace"
+                )
         self._owned = root is None
         self._root: Path | None = None
         self._real: Path | None = None
@@ -43,7 +56,10 @@ class Workspace:
 
     def _seed(self) -> None:
         for rel, content in self._files.items():
-            target = self.resolve(rel)
+            try:
+                target = self.resolve(rel)
+            except ToolError as exc:  # e.g. a symlink already in a caller-given root
+                raise ConfigError(f"workspace files: {exc}") from None
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(content, encoding="utf-8")
         self._files = {}
@@ -93,9 +109,13 @@ class Workspace:
 
     def relative(self, path: Path) -> str:
         """A path inside the workspace, shown relative to it (with forward slashes)."""
-        real_root = self._real
-        assert real_root is not None
-        return path.relative_to(real_root).as_posix() or "."
+        for base in (self._real, self._root):
+            if base is not None:
+                try:
+                    return path.relative_to(base).as_posix() or "."
+                except ValueError:
+                    pass
+        raise ToolError(f"{str(path)!r} is not inside the workspace")
 
     def cleanup(self) -> None:
         """Remove a temporary workspace; a caller-given directory is left alone."""
