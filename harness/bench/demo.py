@@ -57,8 +57,10 @@ DEMO_TASKS: tuple[DemoTask, ...] = (
         "Look up the key 'answer' (it does not exist) and report it.",
         ("kv_get",),
         ({"tool_calls": [{"name": "kv_get", "arguments": {"key": "answer"}}]},),
-        lambda r: r.finish_reason
-        in (FinishReason.ERROR_NO_PROGRESS, FinishReason.ERROR_CONSECUTIVE_MISTAKES),
+        lambda r: (
+            r.finish_reason
+            in (FinishReason.ERROR_NO_PROGRESS, FinishReason.ERROR_CONSECUTIVE_MISTAKES)
+        ),
     ),
 )
 
@@ -114,6 +116,8 @@ def print_demo(modes: Sequence[str], epochs: int) -> int:
             str(r.usage.total_tokens),
         )
     console = Console()
+    if not console.is_terminal:  # piped or captured: do not truncate cells to 80 columns
+        console = Console(width=160)
     console.print(table)
     console.print(f"{len(rows) - failed}/{len(rows)} cells passed in {elapsed:.2f}s")
     return failed
