@@ -39,7 +39,8 @@ async def harness_round(samples: int) -> float:
             tools=["calculator"],
             provider_opts={"turns": TURNS},
         )
-        assert result.text == "395" and result.llm_calls == CALLS_PER_SAMPLE, result
+        if result.text != "395" or result.llm_calls != CALLS_PER_SAMPLE:
+            raise RuntimeError(f"unexpected result: {result!r}")
     return time.perf_counter() - t0
 
 
@@ -110,10 +111,14 @@ def main() -> None:
         print(json.dumps(figures, indent=2))
         return
     print(f"kernel overhead, {args.samples} samples x {args.rounds} rounds (median), telemetry off")
-    print(f"  harness.arun : {figures['harness_us_per_sample']:>9} us/sample  "
-          f"{figures['harness_us_per_call']:>8} us/provider call")
-    print(f"  plain python : {figures['baseline_us_per_sample']:>9} us/sample  "
-          f"{figures['baseline_us_per_call']:>8} us/provider call")
+    print(
+        f"  harness.arun : {figures['harness_us_per_sample']:>9} us/sample  "
+        f"{figures['harness_us_per_call']:>8} us/provider call"
+    )
+    print(
+        f"  plain python : {figures['baseline_us_per_sample']:>9} us/sample  "
+        f"{figures['baseline_us_per_call']:>8} us/provider call"
+    )
     print(f"  ratio        : {figures['ratio_harness_to_baseline']}x")
     print(f"  peak RSS     : {figures['peak_rss_mib']} MiB")
     print(f"  import harness: {figures['import_harness_s']} s")

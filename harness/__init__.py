@@ -1,8 +1,8 @@
 """harness: an observability-first evaluation and benchmarking harness for LLM agent loops.
 
-    import harness
-    result = harness.run("What is 17*23?", provider="mock", tools=["calculator"])
-    print(result.finish_reason, result.text)
+import harness
+result = harness.run("What is 17*23?", provider="mock", tools=["calculator"])
+print(result.finish_reason, result.text)
 """
 
 from harness import events

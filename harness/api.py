@@ -51,7 +51,7 @@ async def aextract_structured(
     """Ask for JSON conforming to ``schema`` with a repair loop; the value is in
     ``Result.deliverable``. See :mod:`harness.kernel.structured`."""
     mode = StructuredMode(schema, max_retries=max_retries, instructions=instructions)
-    options = {**options, "tools": None, "mode": mode}  # type: ignore[typeddict-item]
+    options = {**options, "tools": None, "mode": mode}
     return await arun(prompt, **options)
 
 

@@ -73,7 +73,9 @@ class ProviderError(HarnessError):
         return f"{self.kind}{where}: {self.message}"
 
     def __repr__(self) -> str:
-        return f"ProviderError(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"
+        return (
+            f"ProviderError(kind={self.kind!r}, status={self.status!r}, message={self.message!r})"
+        )
 
 
 _CONTEXT_MARKERS = (

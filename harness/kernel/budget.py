@@ -1,4 +1,5 @@
-"""Usage and cost accounting: one :class:`CallRecord` per provider call, summed in a :class:`Budget`.
+"""Usage and cost accounting: a :class:`CallRecord` per provider call, summed in a
+:class:`Budget`.
 
 Unlike ExAthena, every call is folded in (plan, reflect, compaction summaries, structured output and
 sub-agent runs), each tagged with its purpose so reports can split the cost.

@@ -18,7 +18,6 @@ Pinned messages (``Message.pin``) are never touched.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from harness.errors import HarnessError
@@ -54,7 +53,9 @@ def estimate_tokens(messages: Sequence[Message], system_prompt: str | None = Non
     for m in messages:
         if m.tool_calls:
             # repr() approximates the JSON size closely and costs a fraction of json.dumps.
-            total += len(m.content) // 4 + sum(64 + len(repr(c.arguments)) // 4 for c in m.tool_calls)
+            total += len(m.content) // 4 + sum(
+                64 + len(repr(c.arguments)) // 4 for c in m.tool_calls
+            )
         elif m.tool_result is not None:
             total += 16 + len(m.content) // 4
         else:
@@ -143,9 +144,7 @@ def _clear_oversized(messages: list[Message]) -> bool:
 
 
 def _snip(messages: list[Message]) -> bool:
-    last_assistant = max(
-        (i for i, m in enumerate(messages) if m.role == "assistant"), default=-1
-    )
+    last_assistant = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
     floor, ceiling = PINNED_PREFIX, len(messages) - LIVE_SUFFIX
     changed = False
     for i in range(floor, max(floor, ceiling)):
@@ -156,7 +155,9 @@ def _snip(messages: list[Message]) -> bool:
             and last_assistant - i >= SNIP_AGE
             and not m.content.startswith("<snipped:")
         ):
-            messages[i] = _stub(m, f"<snipped: stale tool result for call {m.tool_result.tool_call_id}>")
+            messages[i] = _stub(
+                m, f"<snipped: stale tool result for call {m.tool_result.tool_call_id}>"
+            )
             changed = True
     return changed
 

@@ -139,11 +139,18 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
         elif pre.deny is not None:
             decision = Denial(f"permission denied: {pre.deny}", "user_denied")
     if isinstance(decision, HaltRun):
-        raise _Stop(ToolResult(call.id, f"run halted: {decision.reason}", True), decision.reason, None)
+        raise _Stop(
+            ToolResult(call.id, f"run halted: {decision.reason}", True), decision.reason, None
+        )
     if decision is not None:
         await state.hooks.fire(
             HookEvent.PERMISSION_DENIED,
-            {"tool_name": name, "arguments": args, "reason": decision.reason, "code": decision.code},
+            {
+                "tool_name": name,
+                "arguments": args,
+                "reason": decision.reason,
+                "code": decision.code,
+            },
             tool_name=name,
             tool_use_id=call.id,
         )
@@ -175,7 +182,9 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
         if isinstance(value, Submit):
             raise _Stop(ToolResult(call.id, "submitted", False), "submitted", value)
         if isinstance(value, HaltRun):
-            raise _Stop(ToolResult(call.id, f"run halted: {value.reason}", True), value.reason, None)
+            raise _Stop(
+                ToolResult(call.id, f"run halted: {value.reason}", True), value.reason, None
+            )
         if isinstance(value, ToolOutput):
             result = ToolResult(call.id, value.content, False, value.ui)
         else:
@@ -197,7 +206,10 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
             raise _Stop(result, post.halt, None)
         if post.augment:
             result = ToolResult(
-                call.id, result.content + "\n\n" + "\n".join(post.augment), result.is_error, result.ui
+                call.id,
+                result.content + "\n\n" + "\n".join(post.augment),
+                result.is_error,
+                result.ui,
             )
     return result
 
@@ -216,7 +228,9 @@ async def _fire_failure(state: State, call: ToolCall, reason: str) -> None:
 def _unknown_tool_message(name: str, state: State) -> str:
     available = sorted(state.tools)
     text = f"error: unknown tool: {name}."
-    text += f" Available tools: {', '.join(available)}." if available else " No tools are available."
+    text += (
+        f" Available tools: {', '.join(available)}." if available else " No tools are available."
+    )
     close = difflib.get_close_matches(name, available, n=1, cutoff=0.75)
     if close:
         text += f' Did you mean "{close[0]}"?'

@@ -9,7 +9,8 @@ One frozen, slotted dataclass per kind, made to be matched with ``match``::
 
 Ordering guarantees: a ``ToolCallEvent`` comes before its ``ToolResultEvent``; ``ToolUI`` after
 that result; a call's streamed ``Content``/``Thinking`` deltas come between its ``CallStarted``
-and ``CallFinished`` (unstreamed text comes as one ``Content`` right after ``CallFinished``); ``Submitted`` just before ``Done``; ``Done`` is always last and emitted exactly once.
+and ``CallFinished`` (unstreamed text comes as one ``Content`` right after ``CallFinished``);
+``Submitted`` just before ``Done``; ``Done`` is always last and emitted exactly once.
 """
 
 from __future__ import annotations
@@ -154,7 +155,7 @@ class StructuredRetry:
 
 
 @dataclass(slots=True, frozen=True)
-class Warning:  # noqa: A001 - the event's name in the contract; use harness.events.Warning
+class Warning:
     """A non-fatal problem worth seeing (a skipped reflection, a crashing Stop hook...)."""
 
     message: str

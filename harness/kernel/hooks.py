@@ -15,7 +15,7 @@ import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from harness.errors import ConfigError
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-class HookEvent(str, Enum):
+class HookEvent(StrEnum):
     SESSION_START = "SessionStart"
     USER_PROMPT_SUBMIT = "UserPromptSubmit"
     PRE_ITERATION = "PreIteration"

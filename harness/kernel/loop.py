@@ -14,6 +14,7 @@ import logging
 import secrets
 import time
 from collections.abc import Sequence
+from typing import cast
 
 from harness.errors import ConfigError
 from harness.kernel.compaction import CompactionError, compact, maybe_compact
@@ -31,7 +32,7 @@ from harness.kernel.progress import (
 from harness.kernel.result import Result, UsageTotals
 from harness.kernel.state import State, Subscriber
 from harness.kernel.terminations import FinishReason
-from harness.modes.base import Continue, ContextOverflow, Halt, resolve_mode
+from harness.modes.base import ContextOverflow, Continue, Halt, resolve_mode
 from harness.providers.base import ToolSpec
 from harness.providers.registry import resolve_provider
 from harness.tools.base import ToolContext
@@ -103,7 +104,7 @@ async def run_loop(state: State, *, owns_provider: bool = False) -> Result:
     try:
         await _start(state)
         await _loop(state)
-    except BaseException as exc:  # noqa: BLE001 - the run must end with a Result and Done
+    except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt | SystemExit) or _is_cancel(exc):
             cancelled = exc
             state.halt(FinishReason.ERROR_HALTED, f"cancelled: {type(exc).__name__}")
@@ -134,7 +135,7 @@ def _is_cancel(exc: BaseException) -> bool:
 
 async def _start(state: State) -> None:
     init = state.mode.init(state)
-    if inspect.isawaitable(init):
+    if inspect.isawaitable(init):  # an async init(state) is allowed too
         await init
     hooks = state.hooks
     if hooks.has(HookEvent.USER_PROMPT_SUBMIT):
@@ -206,7 +207,8 @@ async def _loop(state: State) -> None:
             state.tool_calls_made,
         )
         try:
-            outcome = await mode.iterate(state)
+            # cast: a user's mode may return anything; it is checked below.
+            outcome = cast(object, await mode.iterate(state))
         except ContextOverflow as exc:
             outcome = await _recover(state, str(exc))
         except Exception as exc:

@@ -13,9 +13,9 @@ __all__ = [
     "INVALID_JSON_KEY",
     "Message",
     "Role",
+    "TokenUsage",
     "ToolCall",
     "ToolResult",
-    "TokenUsage",
     "UIPayload",
     "message_from_dict",
 ]

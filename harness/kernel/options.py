@@ -117,9 +117,7 @@ class RunConfig(BaseModel):
         try:
             return Phase(value).value
         except ValueError:
-            raise ValueError(
-                f"must be one of {', '.join(p.value for p in Phase)}"
-            ) from None
+            raise ValueError(f"must be one of {', '.join(p.value for p in Phase)}") from None
 
     @field_validator("on_event")
     @classmethod

@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
 from harness.kernel.hooks import Deny, HaltRun
@@ -31,7 +31,7 @@ SESSION_TOOLS = frozenset({"finish", "kv_set"})
 EDIT_TOOLS = frozenset({"write_file", "edit_file", "kv_set"})
 
 
-class Phase(str, Enum):
+class Phase(StrEnum):
     PLAN = "plan"
     DEFAULT = "default"
     ACCEPT_EDITS = "accept_edits"

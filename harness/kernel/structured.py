@@ -136,7 +136,9 @@ class StructuredMode:
         errors = sorted(self._validator.iter_errors(value), key=lambda e: list(e.path))
         if errors:
             raise ValueError(
-                "; ".join(f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors[:5])
+                "; ".join(
+                    f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors[:5]
+                )
             )
         return value
 

@@ -7,22 +7,19 @@ do about it: ``success``; ``capacity`` (a configured limit was hit: raise it or 
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 __all__ = ["Category", "FinishReason", "all", "category", "is_error", "is_success"]
 
 
-class Category(str, Enum):
+class Category(StrEnum):
     SUCCESS = "success"
     CAPACITY = "capacity"
     RETRYABLE = "retryable"
     FATAL = "fatal"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class FinishReason(str, Enum):
+class FinishReason(StrEnum):
     """Why a run ended. Values are ExAthena's termination atoms without the colon."""
 
     STOP = "stop"
@@ -39,9 +36,6 @@ class FinishReason(str, Enum):
     ERROR_HALTED = "error_halted"
     ERROR_COMPACTION_FAILED = "error_compaction_failed"
     ERROR_PROVIDER_AUTH = "error_provider_auth"
-
-    def __str__(self) -> str:
-        return self.value
 
     @property
     def category(self) -> Category:
@@ -87,6 +81,6 @@ def is_error(reason: FinishReason | str) -> bool:
     return not is_success(reason)
 
 
-def all() -> list[FinishReason]:  # noqa: A001 - the ExAthena name, on purpose
+def all() -> list[FinishReason]:
     """Every finish reason, in declaration order."""
     return list(FinishReason)

@@ -13,6 +13,7 @@ Per-run data belongs in ``state.mode_state``, so one mode object can serve many 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -21,7 +22,7 @@ from harness.errors import ConfigError, HarnessError
 if TYPE_CHECKING:
     from harness.kernel.state import State
 
-__all__ = ["BUILTIN_MODES", "Continue", "ContextOverflow", "Halt", "Mode", "resolve_mode"]
+__all__ = ["BUILTIN_MODES", "ContextOverflow", "Continue", "Halt", "Mode", "resolve_mode"]
 
 
 @dataclass(slots=True, frozen=True)
@@ -42,7 +43,7 @@ class ContextOverflow(HarnessError):
 class Mode(Protocol):
     name: str
 
-    def init(self, state: State) -> None: ...
+    def init(self, state: State) -> Awaitable[None] | None: ...
 
     async def iterate(self, state: State) -> Continue | Halt: ...
 

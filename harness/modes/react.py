@@ -12,7 +12,7 @@ from harness.kernel.hooks import HookEvent
 from harness.kernel.messages import Message
 from harness.kernel.progress import ProgressSnapshot, strict_productivity_signal
 from harness.kernel.terminations import FinishReason
-from harness.modes.base import Continue, ContextOverflow, Halt
+from harness.modes.base import ContextOverflow, Continue, Halt
 from harness.providers.base import Response
 
 if TYPE_CHECKING:

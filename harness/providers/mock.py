@@ -162,9 +162,20 @@ class MockProvider:
 def _snapshot(r: Request) -> Request:
     """A copy of the request whose message list will not change as the run goes on."""
     return Request(
-        list(r.messages), r.model, r.system_prompt, r.tools, r.tool_choice, r.temperature,
-        r.top_p, r.max_tokens, r.stop, r.timeout_s, r.response_format, r.provider_opts,
-        r.metadata, r.purpose,
+        list(r.messages),
+        r.model,
+        r.system_prompt,
+        r.tools,
+        r.tool_choice,
+        r.temperature,
+        r.top_p,
+        r.max_tokens,
+        r.stop,
+        r.timeout_s,
+        r.response_format,
+        r.provider_opts,
+        r.metadata,
+        r.purpose,
     )
 
 
@@ -224,6 +235,12 @@ def _parse_turn(raw: dict[str, Any], index: int) -> MockTurn:
     if not isinstance(text, str):
         raise ConfigError(f"{where}: text must be a string")
     return MockTurn(
-        purpose, text, raw.get("thinking"), tuple(calls), error, usage, float(cost),
+        purpose,
+        text,
+        raw.get("thinking"),
+        tuple(calls),
+        error,
+        usage,
+        float(cost),
         raw.get("finish_reason"),
     )
