@@ -71,6 +71,8 @@ class Response:
     #: Set when tool calls written as text could not be parsed (ends the run as
     #: ``error_schema_validation``).
     tool_call_error: str | None = None
+    #: Errors of failed attempts that were retried before this response (empty: first try).
+    retries: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True, frozen=True)

@@ -8,9 +8,20 @@ from typing import Any
 from harness.errors import ConfigError
 from harness.providers.base import Provider
 
-__all__ = ["KNOWN_PROVIDERS", "resolve_provider"]
+__all__ = ["HTTP_OPTS", "resolve_provider"]
 
-KNOWN_PROVIDERS = ("mock",)
+#: provider_opts keys the HTTP providers accept (``transport`` is an httpx transport).
+HTTP_OPTS = frozenset(
+    {
+        "base_url",
+        "transport",
+        "stream",
+        "timeout_s",
+        "max_retries",
+        "retry_initial_s",
+        "context_window",
+    }
+)
 
 
 def resolve_provider(
@@ -23,19 +34,43 @@ def resolve_provider(
             "or a Provider object"
         )
     if isinstance(spec, str):
-        name, _, spec_model = spec.partition(":")
-        model = model or spec_model or None
-        if name == "mock":
+        from harness.providers.profiles import resolve_profile
+
+        profile, spec_model = resolve_profile(spec)
+        model = model or spec_model
+        if profile.kind == "mock":
             from harness.providers.mock import MockProvider
 
             provider = MockProvider.from_opts(opts, model)
             return provider, provider.model, True
-        raise ConfigError(
-            f"provider: unknown provider {name!r} in {spec!r}; known: {', '.join(KNOWN_PROVIDERS)}"
-        )
+        http_provider = _http_provider(profile, model, opts)
+        return http_provider, http_provider.model, True
     if isinstance(spec, Provider):
         return spec, model or spec.model, False
     raise ConfigError(
         f"provider: {type(spec).__name__} is not a Provider (needs name, model, capabilities, "
         "async complete(request, on_delta) and async aclose())"
     )
+
+
+def _http_provider(profile: Any, model: str | None, opts: Mapping[str, Any]) -> Provider:
+    unknown = set(opts) - HTTP_OPTS
+    if unknown:
+        raise ConfigError(
+            f"provider_opts: unknown keys for provider {profile.name!r}: {sorted(unknown)}; "
+            f"known: {sorted(HTTP_OPTS)}"
+        )
+    if profile.kind == "openai":
+        from harness.providers.openai import OpenAIProvider as cls
+    elif profile.kind == "anthropic":
+        from harness.providers.anthropic import AnthropicProvider as cls
+    elif profile.kind == "ollama":
+        from harness.providers.ollama import OllamaProvider as cls
+    else:  # pragma: no cover - the profile model restricts kinds
+        raise ConfigError(f"provider {profile.name!r}: unsupported kind {profile.kind!r}")
+    if not model:
+        raise ConfigError(
+            f"provider {profile.name!r}: no model; use '{profile.name}:MODEL' or set "
+            "model in the profile"
+        )
+    return cls(profile, model, **dict(opts))  # type: ignore[abstract]

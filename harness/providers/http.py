@@ -1,0 +1,287 @@
+"""The HTTP layer shared by the real providers: one pooled ``httpx.AsyncClient`` per provider,
+retries with backoff, streaming (SSE and NDJSON), and the HTTP error taxonomy.
+
+- Retries: 429, 5xx, timeouts and transport errors are retried with exponential backoff and
+  jitter (``tenacity``), honouring ``Retry-After`` (capped at ``retry_max_wait_s``), at most
+  ``max_retries`` times. A streamed call is retried only while nothing has been streamed yet.
+- Errors: every failure is a :class:`~harness.errors.ProviderError` with a ``kind``: HTTP status
+  (401/403 unauthorized, 408 timeout, 413 or a context-length message context_length_exceeded,
+  429 rate_limited, 5xx server_error, other 4xx bad_request), ``timeout``/``transport`` for the
+  network, ``invalid_response`` for bodies that are not what the API promises (bad JSON, an HTML
+  page from a proxy, a truncated stream).
+- ``transport=`` lets a caller route the client through its own httpx transport (the bench
+  replays cassettes that way, per cell).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from harness.errors import ProviderError, kind_from_status
+
+__all__ = ["Attempts", "HTTPClient", "RetryPolicy", "error_from_response"]
+
+_RETRYABLE = frozenset({"rate_limited", "server_error", "timeout", "transport"})
+
+
+@dataclass(slots=True, frozen=True)
+class RetryPolicy:
+    max_retries: int = 3
+    initial_s: float = 0.5
+    max_wait_s: float = 30.0
+
+
+@dataclass(slots=True)
+class Attempts:
+    """Failed attempts before the call that counted (empty when the first one worked)."""
+
+    errors: list[str] = field(default_factory=list)
+
+
+class HTTPClient:
+    """A pooled async client bound to one base URL, with retries and error mapping."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout_s: float = 300.0,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout_s = timeout_s
+        self.retry = retry or RetryPolicy()
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers=dict(headers or {}),
+            timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s)),
+            limits=httpx.Limits(max_connections=32, max_keepalive_connections=8),
+            transport=transport,
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def _retrying(self, attempts: Attempts) -> AsyncRetrying:
+        policy = self.retry
+        backoff = wait_exponential_jitter(initial=policy.initial_s, max=policy.max_wait_s)
+
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            if isinstance(exc, ProviderError) and exc.retry_after_s is not None:
+                return min(max(exc.retry_after_s, 0.0), policy.max_wait_s)
+            return float(backoff(state))
+
+        def retryable(exc: BaseException) -> bool:
+            ok = isinstance(exc, ProviderError) and exc.kind in _RETRYABLE
+            if ok:
+                attempts.errors.append(str(exc))
+            return ok
+
+        return AsyncRetrying(
+            stop=stop_after_attempt(policy.max_retries + 1),
+            wait=wait,
+            retry=retry_if_exception(retryable),
+            reraise=True,
+        )
+
+    async def post_json(
+        self, path: str, body: Mapping[str, Any], *, timeout_s: float | None = None
+    ) -> tuple[dict[str, Any], Attempts]:
+        """POST JSON, return the decoded JSON object (retrying as the policy allows)."""
+        attempts = Attempts()
+        async for attempt in self._retrying(attempts):
+            with attempt:
+                response = await self._send(path, body, timeout_s, stream=False)
+                data = _decode_json(response)
+        if attempts.errors and len(attempts.errors) > self.retry.max_retries:
+            attempts.errors.pop()  # the last error was raised, not retried
+        return data, attempts
+
+    async def stream(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        framing: Literal["sse", "ndjson"],
+        timeout_s: float | None = None,
+        attempts: Attempts | None = None,
+    ) -> AsyncIterator[tuple[str | None, str]]:
+        """POST and yield ``(event_name, data)`` per SSE event, or ``(None, line)`` per NDJSON
+        line. Retries happen only before the first item is yielded; failed attempts are
+        appended to ``attempts``."""
+        attempts = attempts if attempts is not None else Attempts()
+        response: httpx.Response | None = None
+        async for attempt in self._retrying(attempts):
+            with attempt:
+                response = await self._send(path, body, timeout_s, stream=True)
+        assert response is not None
+        if len(attempts.errors) > self.retry.max_retries:
+            attempts.errors.pop()
+        try:
+            if framing == "sse":
+                async for item in _sse(response):
+                    yield item
+            else:
+                async for line in response.aiter_lines():
+                    if line.strip():
+                        yield None, line
+        except httpx.TimeoutException as exc:
+            raise ProviderError("timeout", f"stream stalled: {_describe(exc)}") from exc
+        except httpx.TransportError as exc:
+            raise ProviderError(
+                "transport", f"stream broken off (truncated): {_describe(exc)}"
+            ) from exc
+        finally:
+            await response.aclose()
+
+    async def _send(
+        self, path: str, body: Mapping[str, Any], timeout_s: float | None, *, stream: bool
+    ) -> httpx.Response:
+        timeout = (
+            httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
+            if timeout_s is not None
+            else httpx.USE_CLIENT_DEFAULT
+        )
+        try:
+            request = self._client.build_request("POST", path, json=body, timeout=timeout)
+            response = await self._client.send(request, stream=stream)
+        except httpx.TimeoutException as exc:
+            raise ProviderError(
+                "timeout", f"no answer from {self.base_url}: {_describe(exc)}"
+            ) from exc
+        except httpx.TransportError as exc:
+            raise ProviderError("transport", f"{self.base_url}: {_describe(exc)}") from exc
+        if response.status_code >= 400:
+            try:
+                await response.aread()
+            except httpx.HTTPError:
+                pass
+            finally:
+                await response.aclose()
+            raise error_from_response(response)
+        return response
+
+
+def _describe(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _decode_json(response: httpx.Response) -> dict[str, Any]:
+    ctype = response.headers.get("content-type", "")
+    try:
+        data = response.json()
+    except (ValueError, UnicodeDecodeError):
+        raise ProviderError(
+            "invalid_response",
+            f"HTTP {response.status_code} with a body that is not JSON ({ctype or 'no type'}): "
+            f"{_snippet(response.text)}",
+            status=response.status_code,
+        ) from None
+    if not isinstance(data, dict):
+        raise ProviderError(
+            "invalid_response",
+            f"expected a JSON object, got {type(data).__name__}: {_snippet(response.text)}",
+            status=response.status_code,
+        )
+    return data
+
+
+async def _sse(response: httpx.Response) -> AsyncIterator[tuple[str | None, str]]:
+    """A minimal SSE reader (event/data fields; comments and ids ignored)."""
+    event: str | None = None
+    data: list[str] = []
+    async for line in response.aiter_lines():
+        if line == "":
+            if data:
+                yield event, "\n".join(data)
+            event, data = None, []
+        elif line.startswith(":"):
+            continue
+        else:
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if name == "event":
+                event = value
+            elif name == "data":
+                data.append(value)
+    if data:
+        yield event, "\n".join(data)
+
+
+_TITLE = re.compile(r"<title>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+def error_from_response(response: httpx.Response) -> ProviderError:
+    """Map an HTTP error response to a ProviderError, with the provider's own message."""
+    status = response.status_code
+    try:
+        text = response.text
+    except httpx.ResponseNotRead:
+        text = ""
+    message = _error_message(text, response.headers.get("content-type", ""))
+    error = ProviderError(
+        kind_from_status(status, message),
+        f"{message}",
+        status=status,
+        retry_after_s=_retry_after(response.headers.get("retry-after")),
+    )
+    return error
+
+
+def _error_message(text: str, ctype: str) -> str:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, str):
+            return err  # Ollama: {"error": "..."}
+        if isinstance(err, dict):
+            msg = str(err.get("message") or err.get("msg") or "")
+            code = err.get("code") or err.get("type")
+            if code == "context_length_exceeded" and "context" not in msg.lower():
+                msg = f"{msg} (context length exceeded)"
+            return f"{msg} [{code}]" if code and msg else msg or json.dumps(err)[:300]
+    if "html" in ctype.lower() or text.lstrip().lower().startswith(("<!doctype", "<html")):
+        title = _TITLE.search(text)
+        shown = title.group(1).strip() if title else _snippet(text)
+        return f"HTML error page (a proxy or gateway answered): {shown}"
+    return _snippet(text) or "(empty body)"
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(parsed.timestamp() - time.time(), 0.0)
+
+
+def _snippet(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -1,0 +1,174 @@
+"""Provider profiles: what a spec string such as ``openai:gpt-4o-mini`` or ``llamacpp-gemma``
+means - the wire format (``kind``), where to send it, which model, which key, what it costs.
+
+Built-in profiles follow the official SDKs' environment conventions: ``openai``
+(``OPENAI_BASE_URL``, ``OPENAI_API_KEY``), ``anthropic`` / ``claude`` (``ANTHROPIC_BASE_URL``,
+``ANTHROPIC_API_KEY``), ``ollama`` (``OLLAMA_HOST``, no key). Named profiles come from
+``harness.toml`` (``[providers.NAME]``) or ``pyproject.toml`` (``[tool.harness.providers.NAME]``)
+in the working directory::
+
+    [tool.harness.providers.llamacpp-gemma]
+    kind = "openai"
+    base_url = "http://127.0.0.1:8080/v1"
+    model = "gemma-3-270m"
+    prices = {input_per_mtok = 0, output_per_mtok = 0}   # local: free, explicitly
+
+Keys are read from the environment variable the profile names, never from files.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.errors import ConfigError
+
+__all__ = ["BUILTIN_PROFILES", "Prices", "ProviderProfile", "load_profiles", "resolve_profile"]
+
+Kind = Literal["openai", "anthropic", "ollama", "mock"]
+
+
+class Prices(BaseModel):
+    """USD per million tokens. Overrides the price source for a profile."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+    cache_read_per_mtok: float | None = Field(default=None, ge=0)
+    cache_write_per_mtok: float | None = Field(default=None, ge=0)
+
+
+class ProviderProfile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    kind: Kind
+    base_url: str | None = None
+    base_url_env: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    api_key_required: bool = False
+    prices: Prices | None = None
+    tool_calls: Literal["native", "text"] = "native"
+    stream: bool = True
+    timeout_s: float = Field(default=300.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
+    retry_initial_s: float = Field(default=0.5, ge=0)
+    context_window: int | None = Field(default=None, gt=0)
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    def resolved_base_url(self, override: str | None = None) -> str:
+        url = override or (os.environ.get(self.base_url_env) if self.base_url_env else None)
+        url = url or self.base_url
+        if not url:
+            raise ConfigError(f"provider {self.name!r}: no base_url (set it in the profile)")
+        if self.kind == "ollama" and not url.startswith(("http://", "https://")):
+            url = f"http://{url}"  # OLLAMA_HOST is often host:port
+        return url.rstrip("/")
+
+    def api_key(self) -> str | None:
+        if not self.api_key_env:
+            return None
+        key = os.environ.get(self.api_key_env)
+        if not key and self.api_key_required:
+            raise ConfigError(
+                f"provider {self.name!r}: no API key; set the environment variable "
+                f"{self.api_key_env} (keys are never read from files)"
+            )
+        return key or None
+
+
+BUILTIN_PROFILES: dict[str, ProviderProfile] = {
+    "openai": ProviderProfile(
+        name="openai",
+        kind="openai",
+        base_url="https://api.openai.com/v1",
+        base_url_env="OPENAI_BASE_URL",
+        api_key_env="OPENAI_API_KEY",
+        api_key_required=True,
+    ),
+    "anthropic": ProviderProfile(
+        name="anthropic",
+        kind="anthropic",
+        base_url="https://api.anthropic.com",
+        base_url_env="ANTHROPIC_BASE_URL",
+        api_key_env="ANTHROPIC_API_KEY",
+        api_key_required=True,
+    ),
+    "ollama": ProviderProfile(
+        name="ollama",
+        kind="ollama",
+        base_url="http://127.0.0.1:11434",
+        base_url_env="OLLAMA_HOST",
+        prices=Prices(input_per_mtok=0, output_per_mtok=0),
+    ),
+    "mock": ProviderProfile(name="mock", kind="mock"),
+}
+BUILTIN_PROFILES["claude"] = BUILTIN_PROFILES["anthropic"].model_copy(update={"name": "claude"})
+
+
+def load_profiles(directory: str | os.PathLike[str] | None = None) -> dict[str, ProviderProfile]:
+    """Named profiles from harness.toml / pyproject.toml in ``directory`` (default: cwd)."""
+    base = Path(directory) if directory is not None else Path.cwd()
+    found: dict[str, ProviderProfile] = {}
+    for filename, keys in (
+        ("pyproject.toml", ("tool", "harness", "providers")),
+        ("harness.toml", ("providers",)),
+    ):
+        path = base / filename
+        if not path.is_file():
+            continue
+        try:
+            data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        for key in keys:
+            data = data.get(key, {}) if isinstance(data, dict) else {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: [{'.'.join(keys)}] must be a table of profiles")
+        for name, table in data.items():
+            found[name] = _profile(path, keys, name, table)
+    return found
+
+
+def _profile(path: Path, keys: tuple[str, ...], name: str, table: Any) -> ProviderProfile:
+    where = f"{path} [{'.'.join(keys)}.{name}]"
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where}: must be a table")
+    if any(key in table for key in ("api_key", "key", "token")):
+        raise ConfigError(
+            f"{where}: API keys do not belong in files; name an environment variable with "
+            "api_key_env instead"
+        )
+    try:
+        return ProviderProfile.model_validate({"name": name, **table})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise ConfigError(f"{where}: {field}: {err['msg']}") from None
+
+
+def resolve_profile(
+    spec: str, directory: str | os.PathLike[str] | None = None
+) -> tuple[ProviderProfile, str | None]:
+    """``NAME[:MODEL]`` -> (profile, model). Named profiles shadow the builtins."""
+    name, _, model = spec.partition(":")
+    profiles = {**BUILTIN_PROFILES, **load_profiles(directory)}
+    profile = profiles.get(name)
+    if profile is None:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(profiles), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(
+            f"provider: unknown provider {name!r} in {spec!r}{hint} Known: "
+            f"{', '.join(sorted(profiles))}; define others under [tool.harness.providers.NAME] "
+            "in pyproject.toml or [providers.NAME] in harness.toml"
+        )
+    return profile, model or profile.model
