@@ -34,6 +34,7 @@ class CallRecord:
     finish_reason: str | None = None
     iteration: int | None = None
     error: str | None = None
+    attempts: int = 1
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 from harness.errors import ProviderError
 from harness.kernel.budget import CallPurpose, CallRecord
-from harness.kernel.events import CallFinished, CallStarted, Content, Thinking, Usage
+from harness.kernel.events import CallFinished, CallStarted, Content, Thinking, Usage, Warning
 from harness.kernel.messages import Message, TokenUsage
 from harness.providers.base import Request, Response
 
@@ -111,9 +111,18 @@ def _record(
         finish_reason=response.finish_reason if response is not None else None,
         iteration=state.iterations,
         error=error,
+        attempts=1 + len(response.retries) if response is not None else 1,
     )
     state.budget.record(record)
     if state.subscribers:
+        if response is not None and response.retries:
+            state.emit(
+                Warning(
+                    f"call {index} ({request.purpose}) succeeded after {len(response.retries)} "
+                    f"retried attempt(s): {'; '.join(response.retries)}",
+                    "provider",
+                )
+            )
         if response is not None and response.usage is not None:
             state.emit(Usage(response.usage, cost, request.purpose))
         state.emit(CallFinished(record, state.provider.name))

@@ -102,15 +102,7 @@ async def _bounded(state: State, call: ToolCall, *, parallel: bool) -> ToolResul
         state.emit(ToolCallEvent(call, parallel))
     t0 = time.perf_counter()
     try:
-        async with asyncio.timeout(state.config.tool_timeout_s):
-            result = await _run_one(state, call)
-    except TimeoutError:
-        result = ToolResult(
-            call.id,
-            f"error: tool call '{call.name}' timed out after {state.config.tool_timeout_s:g}s",
-            True,
-        )
-        await _fire_failure(state, call, "timeout")
+        result = await _run_one(state, call)
     except _Stop as stop:
         state.emit(ToolResultEvent(call, stop.result, (time.perf_counter() - t0) * 1000.0))
         raise
@@ -122,55 +114,27 @@ async def _bounded(state: State, call: ToolCall, *, parallel: bool) -> ToolResul
 
 
 async def _run_one(state: State, call: ToolCall) -> ToolResult:
+    """Gate (permissions, PreToolUse), execute under the timeout, then PostToolUse. The
+    timeout bounds the tool only: a slow approval callback is not a tool timeout."""
     name, args = call.name, call.arguments
     tool = state.tools.get(name)
-    decision = await state.permissions.check(
-        name, args, bool(getattr(tool, "read_only", False)), state.ctx
-    )
-    if decision is None and state.hooks.has(HookEvent.PRE_TOOL_USE):
-        pre = await state.hooks.fire(
-            HookEvent.PRE_TOOL_USE,
-            {"tool_name": name, "arguments": args, "session_id": state.session_id},
-            tool_name=name,
-            tool_use_id=call.id,
-        )
-        if pre.halt is not None:
-            decision = HaltRun(pre.halt)
-        elif pre.deny is not None:
-            decision = Denial(f"permission denied: {pre.deny}", "user_denied")
-    if isinstance(decision, HaltRun):
-        raise _Stop(
-            ToolResult(call.id, f"run halted: {decision.reason}", True), decision.reason, None
-        )
-    if decision is not None:
-        await state.hooks.fire(
-            HookEvent.PERMISSION_DENIED,
-            {
-                "tool_name": name,
-                "arguments": args,
-                "reason": decision.reason,
-                "code": decision.code,
-            },
-            tool_name=name,
-            tool_use_id=call.id,
-        )
-        return ToolResult(call.id, decision.reason, True)
-    if INVALID_JSON_KEY in args:
-        raw = str(args[INVALID_JSON_KEY])[:400]
-        return ToolResult(
-            call.id,
-            f"error: tool arguments were not valid JSON: {raw!r}. "
-            f"Re-send the {name} call with corrected JSON arguments.",
-            True,
-        )
-    if tool is None:
-        return ToolResult(call.id, _unknown_tool_message(name, state), True)
+    refused = await _gate(state, call, tool)
+    if refused is not None:
+        return refused
+    assert tool is not None
     ctx = state.ctx
     call_ctx = ToolContext(
         ctx.workspace, ctx.session_id, ctx.phase, call.id, ctx.assigns, ctx.kv, ctx.emit
     )
+    timeout_s = state.config.tool_timeout_s
     try:
-        value = await tool.run(args, call_ctx)
+        async with asyncio.timeout(timeout_s):
+            value = await tool.run(args, call_ctx)
+    except TimeoutError:
+        await _fire_failure(state, call, "timeout")
+        result = ToolResult(
+            call.id, f"error: tool call '{name}' timed out after {timeout_s:g}s", True
+        )
     except ToolError as exc:
         await _fire_failure(state, call, str(exc))
         result = ToolResult(call.id, f"error: {exc}", True)
@@ -212,6 +176,54 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
                 result.ui,
             )
     return result
+
+
+async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
+    """None when the call may run; else its error result (a denial, an unknown tool, bad JSON).
+    Raises _Stop when a permission callback or PreToolUse hook halts the run."""
+    name, args = call.name, call.arguments
+    decision = await state.permissions.check(
+        name, args, bool(getattr(tool, "read_only", False)), state.ctx
+    )
+    if decision is None and state.hooks.has(HookEvent.PRE_TOOL_USE):
+        pre = await state.hooks.fire(
+            HookEvent.PRE_TOOL_USE,
+            {"tool_name": name, "arguments": args, "session_id": state.session_id},
+            tool_name=name,
+            tool_use_id=call.id,
+        )
+        if pre.halt is not None:
+            decision = HaltRun(pre.halt)
+        elif pre.deny is not None:
+            decision = Denial(f"permission denied: {pre.deny}", "user_denied")
+    if isinstance(decision, HaltRun):
+        raise _Stop(
+            ToolResult(call.id, f"run halted: {decision.reason}", True), decision.reason, None
+        )
+    if decision is not None:
+        await state.hooks.fire(
+            HookEvent.PERMISSION_DENIED,
+            {
+                "tool_name": name,
+                "arguments": args,
+                "reason": decision.reason,
+                "code": decision.code,
+            },
+            tool_name=name,
+            tool_use_id=call.id,
+        )
+        return ToolResult(call.id, decision.reason, True)
+    if INVALID_JSON_KEY in args:
+        raw = str(args[INVALID_JSON_KEY])[:400]
+        return ToolResult(
+            call.id,
+            f"error: tool arguments were not valid JSON: {raw!r}. "
+            f"Re-send the {name} call with corrected JSON arguments.",
+            True,
+        )
+    if tool is None:
+        return ToolResult(call.id, _unknown_tool_message(name, state), True)
+    return None
 
 
 async def _fire_failure(state: State, call: ToolCall, reason: str) -> None:

@@ -9,6 +9,7 @@ Result, the Stop/StopFailure and SessionEnd hooks, and exactly one final ``Done`
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 import secrets
@@ -49,7 +50,7 @@ def build_state(
 ) -> tuple[State, bool]:
     """Resolve everything a run needs; raises ConfigError. Returns the state and whether the
     provider is owned by the run (and must be closed by it)."""
-    mode = resolve_mode(config.mode, max_reflections=config.max_reflections)
+    mode = resolve_mode(config.mode)
     tools = {t.name: t for t in resolve_tools(config.tools)}
     for name in config.until_tool or ():
         if name not in tools:
@@ -210,7 +211,9 @@ async def _loop(state: State) -> None:
             # cast: a user's mode may return anything; it is checked below.
             outcome = cast(object, await mode.iterate(state))
         except ContextOverflow as exc:
-            outcome = await _recover(state, str(exc))
+            outcome, base = await _recover(state, str(exc))
+            # Compaction rewrote the history: the retried turn starts at the new length.
+            prev = dataclasses.replace(prev, message_count=base)
         except Exception as exc:
             state.halt(FinishReason.ERROR_DURING_EXECUTION, f"{type(exc).__name__}: {exc}")
             return
@@ -236,24 +239,26 @@ async def _loop(state: State) -> None:
         state.iterations += 1
 
 
-async def _recover(state: State, reason: str) -> Continue | Halt:
-    """Reactive recovery: one forced compaction and one retry, else error_prompt_too_long."""
+async def _recover(state: State, reason: str) -> tuple[Continue | Halt, int]:
+    """Reactive recovery: one forced compaction and one retry, else error_prompt_too_long.
+    Returns the outcome and the message count the retried turn started from."""
     if not state.config.reactive_compact:
         state.halt(FinishReason.ERROR_PROMPT_TOO_LONG, reason)
-        return Halt()
+        return Halt(), len(state.messages)
     try:
         await compact(state, reason="reactive_recovery")
     except CompactionError as exc:
         state.halt(FinishReason.ERROR_PROMPT_TOO_LONG, f"compaction failed: {exc}")
-        return Halt()
+        return Halt(), len(state.messages)
+    base = len(state.messages)
     try:
-        return await state.mode.iterate(state)
+        return await state.mode.iterate(state), base
     except Exception as exc:
         state.halt(
             FinishReason.ERROR_PROMPT_TOO_LONG,
             f"still too long after compaction: {type(exc).__name__}: {exc}",
         )
-        return Halt()
+        return Halt(), base
 
 
 def to_result(state: State) -> Result:

@@ -8,7 +8,8 @@ Deny-first; the first decisive answer wins:
    and denies the rest; ``default`` asks ``can_use_tool``; ``accept_edits`` asks it only for tools
    that are neither read-only nor edits; ``trusted`` and ``bypass_permissions`` never ask;
 4. ``can_use_tool(name, args, ctx)`` - returns ``True``/``"allow"``, ``False``/``"deny"``,
-   :class:`~harness.kernel.hooks.Deny`, :class:`~harness.kernel.hooks.HaltRun` or ``"halt"``.
+   :class:`~harness.kernel.hooks.Deny`, :class:`~harness.kernel.hooks.HaltRun` or ``"halt"``;
+   anything else (``None`` included) denies, so a callback that forgets to return fails closed.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ __all__ = ["Denial", "Permissions", "Phase"]
 
 DenialCode = Literal["phase_gated", "user_denied", "unknown"]
 
-#: Tools that never leave the run: allowed in plan, no callback in accept_edits.
+#: Tools whose effects stay inside the run: allowed in the plan phase.
 SESSION_TOOLS = frozenset({"finish", "kv_set"})
 #: Tools accept_edits lets through without asking.
 EDIT_TOOLS = frozenset({"write_file", "edit_file", "kv_set"})
@@ -89,8 +90,14 @@ class Permissions:
         except Exception as exc:
             return HaltRun(f"can_use_tool crashed: {type(exc).__name__}: {exc}")
         match answer:
-            case True | "allow" | None:
+            case True | "allow":
                 return None
+            case None:
+                return Denial(
+                    "permission denied: can_use_tool returned None (return True/'allow' to "
+                    "allow; a callback that forgets to return must not allow everything)",
+                    "unknown",
+                )
             case False | "deny":
                 return Denial("permission denied: denied by callback", "user_denied")
             case Deny(reason=r):

@@ -13,6 +13,7 @@ Per-run data belongs in ``state.mode_state``, so one mode object can serve many 
 from __future__ import annotations
 
 import difflib
+import inspect
 from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -51,7 +52,7 @@ class Mode(Protocol):
 BUILTIN_MODES = ("react", "plan_and_solve", "reflexion")
 
 
-def resolve_mode(spec: Any, *, max_reflections: int = 3) -> Mode:
+def resolve_mode(spec: Any) -> Mode:
     """``"react"``, ``"plan_and_solve"``, ``"reflexion"``, a Mode class or a Mode object."""
     if isinstance(spec, str):
         key = spec.strip().lower().replace("-", "_")
@@ -66,7 +67,7 @@ def resolve_mode(spec: Any, *, max_reflections: int = 3) -> Mode:
         if key == "reflexion":
             from harness.modes.reflexion import Reflexion
 
-            return Reflexion(max_reflections=max_reflections)
+            return Reflexion()
         close = difflib.get_close_matches(key, BUILTIN_MODES, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigError(
@@ -81,6 +82,14 @@ def resolve_mode(spec: Any, *, max_reflections: int = 3) -> Mode:
     if not (callable(getattr(spec, "iterate", None)) and callable(getattr(spec, "init", None))):
         raise ConfigError(
             f"mode: {spec!r} is not a Mode: it needs init(state) and async iterate(state)"
+        )
+    if not inspect.iscoroutinefunction(spec.iterate):
+        raise ConfigError(f"mode: {spec!r}.iterate must be `async def iterate(self, state)`")
+    signal = getattr(spec, "productivity_signal", None)
+    if signal is not None and (not callable(signal) or inspect.iscoroutinefunction(signal)):
+        raise ConfigError(
+            f"mode: {spec!r}.productivity_signal must be a plain (sync) method "
+            "productivity_signal(prev, state) -> bool"
         )
     if not isinstance(getattr(spec, "name", None), str):
         raise ConfigError(f"mode: {spec!r} needs a 'name' string attribute")

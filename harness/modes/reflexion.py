@@ -32,12 +32,17 @@ class Reflexion:
 
     name = "reflexion"
 
-    def __init__(self, max_reflections: int = MAX_REFLECTIONS_CAP) -> None:
-        self.max_reflections = max(0, min(max_reflections, MAX_REFLECTIONS_CAP))
+    def __init__(self, max_reflections: int | None = None) -> None:
+        #: None: take the run's ``max_reflections`` option (default 3).
+        self.max_reflections = max_reflections
         self._react = ReAct()
 
     def init(self, state: State) -> None:
-        state.mode_state = {"reflections": 0, "max_reflections": self.max_reflections}
+        wanted = self.max_reflections
+        if wanted is None:
+            wanted = state.config.max_reflections
+        limit = max(0, min(wanted, MAX_REFLECTIONS_CAP))
+        state.mode_state = {"reflections": 0, "max_reflections": limit}
 
     async def iterate(self, state: State) -> Continue | Halt:
         outcome = await self._react.iterate(state)

@@ -102,14 +102,14 @@ class ChatProvider(ABC):
         if stream:
             assert on_delta is not None
             state = self.stream_state()
-            async for event, data in self.http.stream(
+            async for event, chunk in self.http.stream(
                 self.path,
                 body,
                 framing=self.framing,
                 timeout_s=request.timeout_s,
                 attempts=attempts,
             ):
-                state.feed(event, data, on_delta)
+                state.feed(event, chunk, on_delta)
             response = state.finish()
         else:
             data, attempts = await self.http.post_json(self.path, body, timeout_s=request.timeout_s)

@@ -231,9 +231,14 @@ def _parse_turn(raw: dict[str, Any], index: int) -> MockTurn:
     cost = raw.get("cost_usd", 0.0)
     if not isinstance(cost, int | float) or cost < 0:
         raise ConfigError(f"{where}: cost_usd must be a non-negative number, got {cost!r}")
-    text = raw.get("text") or ""
+    text = raw.get("text")
+    if text is None:
+        text = ""
     if not isinstance(text, str):
-        raise ConfigError(f"{where}: text must be a string")
+        raise ConfigError(f"{where}: text must be a string, got {type(text).__name__}")
+    for key in ("thinking", "finish_reason"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise ConfigError(f"{where}: {key} must be a string, got {type(raw[key]).__name__}")
     return MockTurn(
         purpose,
         text,

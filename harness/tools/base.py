@@ -14,6 +14,7 @@ and counts as a mistake; it never crashes the run.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import Awaitable, Callable
@@ -150,7 +151,8 @@ class FunctionTool:
             kwargs["ctx"] = ctx
         if self._is_async:
             return await self.fn(**kwargs)
-        return self.fn(**kwargs)
+        # A plain function may block: run it in a worker thread so timeouts and parallelism hold.
+        return await asyncio.to_thread(self.fn, **kwargs)
 
     def __repr__(self) -> str:
         return f"FunctionTool({self.name!r})"
