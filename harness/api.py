@@ -52,6 +52,8 @@ async def aextract_structured(
     ``Result.deliverable``. See :mod:`harness.kernel.structured`."""
     mode = StructuredMode(schema, max_retries=max_retries, instructions=instructions)
     options = {**options, "tools": None, "mode": mode}
+    # Each attempt is an iteration: never let the default turn cap cut the repairs short.
+    options.setdefault("max_iterations", max(25, max_retries + 1))
     return await arun(prompt, **options)
 
 

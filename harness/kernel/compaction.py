@@ -164,7 +164,7 @@ def _snip(messages: list[Message]) -> bool:
 
 async def _summarise(state: State) -> bool:
     messages = state.messages
-    end = len(messages) - LIVE_SUFFIX
+    end = max(PINNED_PREFIX, len(messages) - LIVE_SUFFIX)
     while end > PINNED_PREFIX and messages[end].role == "tool":
         end -= 1  # the live suffix must not start with a tool result
     middle = messages[PINNED_PREFIX:end]

@@ -135,9 +135,6 @@ def _is_cancel(exc: BaseException) -> bool:
 
 
 async def _start(state: State) -> None:
-    init = state.mode.init(state)
-    if inspect.isawaitable(init):  # an async init(state) is allowed too
-        await init
     hooks = state.hooks
     if hooks.has(HookEvent.USER_PROMPT_SUBMIT):
         last_user = next((m for m in reversed(state.messages) if m.role == "user"), None)
@@ -154,6 +151,10 @@ async def _start(state: State) -> None:
         out = await hooks.fire(HookEvent.SESSION_START, {"session_id": state.session_id})
         if out.halt is not None and state.early_halt is None:
             state.early_halt = out.halt
+    # The mode primes its state last, as in ExAthena: hooks see the user's own prompt.
+    init = state.mode.init(state)
+    if inspect.isawaitable(init):  # an async init(state) is allowed too
+        await init
 
 
 async def _loop(state: State) -> None:

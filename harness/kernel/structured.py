@@ -76,6 +76,10 @@ class StructuredMode:
         self._validator = cls(schema)
         self.schema_text = json.dumps(schema, indent=2)
 
+    def productivity_signal(self, prev: Any, state: State) -> bool:
+        """Attempts are bounded by max_retries; a repeated bad reply is not 'no progress'."""
+        return True
+
     def init(self, state: State) -> None:
         state.mode_state = {"attempt": 0}
         last = next(m for m in reversed(state.messages) if m.role == "user")

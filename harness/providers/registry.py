@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import ConfigError
 from harness.providers.base import Provider
+
+if TYPE_CHECKING:
+    from harness.providers.chat import ChatProvider
 
 __all__ = ["HTTP_OPTS", "resolve_provider"]
 
@@ -60,12 +63,19 @@ def _http_provider(profile: Any, model: str | None, opts: Mapping[str, Any]) -> 
             f"provider_opts: unknown keys for provider {profile.name!r}: {sorted(unknown)}; "
             f"known: {sorted(HTTP_OPTS)}"
         )
+    cls: type[ChatProvider]
     if profile.kind == "openai":
-        from harness.providers.openai import OpenAIProvider as cls
+        from harness.providers.openai import OpenAIProvider
+
+        cls = OpenAIProvider
     elif profile.kind == "anthropic":
-        from harness.providers.anthropic import AnthropicProvider as cls
+        from harness.providers.anthropic import AnthropicProvider
+
+        cls = AnthropicProvider
     elif profile.kind == "ollama":
-        from harness.providers.ollama import OllamaProvider as cls
+        from harness.providers.ollama import OllamaProvider
+
+        cls = OllamaProvider
     else:  # pragma: no cover - the profile model restricts kinds
         raise ConfigError(f"provider {profile.name!r}: unsupported kind {profile.kind!r}")
     if not model:
@@ -73,4 +83,4 @@ def _http_provider(profile: Any, model: str | None, opts: Mapping[str, Any]) -> 
             f"provider {profile.name!r}: no model; use '{profile.name}:MODEL' or set "
             "model in the profile"
         )
-    return cls(profile, model, **dict(opts))  # type: ignore[abstract]
+    return cls(profile, model, **dict(opts))
