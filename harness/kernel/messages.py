@@ -104,11 +104,12 @@ class TokenUsage:
         return self.input_tokens + self.output_tokens
 
     def add(self, other: TokenUsage) -> None:
-        self.input_tokens += max(other.input_tokens, 0)
-        self.output_tokens += max(other.output_tokens, 0)
-        self.reasoning_tokens += max(other.reasoning_tokens, 0)
-        self.cache_read_tokens += max(other.cache_read_tokens, 0)
-        self.cache_write_tokens += max(other.cache_write_tokens, 0)
+        """Add another usage (providers report non-negative counts; they are not re-checked)."""
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+        self.cache_read_tokens += other.cache_read_tokens
+        self.cache_write_tokens += other.cache_write_tokens
 
 
 _ROLES = frozenset({"system", "user", "assistant", "tool"})

@@ -40,23 +40,30 @@ class ProgressSnapshot:
     tool_calls_made: int
 
 
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
+
+
 def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    """JSON with sorted keys and no spaces: equal arguments give equal text."""
+    return _CANONICAL.encode(value)
 
 
 def fingerprint(new_messages: Sequence[Message]) -> Fingerprint:
     """Fingerprint of one iteration's new messages."""
     calls: list[tuple[str, str]] = []
-    digest = hashlib.blake2b(digest_size=8)
+    results: list[str] = []
+    encode = _CANONICAL.encode
     for m in new_messages:
         if m.tool_calls:
             for c in m.tool_calls:
-                calls.append((c.name, canonical_json(c.arguments)))
+                calls.append((c.name, encode(c.arguments)))
         elif m.tool_result is not None:
-            digest.update(m.tool_result.content.encode("utf-8", "surrogatepass"))
-            digest.update(b"\x00")
+            results.append(m.tool_result.content)
     calls.sort()
-    return (tuple(calls), digest.hexdigest())
+    blob = "\x00".join(results).encode("utf-8", "surrogatepass")
+    return (tuple(calls), hashlib.blake2b(blob, digest_size=8).hexdigest())
 
 
 def last_assistant_text(messages: Sequence[Message]) -> str:

@@ -34,6 +34,8 @@ def handle_provider_error(state: State, exc: ProviderError) -> Halt:
 
 def emit_text(state: State, response: Response, purpose: str = "main") -> None:
     """Emit a turn's thinking and text, unless they were streamed already."""
+    if not state.subscribers:
+        return
     if response.thinking:
         state.emit(Thinking(response.thinking, purpose))  # type: ignore[arg-type]
     if response.text:

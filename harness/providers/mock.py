@@ -228,6 +228,17 @@ def _parse_turn(raw: dict[str, Any], index: int) -> MockTurn:
             usage = TokenUsage(**{k: int(v) for k, v in dict(u).items()})
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: usage: {exc}") from None
+        if (
+            min(
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.reasoning_tokens,
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
+            )
+            < 0
+        ):
+            raise ConfigError(f"{where}: usage: token counts must be >= 0")
     cost = raw.get("cost_usd", 0.0)
     if not isinstance(cost, int | float) or cost < 0:
         raise ConfigError(f"{where}: cost_usd must be a non-negative number, got {cost!r}")

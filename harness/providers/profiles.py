@@ -113,14 +113,35 @@ BUILTIN_PROFILES: dict[str, ProviderProfile] = {
 BUILTIN_PROFILES["claude"] = BUILTIN_PROFILES["anthropic"].model_copy(update={"name": "claude"})
 
 
+_FILES = (("pyproject.toml", ("tool", "harness", "providers")), ("harness.toml", ("providers",)))
+_cache: dict[Path, tuple[tuple[tuple[int, int] | None, ...], dict[str, ProviderProfile]]] = {}
+
+
 def load_profiles(directory: str | os.PathLike[str] | None = None) -> dict[str, ProviderProfile]:
-    """Named profiles from harness.toml / pyproject.toml in ``directory`` (default: cwd)."""
+    """Named profiles from harness.toml / pyproject.toml in ``directory`` (default: cwd).
+
+    Parsed once and cached until either file changes (size or mtime)."""
     base = Path(directory) if directory is not None else Path.cwd()
+    stamp = tuple(_stamp(base / name) for name, _ in _FILES)
+    cached = _cache.get(base)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    found = _parse_files(base)
+    _cache[base] = (stamp, found)
+    return found
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _parse_files(base: Path) -> dict[str, ProviderProfile]:
     found: dict[str, ProviderProfile] = {}
-    for filename, keys in (
-        ("pyproject.toml", ("tool", "harness", "providers")),
-        ("harness.toml", ("providers",)),
-    ):
+    for filename, keys in _FILES:
         path = base / filename
         if not path.is_file():
             continue
@@ -157,8 +178,11 @@ def _profile(path: Path, keys: tuple[str, ...], name: str, table: Any) -> Provid
 def resolve_profile(
     spec: str, directory: str | os.PathLike[str] | None = None
 ) -> tuple[ProviderProfile, str | None]:
-    """``NAME[:MODEL]`` -> (profile, model). Named profiles shadow the builtins."""
+    """``NAME[:MODEL]`` -> (profile, model). Named profiles shadow the builtins, except
+    ``mock``, which is always the in-process scripted provider."""
     name, _, model = spec.partition(":")
+    if name == "mock":
+        return BUILTIN_PROFILES["mock"], model or None
     profiles = {**BUILTIN_PROFILES, **load_profiles(directory)}
     profile = profiles.get(name)
     if profile is None:
