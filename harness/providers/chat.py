@@ -22,6 +22,9 @@ from harness.providers.profiles import ProviderProfile
 
 __all__ = ["ChatProvider", "StreamState"]
 
+#: What a parser raises when a body has an unexpected shape.
+_SHAPE_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError)
+
 
 class StreamState(Protocol):
     """Accumulates one streamed response."""
@@ -96,28 +99,37 @@ class ChatProvider(ABC):
             request = text_tools.prepare_request(request)
         if request.model is None:
             request.model = self.model
-        stream = on_delta is not None and self.capabilities.streaming
+        # Text-mode replies hold raw tool-call blocks: do not stream them as visible content.
+        stream = on_delta is not None and self.capabilities.streaming and not text_mode
         body = self.build_body(request, stream=stream)
         attempts = Attempts()
         if stream:
             assert on_delta is not None
             state = self.stream_state()
-            async for event, chunk in self.http.stream(
-                self.path,
-                body,
-                framing=self.framing,
-                timeout_s=request.timeout_s,
-                attempts=attempts,
-            ):
-                state.feed(event, chunk, on_delta)
-            response = state.finish()
+            try:
+                async for event, chunk in self.http.stream(
+                    self.path,
+                    body,
+                    framing=self.framing,
+                    timeout_s=request.timeout_s,
+                    attempts=attempts,
+                ):
+                    state.feed(event, chunk, on_delta)
+                response = state.finish()
+            except ProviderError:
+                raise
+            except _SHAPE_ERRORS as exc:
+                raise ProviderError(
+                    "invalid_response",
+                    f"{self.name}: unexpected stream shape ({type(exc).__name__}: {exc})",
+                ) from None
         else:
             data, attempts = await self.http.post_json(self.path, body, timeout_s=request.timeout_s)
             try:
                 response = self.parse(data)
             except ProviderError:
                 raise
-            except (KeyError, IndexError, TypeError, ValueError) as exc:
+            except _SHAPE_ERRORS as exc:
                 raise ProviderError(
                     "invalid_response",
                     f"{self.name}: unexpected response shape ({type(exc).__name__}: {exc})",

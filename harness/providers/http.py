@@ -29,7 +29,7 @@ from tenacity import (
     RetryCallState,
     retry_if_exception,
     stop_after_attempt,
-    wait_exponential_jitter,
+    wait_random_exponential,
 )
 
 from harness.errors import ProviderError, kind_from_status
@@ -81,7 +81,8 @@ class HTTPClient:
 
     def _retrying(self, attempts: Attempts) -> AsyncRetrying:
         policy = self.retry
-        backoff = wait_exponential_jitter(initial=policy.initial_s, max=policy.max_wait_s)
+        # "Full jitter": a random wait in [0, min(max, initial * 2**n)].
+        backoff = wait_random_exponential(multiplier=policy.initial_s, max=policy.max_wait_s)
 
         def wait(state: RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None
@@ -180,8 +181,19 @@ class HTTPClient:
         return response
 
 
-def _describe(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+def _describe(exc: BaseException) -> str:
+    """``Type: message``; an empty message (httpx's ReadError) is taken from the cause chain."""
+    name = type(exc).__name__
+    cause: BaseException | None = exc
+    for _ in range(8):
+        if cause is None:
+            break
+        if str(cause):
+            if cause is exc:
+                return f"{name}: {cause}"
+            return f"{name}: {type(cause).__name__}: {cause}"
+        cause = cause.__cause__ or cause.__context__
+    return name
 
 
 def _decode_json(response: httpx.Response) -> dict[str, Any]:

@@ -189,9 +189,9 @@ def resolve_profile(
         import difflib
 
         close = difflib.get_close_matches(name, list(profiles), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ConfigError(
-            f"provider: unknown provider {name!r} in {spec!r}{hint} Known: "
+            f"provider: unknown provider {name!r} in {spec!r}{hint}. Known: "
             f"{', '.join(sorted(profiles))}; define others under [tool.harness.providers.NAME] "
             "in pyproject.toml or [providers.NAME] in harness.toml"
         )
