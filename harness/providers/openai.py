@@ -6,9 +6,10 @@ DeepSeek...): the base URL includes the version prefix (``https://api.openai.com
 
 - Requests: the system prompt becomes a first ``system`` message; assistant tool calls carry their
   arguments as a JSON string (``content`` is ``null`` when the turn has no text); tool results are
-  ``tool`` messages naming their ``tool_call_id``. ``max_tokens`` (not ``max_completion_tokens``)
-  is used because every compatible server understands it. Streaming asks for a final usage chunk
-  (``stream_options.include_usage``).
+  ``tool`` messages naming their ``tool_call_id``. The completion cap is sent as the profile's
+  ``max_tokens_param``: ``max_completion_tokens`` for api.openai.com (its reasoning models refuse
+  ``max_tokens``), ``max_tokens`` for named profiles (every compatible server understands it).
+  Streaming asks for a final usage chunk (``stream_options.include_usage``).
 - Responses: ``reasoning_content`` (llama.cpp, DeepSeek) or ``reasoning`` (vLLM, OpenRouter)
   becomes :attr:`Response.thinking`. Tool-call arguments that are not a JSON object become
   ``{INVALID_JSON_KEY: raw}`` so the kernel can ask the model to repair them.
@@ -86,7 +87,7 @@ class OpenAIProvider(ChatProvider):
         optional = {
             "temperature": request.temperature,
             "top_p": request.top_p,
-            "max_tokens": request.max_tokens,
+            self.profile.max_tokens_param: request.max_tokens,
             "stop": list(request.stop) if request.stop else None,
             "response_format": request.response_format,
         }

@@ -56,6 +56,8 @@ class ProviderProfile(BaseModel):
     api_key_required: bool = False
     prices: Prices | None = None
     tool_calls: Literal["native", "text"] = "native"
+    #: How OpenAI-format bodies name the completion cap.
+    max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     stream: bool = True
     timeout_s: float = Field(default=300.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
@@ -92,6 +94,7 @@ BUILTIN_PROFILES: dict[str, ProviderProfile] = {
         base_url_env="OPENAI_BASE_URL",
         api_key_env="OPENAI_API_KEY",
         api_key_required=True,
+        max_tokens_param="max_completion_tokens",
     ),
     "anthropic": ProviderProfile(
         name="anthropic",

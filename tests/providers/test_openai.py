@@ -306,10 +306,21 @@ def test_body_with_every_field() -> None:
         "tool_choice": "auto",
         "temperature": 0.2,
         "top_p": 0.9,
-        "max_tokens": 256,
+        "max_completion_tokens": 256,  # the builtin openai profile: reasoning models need it
         "stop": ["\n\n"],
         "response_format": {"type": "json_object"},
     }
+    assert_valid_request(body)
+
+
+def test_named_profiles_send_max_tokens_for_compatible_servers() -> None:
+    profile = BUILTIN_PROFILES["openai"].model_copy(
+        update={"name": "llamacpp", "max_tokens_param": "max_tokens"}
+    )
+    p = OpenAIProvider(profile, "gemma", base_url="http://x/v1")
+    body = p.build_body(Request(messages=[Message.user("hi")], max_tokens=64), stream=False)
+    assert body["max_tokens"] == 64
+    assert "max_completion_tokens" not in body
     assert_valid_request(body)
 
 
