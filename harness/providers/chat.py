@@ -10,6 +10,7 @@ models without native tool calling, retries and errors (:mod:`harness.providers.
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -107,14 +108,18 @@ class ChatProvider(ABC):
             assert on_delta is not None
             state = self.stream_state()
             try:
-                async for event, chunk in self.http.stream(
+                events = self.http.stream(
                     self.path,
                     body,
                     framing=self.framing,
                     timeout_s=request.timeout_s,
                     attempts=attempts,
-                ):
-                    state.feed(event, chunk, on_delta)
+                )
+                # aclosing: when feed() raises (an error event), the response is closed now,
+                # not whenever the suspended generator is garbage-collected.
+                async with contextlib.aclosing(events):
+                    async for event, chunk in events:
+                        state.feed(event, chunk, on_delta)
                 response = state.finish()
             except ProviderError:
                 raise

@@ -19,7 +19,7 @@ import email.utils
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -124,7 +124,7 @@ class HTTPClient:
         framing: Literal["sse", "ndjson"],
         timeout_s: float | None = None,
         attempts: Attempts | None = None,
-    ) -> AsyncIterator[tuple[str | None, str]]:
+    ) -> AsyncGenerator[tuple[str | None, str], None]:
         """POST and yield ``(event_name, data)`` per SSE event, or ``(None, line)`` per NDJSON
         line. Retries happen only before the first item is yielded; failed attempts are
         appended to ``attempts``."""

@@ -19,6 +19,7 @@ Keys are read from the environment variable the profile names, never from files.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -71,7 +72,14 @@ class ProviderProfile(BaseModel):
         if not url:
             raise ConfigError(f"provider {self.name!r}: no base_url (set it in the profile)")
         if self.kind == "ollama" and not url.startswith(("http://", "https://")):
-            url = f"http://{url}"  # OLLAMA_HOST is often host:port
+            # OLLAMA_HOST is often host[:port]; as the official client does, the host defaults
+            # to 127.0.0.1 and the port to 11434 ("0.0.0.0" -> http://0.0.0.0:11434).
+            host, slash, path = url.partition("/")
+            if host.startswith(":"):
+                host = f"127.0.0.1{host}"
+            if not re.search(r":\d+$", host):
+                host = f"{host}:11434"
+            url = f"http://{host}{slash}{path}"
         return url.rstrip("/")
 
     def api_key(self) -> str | None:
