@@ -43,6 +43,7 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def perf(session: nox.Session) -> None:
-    """Kernel overhead benchmark (figures go in docs/performance.md)."""
+    """Kernel and telemetry overhead benchmarks (figures go in docs/performance.md)."""
     session.install("-e", ".")
     session.run("python", "benchmarks/kernel_overhead.py", *session.posargs)
+    session.run("python", "benchmarks/telemetry_overhead.py", *session.posargs)

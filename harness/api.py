@@ -1,7 +1,8 @@
 """The public entry points: :func:`run`, :func:`arun`, :func:`extract_structured`.
 
 A thin facade: validate options (``ConfigError`` before anything runs), build the run's state,
-wire the subscribers (the ``on_event`` callback), drive the kernel loop.
+wire the subscribers (the trace subscriber when tracing is on, then the ``on_event`` callback),
+drive the kernel loop.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from harness.kernel.options import RunOptions, parse_options
 from harness.kernel.result import Result
 from harness.kernel.state import Subscriber
 from harness.kernel.structured import StructuredMode
+from harness.telemetry import tracing_subscriber
 
 __all__ = ["aextract_structured", "arun", "extract_structured", "run"]
 
@@ -31,6 +33,9 @@ async def arun(prompt: str | None = None, /, **options: Unpack[RunOptions]) -> R
     config = parse_options(options)
     subscribers: list[Subscriber] = [config.on_event] if config.on_event is not None else []
     state, owned = build_state(prompt, config, subscribers)
+    tracer = tracing_subscriber(state)
+    if tracer is not None:  # first, so result.trace_id is set before on_event sees Done
+        state.subscribers = (tracer, *state.subscribers)
     return await run_loop(state, owns_provider=owned)
 
 

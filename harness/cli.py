@@ -40,5 +40,64 @@ def demo(modes: str, epochs: int) -> None:
     click.echo(f"{failed} failed cell(s)" if failed else "all cells passed")
 
 
+@main.group()
+def traces() -> None:
+    """Inspect span files written by the tracing setup."""
+
+
+@traces.command("show")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--run", "run_id", default=None, help="Trace id (or prefix) or session id of a run.")
+def traces_show(file: str, run_id: str | None) -> None:
+    """Print the span tree of the runs in a JSON-lines span FILE."""
+    from harness.telemetry.show import show_traces
+
+    code = show_traces(file, run_id)
+    if code:
+        raise SystemExit(code)
+
+
+@main.group()
+def cassettes() -> None:
+    """Check the VCR cassettes the bench replays."""
+
+
+@cassettes.command("lint")
+@click.argument("directory", default="cassettes", type=click.Path())
+def cassettes_lint(directory: str) -> None:
+    """Fail on secret-looking values in the cassettes under DIRECTORY (default ./cassettes).
+
+    Exit 0 when clean, 1 on a secret, 2 on a corrupt cassette or a missing DIRECTORY."""
+    from harness.bench.cassette_lint import lint_main
+
+    code = lint_main(directory, click.echo)
+    if code:
+        raise SystemExit(code)
+
+
+@main.group()
+def suites() -> None:
+    """Check suite files."""
+
+
+@suites.command("validate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+def suites_validate(paths: tuple[str, ...]) -> None:
+    """Validate suite files (a folder means every *.yaml / *.yml in it).
+
+    Prints one OK line per valid suite; exits 2 with every error (file:line, task, field) if any
+    file is invalid."""
+    from harness.bench.suite import collect_suites
+
+    found, issues = collect_suites(paths)
+    for suite in found:
+        n = len(suite.tasks)
+        click.echo(f"OK {suite.name}: {n} task{'s' * (n != 1)} ({suite.source})")
+    for issue in issues:
+        click.echo(issue, err=True)
+    if issues:
+        raise SystemExit(2)
+
+
 if __name__ == "__main__":
     main()

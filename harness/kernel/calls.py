@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Literal
 
-from harness.errors import ProviderError
+from harness.errors import HarnessError, ProviderError
 from harness.kernel.budget import CallPurpose, CallRecord
 from harness.kernel.events import CallFinished, CallStarted, Content, Thinking, Usage, Warning
 from harness.kernel.messages import Message, TokenUsage
@@ -77,6 +77,10 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
     except ProviderError as exc:
         _record(state, index, request, None, started, t0, error=str(exc))
         raise
+    except HarnessError as exc:  # e.g. a cassette miss: a clear failure, not a crash
+        reason = f"{type(exc).__name__}: {exc}"
+        _record(state, index, request, None, started, t0, error=reason)
+        raise ProviderError("unknown", reason) from exc
     except Exception as exc:  # a provider bug must not escape as anything but a ProviderError
         _record(state, index, request, None, started, t0, error=f"{type(exc).__name__}: {exc}")
         raise ProviderError("unknown", f"provider crashed: {type(exc).__name__}: {exc}") from exc

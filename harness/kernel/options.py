@@ -59,6 +59,9 @@ class RunOptions(TypedDict, total=False):
     until_tool: str | Sequence[str] | None
     until_tool_success: bool
     session_id: str | None
+    tracer_provider: Any
+    capture_content: bool | None
+    trace_attributes: Mapping[str, Any] | None
 
 
 class RunConfig(BaseModel):
@@ -103,6 +106,11 @@ class RunConfig(BaseModel):
     until_tool: list[str] | None = None
     until_tool_success: bool = True
     session_id: str | None = None
+    # Telemetry (harness.telemetry): where spans go, whether message text is recorded, and the
+    # root-span attributes the bench adds (suite, task, mode, provider, epoch).
+    tracer_provider: Any = None
+    capture_content: bool | None = None
+    trace_attributes: dict[str, Any] | None = None
 
     @field_validator("stop", "until_tool", mode="before")
     @classmethod
@@ -118,6 +126,13 @@ class RunConfig(BaseModel):
             return Phase(value).value
         except ValueError:
             raise ValueError(f"must be one of {', '.join(p.value for p in Phase)}") from None
+
+    @field_validator("tracer_provider")
+    @classmethod
+    def _tracer_provider(cls, value: Any) -> Any:
+        if value is not None and not callable(getattr(value, "get_tracer", None)):
+            raise ValueError("must be an OpenTelemetry TracerProvider (an object with get_tracer)")
+        return value
 
     @field_validator("on_event")
     @classmethod

@@ -1,0 +1,86 @@
+"""YAML with positions: parse a document keeping its node tree, so a validation error's location
+(``("tasks", 3, "expect", "kind")``) can be mapped back to a line of the file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+__all__ = ["YAMLSyntaxError", "duplicate_keys", "line_of", "parse_yaml"]
+
+
+class YAMLSyntaxError(ValueError):
+    """Malformed YAML; ``line`` and ``column`` are 1-based (None when the parser gave none)."""
+
+    def __init__(self, problem: str, line: int | None, column: int | None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line
+        self.column = column
+
+
+def parse_yaml(text: str) -> tuple[Any, yaml.Node | None]:
+    """The document's data (safe types only) and its node tree (None for an empty document)."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        if mark is None:
+            raise YAMLSyntaxError(problem, None, None) from None
+        raise YAMLSyntaxError(problem, mark.line + 1, mark.column + 1) from None
+    finally:
+        loader.dispose()
+    return data, node
+
+
+def line_of(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
+    """The 1-based line of the deepest node found along ``loc`` (a mapping key's own line)."""
+    if root is None:
+        return None
+    node: yaml.Node = root
+    line = node.start_mark.line + 1
+    for part in loc:
+        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.value == part:
+                    line, node = key.start_mark.line + 1, value
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if not 0 <= part < len(node.value):
+                return line
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def duplicate_keys(root: yaml.Node | None) -> list[tuple[int, str, int]]:
+    """``(line, key, first line)`` for every key repeated in a mapping (YAML keeps the last one
+    silently), sorted by line."""
+    found: list[tuple[int, str, int]] = []
+    stack = [root] if root is not None else []
+    visited: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in visited:  # aliases share nodes
+            continue
+        visited.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[str, int] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    line = key.start_mark.line + 1
+                    if key.value in first:
+                        found.append((line, key.value, first[key.value]))
+                    first.setdefault(key.value, line)
+                stack.append(value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return sorted(found)

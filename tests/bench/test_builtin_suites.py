@@ -1,0 +1,126 @@
+"""The built-in suites in suites/: they load, they are big enough, every task's mock script runs
+under every mode, the pass rates are informative, and every grader can fail."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import harness
+from harness.bench.graders import Grade, grade
+from harness.bench.suite import Suite, Task, load_suites
+from harness.cli import main
+from harness.kernel.result import Result
+from harness.kernel.terminations import FinishReason
+
+SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
+MODES = ("react", "plan_and_solve", "reflexion")
+NAMES = {"arithmetic", "files", "lookup", "structured", "traps"}
+
+
+@pytest.fixture(scope="module")
+def suites() -> list[Suite]:
+    return load_suites([SUITES_DIR])
+
+
+def tasks_of(suites: list[Suite]) -> list[tuple[Suite, Task]]:
+    return [(s, t) for s in suites for t in s.tasks]
+
+
+async def run_cell(task: Task, mode: str, **override: Any) -> tuple[Result, Grade]:
+    """One cell as the runner does it: a fresh workspace, the task's options, then the grade."""
+    with tempfile.TemporaryDirectory(prefix="suite-cell-") as tmp:
+        options: dict[str, Any] = {**task.run_options(), **override}
+        options.setdefault("provider_opts", task.mock_provider_opts())
+        result = await harness.arun(task.prompt, provider="mock", mode=mode, cwd=tmp, **options)
+        return result, grade(task.expect, result, Path(tmp))
+
+
+def test_builtin_suites_load(suites: list[Suite]) -> None:
+    assert {s.name for s in suites} >= NAMES
+    assert sum(len(s.tasks) for s in suites) >= 40
+    for suite, task in tasks_of(suites):
+        assert task.mock is not None, f"{suite.name}/{task.id} has no mock script"
+        assert task.run_options().get("temperature") is not None, f"{suite.name}/{task.id}"
+        assert "max_iterations" in task.run_options()
+    kinds = {t.expect.kind for _, t in tasks_of(suites)}
+    assert kinds >= {"equals", "contains", "regex", "json_schema", "file_contains", "finish_reason"}
+    by_name = {s.name: s for s in suites}
+    assert {t.expect.kind for t in by_name["files"].tasks} == {"file_contains"}
+    assert {t.expect.kind for t in by_name["structured"].tasks} == {"json_schema"}
+    assert {t.expect.kind for t in by_name["traps"].tasks} == {"finish_reason"}
+    single = [t for t in by_name["arithmetic"].tasks if "single-step" in t.tags]
+    assert len(single) >= 3
+
+
+def test_cli_validates_the_builtin_suites() -> None:
+    result = CliRunner().invoke(main, ["suites", "validate", str(SUITES_DIR)])
+    assert result.exit_code == 0, result.output
+    assert len(result.output.splitlines()) >= 5
+    assert all(line.startswith("OK ") for line in result.output.splitlines())
+
+
+async def test_every_mock_script_runs_under_every_mode(
+    suites: list[Suite], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cells = [(s, t, m) for s, t in tasks_of(suites) for m in MODES]
+    outcomes = await asyncio.gather(*(run_cell(t, m) for _, t, m in cells))
+    passed: dict[str, list[bool]] = defaultdict(list)
+    failures = []
+    for (suite, task, mode), (result, verdict) in zip(cells, outcomes, strict=True):
+        assert isinstance(result, Result)
+        assert result.mode == mode
+        # A script that runs out of turns is a broken script, not a realistic failure.
+        assert "mock script exhausted" not in (result.halted_reason or ""), (suite.name, task.id)
+        assert result.finish_reason is not FinishReason.ERROR_DURING_EXECUTION, (
+            suite.name,
+            task.id,
+            mode,
+            result.halted_reason,
+        )
+        passed[mode].append(verdict.passed)
+        if not verdict.passed:
+            failures.append(f"{suite.name}/{task.id} [{mode}]: {verdict.explanation}")
+    rates = {m: sum(v) / len(v) for m, v in passed.items()}
+    overall = sum(sum(v) for v in passed.values()) / len(cells)
+    with capsys.disabled():
+        print("\nmock pass rate per mode:", {m: f"{r:.0%}" for m, r in rates.items()})
+        print("\n".join(failures))
+    assert 0.5 < overall < 1.0
+    for mode, rate in rates.items():
+        assert 0.5 < rate < 1.0, (mode, rate)
+    # The modes differ on some tasks (plan iterations, delayed no-progress detection).
+    by_task = defaultdict(set)
+    for (suite, task, _), (_, verdict) in zip(cells, outcomes, strict=True):
+        by_task[(suite.name, task.id)].add(verdict.passed)
+    assert any(len(v) == 2 for v in by_task.values())
+
+
+async def test_every_grader_can_fail(suites: list[Suite]) -> None:
+    """A model that gives up fails every non-trap task; one that keeps doing new busywork
+    (so no loop detection fires) fails every trap by spinning to max_iterations."""
+    give_up = {"turns": [{"text": "I don't know."}]}
+    busywork = {
+        "turns": [
+            {"tool_calls": [{"name": "calculator", "arguments": {"expression": f"1+{i}"}}]}
+            for i in range(40)
+        ]
+    }
+    cells = []
+    for suite, task in tasks_of(suites):
+        if suite.name == "traps":
+            override = {"provider_opts": busywork, "tools": ["calculator"]}
+        else:
+            override = {"provider_opts": give_up}
+        cells.append((suite, task, run_cell(task, "react", **override)))
+    outcomes = await asyncio.gather(*(c for _, _, c in cells))
+    for (suite, task, _), (result, verdict) in zip(cells, outcomes, strict=True):
+        assert not verdict.passed, (suite.name, task.id, verdict.explanation)
+        if suite.name == "traps":
+            assert result.finish_reason is FinishReason.ERROR_MAX_TURNS
