@@ -43,6 +43,7 @@ def build_request(
         tool_choice=cfg.tool_choice if with_tools else None,
         temperature=cfg.temperature,
         top_p=cfg.top_p,
+        seed=cfg.seed,
         max_tokens=max_tokens if max_tokens is not None else cfg.max_tokens,
         stop=cfg.stop,
         timeout_s=cfg.timeout_s,

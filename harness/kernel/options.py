@@ -28,6 +28,7 @@ class RunOptions(TypedDict, total=False):
     messages: Sequence[Any] | None
     temperature: float | None
     top_p: float | None
+    seed: int | None
     max_tokens: int | None
     stop: str | Sequence[str] | None
     timeout_s: float | None
@@ -75,6 +76,9 @@ class RunConfig(BaseModel):
     messages: list[Any] | None = None
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, gt=0, le=1)
+    #: Sampling seed, sent to providers that take one (OpenAI format, Ollama); the bench uses
+    #: the epoch number so that epochs differ the way sampling does, reproducibly.
+    seed: int | None = None
     max_tokens: int | None = Field(default=None, gt=0)
     stop: list[str] | None = None
     timeout_s: float | None = Field(default=None, gt=0)

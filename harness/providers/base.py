@@ -46,6 +46,7 @@ class Request:
     tool_choice: str | dict[str, Any] | None = None
     temperature: float | None = None
     top_p: float | None = None
+    seed: int | None = None
     max_tokens: int | None = None
     stop: list[str] | None = None
     timeout_s: float | None = None

@@ -162,20 +162,21 @@ class MockProvider:
 def _snapshot(r: Request) -> Request:
     """A copy of the request whose message list will not change as the run goes on."""
     return Request(
-        list(r.messages),
-        r.model,
-        r.system_prompt,
-        r.tools,
-        r.tool_choice,
-        r.temperature,
-        r.top_p,
-        r.max_tokens,
-        r.stop,
-        r.timeout_s,
-        r.response_format,
-        r.provider_opts,
-        r.metadata,
-        r.purpose,
+        messages=list(r.messages),
+        model=r.model,
+        system_prompt=r.system_prompt,
+        tools=r.tools,
+        tool_choice=r.tool_choice,
+        temperature=r.temperature,
+        top_p=r.top_p,
+        seed=r.seed,
+        max_tokens=r.max_tokens,
+        stop=r.stop,
+        timeout_s=r.timeout_s,
+        response_format=r.response_format,
+        provider_opts=r.provider_opts,
+        metadata=r.metadata,
+        purpose=r.purpose,
     )
 
 

@@ -57,6 +57,8 @@ class OllamaProvider(ChatProvider):
         options: dict[str, Any] = {}
         if request.temperature is not None:
             options["temperature"] = request.temperature
+        if request.seed is not None:
+            options["seed"] = request.seed
         if request.top_p is not None:
             options["top_p"] = request.top_p
         if request.max_tokens is not None:

@@ -87,6 +87,7 @@ class OpenAIProvider(ChatProvider):
         optional = {
             "temperature": request.temperature,
             "top_p": request.top_p,
+            "seed": request.seed,
             self.profile.max_tokens_param: request.max_tokens,
             "stop": list(request.stop) if request.stop else None,
             "response_format": request.response_format,

@@ -895,3 +895,17 @@ async def test_missing_api_key_is_a_config_error(monkeypatch: pytest.MonkeyPatch
     monkeypatch.delenv("OPENAI_API_KEY")
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
         await harness.arun("hi", provider="openai:gpt-4o-mini")
+
+
+def test_seed_option_reaches_the_body() -> None:
+    body = provider().build_body(Request(messages=[Message.user("hi")], seed=3), stream=False)
+    assert body["seed"] == 3
+    assert_valid_request(body)
+
+
+def test_run_option_seed_is_sent_with_every_call() -> None:
+    from harness.providers.mock import MockProvider
+
+    mock = MockProvider([{"text": "ok"}])
+    harness.run("hi", provider=mock, tools=None, seed=7)
+    assert [r.seed for r in mock.requests] == [7]
