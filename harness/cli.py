@@ -40,6 +40,105 @@ def demo(modes: str, epochs: int) -> None:
     click.echo(f"{failed} failed cell(s)" if failed else "all cells passed")
 
 
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+@main.command("run")
+@click.argument("suite_paths", metavar="SUITE...", nargs=-1, required=True)
+@click.option("--modes", default="react,plan_and_solve,reflexion", show_default=True)
+@click.option(
+    "--providers",
+    default="auto",
+    show_default=True,
+    help="Comma-separated provider specs; 'auto' = mock plus every provider with cassettes.",
+)
+@click.option("--epochs", default=1, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--tasks", default="", help="Comma-separated task ids or globs to run.")
+@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 256))
+@click.option(
+    "--record-mode",
+    default="none",
+    show_default=True,
+    type=click.Choice(["none", "once", "new_episodes", "all"]),
+)
+@click.option("--cassettes", "cassettes_dir", default="cassettes", show_default=True)
+@click.option("--db", default="reports/harness.duckdb", show_default=True)
+@click.option("--label", default=None, help="Name for this series of runs (for --resume).")
+@click.option("--trace-file", default=None, help="Span file (default reports/traces/RUN.jsonl).")
+@click.option("--otlp-endpoint", default=None, help="Also export spans over OTLP to this URL.")
+@click.option("--resume", is_flag=True, help="Skip cells already stored under --label.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def run_cmd(
+    suite_paths: tuple[str, ...],
+    modes: str,
+    providers: str,
+    epochs: int,
+    tasks: str,
+    concurrency: int,
+    record_mode: str,
+    cassettes_dir: str,
+    db: str,
+    label: str | None,
+    trace_file: str | None,
+    otlp_endpoint: str | None,
+    resume: bool,
+    no_progress: bool,
+) -> None:
+    """Run SUITE files or folders across modes x providers x epochs; store every cell."""
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.markup import escape
+
+    from harness.bench.session import BenchRequest, discover_providers, run_bench
+    from harness.bench.suite import load_suites
+    from harness.errors import HarnessError
+
+    console = Console(stderr=True)
+    if resume and not label:
+        raise click.BadParameter("--resume needs --label", param_hint="--resume")
+    try:
+        provider_list = _csv(providers)
+        if provider_list == ["auto"]:
+            names = [s.suite for s in load_suites(suite_paths)]
+            provider_list = discover_providers(Path(cassettes_dir), names)
+        report = run_bench(
+            BenchRequest(
+                suites=suite_paths,
+                modes=_csv(modes),
+                providers=provider_list,
+                epochs=epochs,
+                tasks=_csv(tasks),
+                concurrency=concurrency,
+                record_mode=record_mode,
+                cassettes=Path(cassettes_dir),
+                db=Path(db),
+                label=label,
+                trace_file=Path(trace_file) if trace_file else None,
+                otlp_endpoint=otlp_endpoint,
+                resume=resume,
+                progress=not no_progress,
+            ),
+            console,
+        )
+    except HarnessError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        raise SystemExit(2) from None
+    s = report.summary
+    console.print(
+        f"run {report.run_id}: {s.done}/{s.total} cells, {s.passed} passed, {s.failed} failed "
+        f"({s.crashed} did not run), cost ${s.cost_usd:.4f}, {s.elapsed_s:.1f}s "
+        f"({s.cells_per_s:.1f} cells/s), {report.spans} spans -> {db}"
+    )
+    for line in s.errors[:10]:
+        console.print(f"  [red]{escape(line)}[/]")
+    if s.interrupted:
+        console.print(f"[yellow]interrupted:[/] {s.skipped} cells not run; kept what finished")
+    # A failing task is data, not an error: exit 0 unless interrupted (130).
+    raise SystemExit(report.exit_code)
+
+
 @main.group()
 def traces() -> None:
     """Inspect span files written by the tracing setup."""
@@ -98,6 +197,16 @@ def suites_validate(paths: tuple[str, ...]) -> None:
     if issues:
         raise SystemExit(2)
 
+
+def _register_report_commands() -> None:
+    from harness.report.cli_commands import baseline, gate, report
+
+    main.add_command(report)
+    main.add_command(gate)
+    main.add_command(baseline)
+
+
+_register_report_commands()
 
 if __name__ == "__main__":
     main()

@@ -19,7 +19,8 @@ def test_all_names_exist_and_are_exported() -> None:
     public = {n for n in dir(harness) if not n.startswith("_")}
     # Subpackages are importable attributes, not API; everything else public must be in __all__.
     packages = {
-        "api", "kernel", "modes", "providers", "tools", "errors", "bench", "cli", "telemetry"
+        "api", "kernel", "modes", "providers", "tools", "errors", "bench", "cli", "telemetry",
+        "report", "store",
     }  # fmt: skip
     assert public - set(harness.__all__) - packages == set()
 
@@ -39,7 +40,8 @@ def test_errors_form_one_hierarchy() -> None:
 def test_import_does_not_pull_heavy_dependencies() -> None:
     code = (
         "import sys, harness; "
-        "heavy = ('pandas','duckdb','rich','click','jsonschema','httpx','opentelemetry'); "
+        "heavy = ('pandas','duckdb','pyarrow','rich','click','jsonschema','httpx','yaml',"
+        "'vcr','opentelemetry'); "
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

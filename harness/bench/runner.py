@@ -11,14 +11,13 @@ recorded, so ``--resume`` runs them again.
 from __future__ import annotations
 
 import asyncio
-import json
+import collections
 import shlex
 import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,11 +27,32 @@ from harness.bench.graders import Grade, grade
 from harness.bench.matrix import Cell
 from harness.kernel.result import Result
 
-__all__ = ["MatrixSummary", "ResultSink", "Runner", "RunnerOptions", "result_row"]
+__all__ = ["CellOutcome", "MatrixSummary", "Runner", "RunnerOptions", "Sink", "rerecord_command"]
 
 
-class ResultSink(Protocol):
-    def write_result(self, row: dict[str, Any]) -> None: ...
+@dataclass(slots=True)
+class CellOutcome:
+    """What one cell produced: a graded Result, or the error that kept it from running."""
+
+    cell: Cell
+    cassette: Path | None
+    result: Result | None = None
+    grade: Grade | None = None
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.grade is not None and self.grade.passed
+
+    @property
+    def cost_usd(self) -> float:
+        return (self.result.cost_usd or 0.0) if self.result is not None else 0.0
+
+
+class Sink(Protocol):
+    """Receives each finished cell (the CLI's sink writes it to the store right away)."""
+
+    def __call__(self, outcome: CellOutcome) -> None: ...
 
 
 @dataclass(slots=True)
@@ -67,11 +87,11 @@ class MatrixSummary:
         return self.done / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
 
-OnRow = Callable[[dict[str, Any], MatrixSummary], None]
+OnOutcome = Callable[[CellOutcome, MatrixSummary], None]
 
 
 class Runner:
-    def __init__(self, options: RunnerOptions, sink: ResultSink) -> None:
+    def __init__(self, options: RunnerOptions, sink: Sink) -> None:
         self.options = options
         self.sink = sink
         self._stop = asyncio.Event()
@@ -80,11 +100,14 @@ class Runner:
         """Schedule no new cell and cancel the cells in flight."""
         self._stop.set()
 
-    async def run(self, cells: Sequence[Cell], on_row: OnRow | None = None) -> MatrixSummary:
+    async def run(
+        self, cells: Sequence[Cell], on_outcome: OnOutcome | None = None
+    ) -> MatrixSummary:
+        """Run ``cells`` with ``concurrency`` workers; returns when all are done or stopped."""
         opts = self.options
         summary = MatrixSummary(total=len(cells))
         started = time.perf_counter()
-        limit = asyncio.Semaphore(opts.concurrency)
+        queue = collections.deque(cells)
         per_provider: dict[str, asyncio.Semaphore] = {}
         recording = opts.record_mode != "none"
 
@@ -96,51 +119,61 @@ class Runner:
                 per_provider[cell.provider] = asyncio.Semaphore(n)
             return per_provider[cell.provider]
 
-        async def one(cell: Cell) -> None:
-            async with provider_slot(cell), limit:
-                if self._stop.is_set():
-                    return
-                row = await self._cell(cell)
-            self.sink.write_result(row)
+        def record(outcome: CellOutcome) -> None:
+            self.sink(outcome)
             summary.done += 1
-            if row["error"] is not None:
+            if outcome.error is not None:
                 summary.crashed += 1
-                summary.errors.append(f"{cell.key}: {row['error']}")
-            if row["passed"]:
+                summary.errors.append(f"{outcome.cell.key}: {outcome.error}")
+            if outcome.passed:
                 summary.passed += 1
             else:
                 summary.failed += 1
-            summary.cost_usd += row["cost_usd"] or 0.0
-            if on_row is not None:
-                on_row(row, summary)
+            summary.cost_usd += outcome.cost_usd
+            if on_outcome is not None:
+                on_outcome(outcome, summary)
 
-        tasks = [asyncio.create_task(one(c), name=c.key) for c in cells]
+        async def worker() -> None:
+            while queue and not self._stop.is_set():
+                cell = queue.popleft()
+                async with provider_slot(cell):
+                    outcome = await self._cell(cell)
+                record(outcome)
+                # Cells on the in-process mock never suspend: yield so the loop can run
+                # timers and signal handlers (Ctrl-C) between cells.
+                await asyncio.sleep(0)
+
+        if not cells:
+            return summary
+        workers = [asyncio.create_task(worker()) for _ in range(min(opts.concurrency, len(cells)))]
         stopper = asyncio.create_task(self._stop.wait())
-        pending: set[asyncio.Future[Any]] = set(tasks)
         try:
-            while pending:
-                done, pending = await asyncio.wait(
-                    pending | {stopper}, return_when=asyncio.FIRST_COMPLETED
+            done: set[asyncio.Task[Any]] = set()
+            while stopper not in done and not all(w.done() for w in workers):
+                done, _ = await asyncio.wait(
+                    [*workers, stopper], return_when=asyncio.FIRST_COMPLETED
                 )
-                pending.discard(stopper)
-                if stopper in done:
-                    summary.interrupted = True
-                    for task in pending:
-                        task.cancel()
-                    await asyncio.gather(*pending, return_exceptions=True)
-                    break
+            if stopper in done:
+                summary.interrupted = bool(queue) or not all(w.done() for w in workers)
+                for w in workers:
+                    w.cancel()
+            results = await asyncio.gather(*workers, return_exceptions=True)
+            for value in results:
+                if isinstance(value, BaseException) and not isinstance(
+                    value, asyncio.CancelledError
+                ):
+                    raise value
         finally:
             stopper.cancel()
             summary.elapsed_s = time.perf_counter() - started
             summary.skipped = summary.total - summary.done
         return summary
 
-    async def _cell(self, cell: Cell) -> dict[str, Any]:
+    async def _cell(self, cell: Cell) -> CellOutcome:
         opts = self.options
         task = cell.task
         workspace = Path(tempfile.mkdtemp(prefix="harness-cell-"))
         cassette = cell.cassette(opts.cassettes)
-        started = datetime.now(UTC)
         try:
             if cassette is None:
                 provider_opts: dict[str, Any] = task.mock_provider_opts() or {}
@@ -173,11 +206,11 @@ class Runner:
                 **task.run_options(),
             )
             verdict = grade(task.expect, result, workspace)
-            return result_row(cell, result, verdict, cassette, started=started)
+            return CellOutcome(cell, cassette, result, verdict)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # a crashing cell is a failed row; the matrix goes on
-            return crashed_row(cell, exc, cassette, started=started)
+        except Exception as exc:  # a crashing cell is a failed outcome; the matrix goes on
+            return CellOutcome(cell, cassette, error=f"{type(exc).__name__}: {exc}")
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
 
@@ -194,95 +227,3 @@ def rerecord_command(cell: Cell) -> str:
             "--record-mode", "all",
         ]
     )  # fmt: skip
-
-
-def _json(value: Any) -> str | None:
-    if value is None:
-        return None
-    return json.dumps(value, default=_default, ensure_ascii=False)
-
-
-def _default(value: Any) -> Any:
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dump(mode="json")
-    from dataclasses import asdict, is_dataclass
-
-    if is_dataclass(value) and not isinstance(value, type):
-        return asdict(value)
-    return str(value)
-
-
-def _base(cell: Cell, cassette: Path | None, started: datetime) -> dict[str, Any]:
-    return {
-        "cell_key": cell.key,
-        "suite": cell.suite.suite,
-        "task_id": cell.task.id,
-        "mode": cell.mode,
-        "provider": cell.provider,
-        "epoch": cell.epoch,
-        "cassette": str(cassette) if cassette is not None else None,
-        "started_at": started,
-        "finished_at": datetime.now(UTC),
-    }
-
-
-def result_row(
-    cell: Cell, result: Result, verdict: Grade, cassette: Path | None, *, started: datetime
-) -> dict[str, Any]:
-    """The ``results`` row of a finished cell (DESIGN.md section 6)."""
-    snapshot = result.no_progress_snapshot
-    return {
-        **_base(cell, cassette, started),
-        "model": result.model,
-        "passed": verdict.passed,
-        "score": verdict.score,
-        "grader_explanation": verdict.explanation,
-        "finish_reason": result.finish_reason.value,
-        "category": result.category.value,
-        "iterations": result.iterations,
-        "tool_calls": result.tool_calls_made,
-        "llm_calls": result.llm_calls,
-        "input_tokens": result.usage.input_tokens,
-        "output_tokens": result.usage.output_tokens,
-        "cost_usd": result.cost_usd,
-        "duration_ms": result.duration_ms,
-        "trace_id": result.trace_id,
-        "deliverable": _json(result.deliverable),
-        "text": result.text,
-        "halted_reason": result.halted_reason,
-        "error_diagnostic": _json(result.error_diagnostic),
-        "no_progress_snapshot": _json(snapshot) if snapshot is not None else None,
-        "calls": _json(result.calls),
-        "error": None,
-    }
-
-
-def crashed_row(
-    cell: Cell, exc: BaseException, cassette: Path | None, *, started: datetime
-) -> dict[str, Any]:
-    """A cell that could not run (a corrupt cassette, a bad option, a bug): failed, with why."""
-    return {
-        **_base(cell, cassette, started),
-        "model": None,
-        "passed": False,
-        "score": 0.0,
-        "grader_explanation": "the cell did not run",
-        "finish_reason": None,
-        "category": None,
-        "iterations": 0,
-        "tool_calls": 0,
-        "llm_calls": 0,
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "cost_usd": None,
-        "duration_ms": 0.0,
-        "trace_id": None,
-        "deliverable": None,
-        "text": None,
-        "halted_reason": None,
-        "error_diagnostic": None,
-        "no_progress_snapshot": None,
-        "calls": None,
-        "error": f"{type(exc).__name__}: {exc}",
-    }

@@ -1,0 +1,228 @@
+"""``harness run``: load suites, expand the matrix, run it with a progress bar, store every cell
+in DuckDB as it finishes, ingest the run's spans, and close the run (finished or interrupted).
+
+This is the orchestration behind the CLI; the CLI itself only parses arguments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import subprocess
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from harness.bench.matrix import Cell, expand
+from harness.bench.runner import CellOutcome, MatrixSummary, Runner, RunnerOptions
+from harness.bench.suite import load_suites
+
+__all__ = ["BenchReport", "BenchRequest", "discover_providers", "run_bench"]
+
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(slots=True)
+class BenchRequest:
+    suites: Sequence[str]
+    modes: Sequence[str] = ("react",)
+    providers: Sequence[str] = ("mock",)
+    epochs: int = 1
+    tasks: Sequence[str] = ()
+    concurrency: int = 4
+    record_mode: str = "none"
+    cassettes: Path = Path("cassettes")
+    db: Path = Path("reports/harness.duckdb")
+    label: str | None = None
+    trace_file: Path | None = None
+    otlp_endpoint: str | None = None
+    resume: bool = False
+    progress: bool = True
+
+
+@dataclass(slots=True)
+class BenchReport:
+    run_id: str
+    summary: MatrixSummary
+    spans: int = 0
+    trace_file: Path | None = None
+    per_cell: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_INTERRUPTED if self.summary.interrupted else 0
+
+
+def discover_providers(cassettes: Path, suites: Sequence[str]) -> list[str]:
+    """``mock`` plus every provider that has recorded cassettes for these suites (the folder
+    names under ``cassettes/<suite>/``), so the default bench replays whatever was recorded."""
+    found: set[str] = set()
+    for suite in suites:
+        folder = cassettes / suite
+        if folder.is_dir():
+            found.update(p.name for p in folder.iterdir() if p.is_dir())
+    return ["mock", *sorted(found - {"mock"})]
+
+
+def git_sha() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def run_bench(request: BenchRequest, console: Console | None = None) -> BenchReport:
+    """Run a bench request to completion (or Ctrl-C). Raises ConfigError for bad input."""
+    from harness.store.rows import crashed_row, result_row
+    from harness.store.writer import Store
+    from harness.telemetry.setup import configure_tracing
+
+    console = console or Console(stderr=True)
+    suites = load_suites(request.suites)
+    cells = expand(suites, request.modes, request.providers, request.epochs, tasks=request.tasks)
+    with Store.open(request.db) as store:
+        run_id = store.begin_run(
+            label=request.label,
+            suites=[s.suite for s in suites],
+            modes=list(request.modes),
+            providers=list(request.providers),
+            epochs=request.epochs,
+            config={
+                "tasks": list(request.tasks),
+                "record_mode": request.record_mode,
+                "concurrency": request.concurrency,
+                "cassettes": str(request.cassettes),
+            },
+            git_sha=git_sha(),
+            resume=request.resume,
+        )
+        if request.resume and request.label is not None:
+            done = store.existing_cells(request.label, include_crashed=False)
+            cells = [c for c in cells if c.key not in done]
+        trace_file = request.trace_file or request.db.parent / "traces" / f"{run_id}.jsonl"
+        trace_file.parent.mkdir(parents=True, exist_ok=True)
+        tracing = configure_tracing(file=trace_file, otlp_endpoint=request.otlp_endpoint)
+        ignore = _collector_hosts(request.otlp_endpoint)
+        report = BenchReport(run_id, MatrixSummary(total=len(cells)), trace_file=trace_file)
+
+        def sink(outcome: CellOutcome) -> None:
+            cell = outcome.cell
+            common: dict[str, Any] = {
+                "run_id": run_id,
+                "suite": cell.suite.suite,
+                "task_id": cell.task.id,
+                "mode": cell.mode,
+                "provider": cell.provider,
+                "epoch": cell.epoch,
+                "cell_key": cell.key,
+            }
+            cassette = str(outcome.cassette) if outcome.cassette is not None else None
+            if outcome.result is not None and outcome.grade is not None:
+                row = result_row(
+                    outcome.result,
+                    passed=outcome.grade.passed,
+                    score=outcome.grade.score,
+                    grader_explanation=outcome.grade.explanation,
+                    cassette=cassette,
+                    **common,
+                )
+            else:
+                row = crashed_row(
+                    error=outcome.error or "unknown error", cassette=cassette, **common
+                )
+            store.write_result(row)
+            report.per_cell[cell.key] = outcome.passed
+
+        runner = Runner(
+            RunnerOptions(
+                cassettes=request.cassettes,
+                record_mode=request.record_mode,
+                concurrency=request.concurrency,
+                tracer_provider=tracing.tracer_provider,
+                ignore_hosts=ignore,
+                run_id=run_id,
+            ),
+            sink,
+        )
+        status = "failed"
+        try:
+            report.summary = _drive(runner, cells, console, request.progress)
+            status = "interrupted" if report.summary.interrupted else "finished"
+        finally:
+            tracing.shutdown()
+            if trace_file.exists():
+                try:
+                    report.spans = store.ingest_spans(run_id, trace_file)
+                except Exception as exc:  # spans are a bonus; never lose the results for them
+                    console.print(f"[yellow]warning:[/] spans not ingested: {exc}")
+            store.finish_run(run_id, status)  # type: ignore[arg-type]
+    return report
+
+
+def _collector_hosts(endpoint: str | None) -> tuple[str, ...]:
+    if not endpoint:
+        return ()
+    parts = urlsplit(endpoint if "://" in endpoint else f"http://{endpoint}")
+    return tuple(h for h in (parts.netloc, parts.hostname) if h)
+
+
+def _drive(
+    runner: Runner, cells: Sequence[Cell], console: Console, progress: bool
+) -> MatrixSummary:
+    async def main() -> MatrixSummary:
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGINT, runner.request_stop)
+            loop.add_signal_handler(signal.SIGTERM, runner.request_stop)
+        try:
+            with _progress(console, len(cells), progress) as update:
+                return await runner.run(cells, update)
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGINT)
+                loop.remove_signal_handler(signal.SIGTERM)
+
+    return asyncio.run(main())
+
+
+@contextlib.contextmanager
+def _progress(console: Console, total: int, enabled: bool) -> Iterator[Any]:
+    if not enabled:
+        yield None
+        return
+    bar = Progress(
+        TextColumn("[bold]cells"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/]"),
+        TextColumn("${task.fields[cost]:.4f}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+    task = bar.add_task("cells", total=total, passed=0, failed=0, cost=0.0)
+
+    def update(outcome: CellOutcome, summary: MatrixSummary) -> None:
+        bar.update(
+            task,
+            completed=summary.done,
+            passed=summary.passed,
+            failed=summary.failed,
+            cost=summary.cost_usd,
+        )
+
+    with bar:
+        yield update

@@ -1,0 +1,119 @@
+"""Number formatting shared by the verdicts, Markdown and HTML (one place, one style)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = [
+    "cell_name",
+    "fmt_count",
+    "fmt_num",
+    "fmt_p",
+    "fmt_pct",
+    "fmt_pts",
+    "fmt_ratio",
+    "fmt_usd",
+    "isnan",
+    "md_table",
+    "text_table",
+]
+
+DASH = "–"
+
+
+def isnan(value: Any) -> bool:
+    """True for None, NaN and pandas' NA."""
+    if value is None:
+        return True
+    try:
+        return bool(math.isnan(float(value)))
+    except (TypeError, ValueError):
+        return False
+
+
+def fmt_pct(value: Any, digits: int = 0) -> str:
+    """0.8 -> '80%'."""
+    return DASH if isnan(value) else f"{float(value) * 100:.{digits}f}%"
+
+
+def fmt_pts(diff: float) -> str:
+    """A difference of two rates in percentage points: 0.06 -> '+6 pts', 0 -> '±0 pts'."""
+    if isnan(diff):
+        return DASH
+    pts = round(diff * 100, 1)
+    if pts == 0:
+        return "±0 pts"
+    return f"{pts:+.0f} pts" if pts == round(pts) else f"{pts:+.1f} pts"
+
+
+def fmt_p(p: float) -> str:
+    """A p-value with two significant digits: 0.146 -> '0.15', tiny -> '<0.001'."""
+    if isnan(p):
+        return DASH
+    if p < 0.001:
+        return "<0.001"
+    return f"{p:.2g}" if p < 1 else "1"
+
+
+def fmt_usd(value: Any, sign: bool = False) -> str:
+    """Dollars with three significant digits and no exponent: 0.0021 -> '$0.00210'."""
+    if isnan(value):
+        return DASH
+    x = float(value)
+    prefix = ("+" if x > 0 else "-" if x < 0 else "±") if sign else ("-" if x < 0 else "")
+    x = abs(x)
+    if x == 0:
+        return f"{prefix}$0"
+    decimals = min(8, max(2, 2 - math.floor(math.log10(x))))
+    return f"{prefix}${x:,.{decimals}f}"
+
+
+def fmt_num(value: Any, digits: int = 1) -> str:
+    """A mean or median: 1234.56 -> '1,234.6'."""
+    return DASH if isnan(value) else f"{float(value):,.{digits}f}"
+
+
+def fmt_count(value: Any) -> str:
+    """An integer count with thousands separators."""
+    return DASH if isnan(value) else f"{int(value):,}"
+
+
+def fmt_ratio(value: Any) -> str:
+    """A cost ratio: 1.234 -> '1.23×'."""
+    return DASH if isnan(value) else f"{float(value):.2f}×"
+
+
+def cell_name(suite: Any, task_id: Any, mode: Any, provider: Any, epoch: Any) -> str:
+    """How a matrix cell is named in messages: ``arith/mul-add [react, mock, e0]``."""
+    return f"{suite}/{task_id} [{mode}, {provider}, e{epoch}]"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], align: str = "") -> str:
+    """A GitHub-flavoured Markdown table; ``align`` has one of l/r per column (default l)."""
+    marks = {"l": "---", "r": "--:", "c": ":-:"}
+    aligns = align[: len(headers)].ljust(len(headers), "l")
+    lines = [
+        "| " + " | ".join(_md_escape(str(h)) for h in headers) + " |",
+        "|" + "|".join(marks[a] for a in aligns) + "|",
+    ]
+    lines += ["| " + " | ".join(_md_escape(str(c)) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def text_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], indent: str = "  ") -> str:
+    """A plain fixed-width table for terminals."""
+    body = [[str(c) for c in row] for row in rows]
+    widths = [len(h) for h in headers]
+    for row in body:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    lines = [indent + "  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
+    lines += [
+        indent + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in body
+    ]
+    return "\n".join(line.rstrip() for line in lines)
