@@ -81,8 +81,13 @@ class _Tokens:
 def price_usage(
     profile: ProviderProfile, model: str | None, usage: TokenUsage | None
 ) -> float | None:
-    """The cost in USD of ``usage`` on ``model`` under ``profile``; ``None`` when unknown."""
+    """The cost in USD of ``usage`` on ``model`` under ``profile``; ``None`` when unknown.
+
+    A profile priced at zero for everything (a local model) costs 0.0 even when the server
+    reported no usage: nothing times zero is known."""
     if usage is None:
+        if profile.prices is not None and _free(profile.prices):
+            return 0.0
         return None
     tokens = _Tokens.of(usage)
     if profile.prices is not None:
@@ -93,6 +98,16 @@ def price_usage(
     if found is None:
         return None
     return _genai_priced(found, tokens)
+
+
+def _free(prices: Prices) -> bool:
+    rates = (
+        prices.input_per_mtok,
+        prices.output_per_mtok,
+        prices.cache_read_per_mtok,
+        prices.cache_write_per_mtok,
+    )
+    return all(not rate for rate in rates)
 
 
 def _priced(prices: Prices, t: _Tokens) -> float:

@@ -292,3 +292,16 @@ async def test_provider_cost_matches_genai_prices_on_the_raw_response(
     assert response.cost_usd == pytest.approx(expected, rel=1e-9)
     assert response.usage is not None
     assert response.usage.input_tokens == extracted.usage.input_tokens
+
+
+def test_a_free_profile_costs_zero_even_without_usage() -> None:
+    from harness.providers.profiles import Prices, ProviderProfile
+
+    free = ProviderProfile(
+        name="local", kind="openai", prices=Prices(input_per_mtok=0, output_per_mtok=0)
+    )
+    priced = ProviderProfile(
+        name="p", kind="openai", prices=Prices(input_per_mtok=1, output_per_mtok=2)
+    )
+    assert price_usage(free, "m", None) == 0.0
+    assert price_usage(priced, "m", None) is None
