@@ -1,19 +1,23 @@
-"""Telemetry overhead benchmark: the kernel_overhead workload traced three ways.
+"""Telemetry overhead benchmark: the kernel_overhead workload traced four ways.
 
 The 200-sample mock workload of ``kernel_overhead.py`` (3 provider calls and 2 tool calls per
 sample: 9 spans and a handful of span events) is run, rounds interleaved, with:
 
 - ``off``: no tracer provider (the facade adds no subscriber at all);
-- ``memory``: ``configure_tracing(in_memory=True)`` (SimpleSpanProcessor + InMemorySpanExporter);
-- ``file``: ``configure_tracing(file=...)`` (BatchSpanProcessor + the JSON-lines span file), with
-  a flush at the end of each round counted in its time, so the background export is paid for.
+- ``memory``: ``configure_tracing(in_memory=True)`` (SDK: SimpleSpanProcessor +
+  InMemorySpanExporter);
+- ``file-sdk``: ``configure_tracing(file=..., sdk=True)`` (SDK: BatchSpanProcessor + the
+  JSON-lines span file), with a flush at the end of each round counted in its time, so the
+  background export is paid for;
+- ``file``: ``configure_tracing(file=...)``, the default for a span file alone: the light tracer
+  (``harness.telemetry.light``), same lines, written at the end of each run.
 
 It reuses kernel_overhead's ``harness_round`` unchanged: the traced variants wrap
 ``harness.arun`` to pass ``tracer_provider=``. Reported, as medians over the rounds: µs per
 provider call (the kernel_overhead figure, wall clock) for each variant,
 what telemetry adds over ``off``, the ratio to ``off``, and process CPU time per call (less
 sensitive to other load on the machine). Target (issue 4): < 150 µs per provider call with the
-file exporter.
+file exporter (``file``, the default). Both span files are checked to hold every span.
 
     nox -s perf        # or: python benchmarks/telemetry_overhead.py --samples 200 --rounds 7
 """
@@ -69,12 +73,25 @@ def timed_round(samples: int, handle: TracingHandle | None) -> tuple[float, floa
     return wall, cpu
 
 
-def measure(samples: int, rounds: int, span_file: Path) -> dict[str, Any]:
+VARIANTS = {
+    "off": "telemetry off",
+    "memory": "in-memory (SDK)",
+    "file-sdk": "file (SDK batch)",
+    "file": "file (light)",
+}
+
+
+def measure(samples: int, rounds: int, tmp: Path) -> dict[str, Any]:
+    files = {"file-sdk": tmp / "sdk.jsonl", "file": tmp / "light.jsonl"}
     variants: dict[str, TracingHandle | None] = {
         "off": None,
         "memory": configure_tracing(in_memory=True),
-        "file": configure_tracing(file=span_file),
+        "file-sdk": configure_tracing(file=files["file-sdk"], sdk=True),
+        "file": configure_tracing(file=files["file"]),
     }
+    light = variants["file"]
+    assert light is not None
+    assert light.light
     for handle in variants.values():  # warm up imports and caches
         timed_round(20, handle)
     wall: dict[str, list[float]] = {name: [] for name in variants}
@@ -93,7 +110,7 @@ def measure(samples: int, rounds: int, span_file: Path) -> dict[str, Any]:
     for handle in variants.values():
         if handle is not None:
             handle.shutdown()
-    lines = sum(1 for _ in span_file.open(encoding="utf-8"))
+    lines = {k: sum(1 for _ in f.open(encoding="utf-8")) for k, f in files.items()}
 
     def per_call(times: dict[str, list[float]]) -> dict[str, float]:
         return {
@@ -108,7 +125,7 @@ def measure(samples: int, rounds: int, span_file: Path) -> dict[str, Any]:
         "calls_per_sample": CALLS_PER_SAMPLE,
         "turns": len(TURNS),
         "spans_per_sample": spans_per_sample,
-        "span_file_lines": lines,
+        "span_file_lines": lines,  # per file variant
         "span_file_expected": spans_per_sample * (20 + rounds * samples),
         "us_per_call": call_wall,
         "added_us_per_call": {k: round(v - call_wall["off"], 1) for k, v in call_wall.items()},
@@ -127,7 +144,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        f = measure(args.samples, args.rounds, Path(tmp) / "spans.jsonl")
+        f = measure(args.samples, args.rounds, Path(tmp))
     if args.json:
         print(json.dumps(f, indent=2))
         return
@@ -135,18 +152,19 @@ def main() -> None:
         f"telemetry overhead, {f['samples']} samples x {f['rounds']} rounds (medians), "
         f"{f['calls_per_sample']} provider calls and {f['spans_per_sample']} spans per sample"
     )
-    print("            us/call (wall)   added by telemetry   ratio   us/call (CPU)")
-    for name in ("off", "memory", "file"):
+    print("                      us/call (wall)   added by telemetry   ratio   us/call (CPU)")
+    for name, label in VARIANTS.items():
         added = f"{f['added_us_per_call'][name]:+.1f}" if name != "off" else "-"
         print(
-            f"  {name:<7} {f['us_per_call'][name]:>14.1f}   {added:>18}   "
+            f"  {label:<17} {f['us_per_call'][name]:>14.1f}   {added:>18}   "
             f"{f['ratio_to_off'][name]:>4.2f}x   {f['cpu_us_per_call'][name]:>12.1f}"
         )
-    if f["span_file_lines"] != f["span_file_expected"]:
-        print(
-            f"  WARNING: the span file has {f['span_file_lines']} lines, "
-            f"expected {f['span_file_expected']} (spans dropped)"
-        )
+    for name, lines in f["span_file_lines"].items():
+        if lines != f["span_file_expected"]:
+            print(
+                f"  WARNING: the {VARIANTS[name]} span file has {lines} lines, "
+                f"expected {f['span_file_expected']} (spans dropped)"
+            )
     verdict = "within target" if f["within_target"] else "OVER TARGET"
     print(
         f"  target: < {TARGET_US_PER_CALL:g} us per provider call with the file exporter "

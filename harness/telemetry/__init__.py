@@ -1,9 +1,12 @@
 """Telemetry: every kernel event in an OpenTelemetry trace (DESIGN.md section 4).
 
-- :class:`RunTracer` (``subscriber``, with ``_calls``): the subscriber turning one run's events
-  into spans; ``resolve``: which tracer (and content settings) a run reports to;
-- :func:`configure_tracing` (``setup``): a TracerProvider with file / OTLP / in-memory exporters;
-- :class:`JsonLinesSpanExporter`, :func:`read_spans` (``exporters``): the JSON-lines span file;
+- :class:`RunTracer` (``subscriber``, with ``_calls`` and ``_tools``): the subscriber turning one
+  run's events into spans; ``resolve``: which tracer (and content settings) a run reports to;
+- :func:`configure_tracing` (``setup``, with ``_export``): a TracerProvider with file / OTLP /
+  in-memory exporters, or for a span file alone the light tracer (``light``, with
+  ``_lightspan``: the same lines without the SDK's spans and batch processor);
+- :class:`JsonLinesSpanExporter`, :func:`read_spans` (``exporters``): the JSON-lines span file,
+  encoded by ``otlpjson`` (one encoder for both tracers);
 - ``show``: the ``harness traces show`` tree; ``conventions``: every span and attribute name.
 
 The facade calls :func:`tracing_subscriber` for each run. It imports OpenTelemetry only when
@@ -22,12 +25,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from harness.kernel.state import State, Subscriber
     from harness.telemetry.exporters import JsonLinesSpanExporter, SpanRecord, read_spans
+    from harness.telemetry.light import LightTracerProvider
     from harness.telemetry.setup import TracingHandle, configure_tracing
     from harness.telemetry.subscriber import RunTracer
 
 __all__ = [
     "CAPTURE_CONTENT_ENV",
     "JsonLinesSpanExporter",
+    "LightTracerProvider",
     "RunTracer",
     "SpanRecord",
     "TracingHandle",
@@ -43,6 +48,7 @@ _LAZY = {
     "JsonLinesSpanExporter": "harness.telemetry.exporters",
     "SpanRecord": "harness.telemetry.exporters",
     "read_spans": "harness.telemetry.exporters",
+    "LightTracerProvider": "harness.telemetry.light",
     "TracingHandle": "harness.telemetry.setup",
     "configure_tracing": "harness.telemetry.setup",
     "RunTracer": "harness.telemetry.subscriber",

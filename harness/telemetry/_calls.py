@@ -26,7 +26,7 @@ from opentelemetry.trace import Span, SpanKind, StatusCode, Tracer
 from harness.kernel import events as ev
 from harness.telemetry import conventions as c
 
-__all__ = ["CallSpans", "Scope", "Tool", "attr_value", "trunc"]
+__all__ = ["CallSpans", "Scope", "attr_value", "trunc"]
 
 
 def _task() -> object:
@@ -87,14 +87,6 @@ class _Call:
     content: _Text | None = None
     thinking: _Text | None = None
     events: list[tuple[str, dict[str, Any], int]] | None = None  # added at the end, clamped
-
-
-@dataclass(slots=True, eq=False)
-class Tool:
-    call: Any
-    span: Span
-    scope: Scope
-    end_ns: int = 0
 
 
 class CallSpans:

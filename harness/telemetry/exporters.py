@@ -7,201 +7,41 @@ Each line is one span as the OTLP/JSON encoding spells it (``traceId``, ``spanId
 carries its ``resource`` and ``scope``. As in OTLP/JSON, ids are lowercase hex, enums are numbers
 (kind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer; status code: 0 unset, 1 ok,
 2 error) and 64-bit integers are decimal strings. :func:`read_spans` reads a file back (and
-accepts numbers where strings are expected).
+accepts numbers where strings are expected). The encoding itself is in
+:mod:`harness.telemetry.otlpjson`; the light tracer (:mod:`harness.telemetry.light`) writes
+through :meth:`JsonLinesSpanExporter.write_text`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from json.encoder import encode_basestring as _q  # C-accelerated
 from pathlib import Path
 from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from harness.telemetry.otlpjson import (
+    KIND_NAMES,
+    decode_attributes,
+    encode_fields,
+    sdk_span_fields,
+    tail_json,
+)
+
 __all__ = [
     "JsonLinesSpanExporter",
     "SpanEventRecord",
     "SpanRecord",
-    "decode_attributes",
-    "encode_attributes",
-    "encode_span",
     "iter_span_lines",
     "read_spans",
-    "span_to_json",
 ]
 
 log = logging.getLogger("harness.telemetry")
-
-KIND_NAMES = {
-    0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"
-}  # fmt: skip
-
-
-def _inner(v: Any) -> str:
-    """The inside of an OTLP AnyValue object, as JSON text."""
-    t = type(v)
-    if t is str:
-        return '"stringValue":' + _q(v)
-    if t is bool:
-        return '"boolValue":true' if v else '"boolValue":false'
-    if t is int:
-        return f'"intValue":"{v}"'
-    if t is float:
-        return '"doubleValue":' + (repr(v) if math.isfinite(v) else _q(str(v)))
-    if isinstance(v, Mapping):
-        return '"kvlistValue":{"values":' + _attrs(v) + "}"
-    if isinstance(v, Sequence) and not isinstance(v, str | bytes):
-        return '"arrayValue":{"values":[' + ",".join(["{" + _inner(x) + "}" for x in v]) + "]}"
-    if isinstance(v, bytes):
-        return '"stringValue":' + _q(v.hex())
-    return '"stringValue":' + _q(str(v))
-
-
-_KEYS: dict[str, str] = {}
-# Encoded attributes whose string value repeats across spans (operation names, kinds, models...).
-_PAIRS: dict[tuple[str, str], str] = {}
-_CACHE_MAX = 8192
-
-
-def _attrs(attributes: Mapping[str, Any] | None) -> str:
-    # The SDK's BoundedAttributes iterates in Python under a lock; its plain dict is ~5x faster.
-    inner = getattr(attributes, "_dict", None)
-    items: Any
-    if isinstance(inner, dict):
-        if not inner:
-            return "[]"
-        items = inner.items()
-    elif not attributes:
-        return "[]"
-    else:
-        items = attributes.items()
-    parts = []
-    for k, v in items:
-        if type(v) is str:
-            pair = (k, v)
-            text = _PAIRS.get(pair)
-            if text is None:
-                text = '{"key":' + _q(k) + ',"value":{"stringValue":' + _q(v) + "}}"
-                if len(v) <= 48 and len(_PAIRS) < _CACHE_MAX:
-                    _PAIRS[pair] = text
-            parts.append(text)
-            continue
-        head = _KEYS.get(k)
-        if head is None:
-            head = '{"key":' + _q(k) + ',"value":{'
-            if len(_KEYS) < _CACHE_MAX:
-                _KEYS[k] = head
-        parts.append(head + _inner(v) + "}}")
-    return "[" + ",".join(parts) + "]"
-
-
-def encode_attributes(attributes: Mapping[str, Any] | None) -> list[dict[str, Any]]:
-    """``{"k": 1}`` -> ``[{"key": "k", "value": {"intValue": "1"}}]``."""
-    result: list[dict[str, Any]] = json.loads(_attrs(attributes))
-    return result
-
-
-def _decode_value(value: Mapping[str, Any]) -> Any:
-    for kind, v in value.items():
-        if kind == "stringValue":
-            return v
-        if kind == "intValue":
-            return int(v)
-        if kind == "doubleValue":
-            return float(v)
-        if kind == "boolValue":
-            return bool(v)
-        if kind == "arrayValue":
-            return [_decode_value(x) for x in (v or {}).get("values", [])]
-        if kind == "kvlistValue":
-            return decode_attributes((v or {}).get("values", []))
-        if kind == "bytesValue":
-            return v
-    return None
-
-
-def decode_attributes(attributes: Sequence[Mapping[str, Any]] | None) -> dict[str, Any]:
-    """The inverse of :func:`encode_attributes`."""
-    return {a["key"]: _decode_value(a.get("value") or {}) for a in attributes or ()}
-
-
-def encode_span(span: ReadableSpan) -> str:
-    """One finished span as OTLP-JSON text, without the closing brace (the file exporter
-    appends ``resource`` and ``scope``). Hand-built, several times faster than building dicts
-    for ``json.dumps``; on the SDK's own ReadableSpan it reads the fields behind the properties."""
-    if type(span) is ReadableSpan:  # the fields behind the properties (each a Python call)
-        ctx, parent, name, kind = span._context, span._parent, span._name, span._kind
-        start, end, attributes, status = (
-            span._start_time,
-            span._end_time,
-            span._attributes,
-            span._status,
-        )
-    else:
-        ctx, parent, name, kind = span.context, span.parent, span.name, span.kind
-        start, end, attributes, status = (
-            span.start_time,
-            span.end_time,
-            span.attributes,
-            span.status,
-        )
-    assert ctx is not None
-    out = (
-        f'{{"traceId":"{ctx.trace_id:032x}","spanId":"{ctx.span_id:016x}",'
-        f'"parentSpanId":"{"" if parent is None else f"{parent.span_id:016x}"}",'
-        f'"name":{_q(name)},"kind":{kind._value_ + 1},'  # OTLP counts from UNSPECIFIED=0
-        f'"startTimeUnixNano":"{start or 0}","endTimeUnixNano":"{end or 0}",'
-        f'"attributes":{_attrs(attributes)}'
-    )
-    events = span.events
-    if events:
-        out += (
-            ',"events":['
-            + ",".join(
-                [
-                    f'{{"timeUnixNano":"{e.timestamp}","name":{_q(e.name)},'
-                    f'"attributes":{_attrs(e.attributes)}}}'
-                    for e in events
-                ]
-            )
-            + "]"
-        )
-    links = span.links
-    if links:
-        out += (
-            ',"links":['
-            + ",".join(
-                [
-                    f'{{"traceId":"{link.context.trace_id:032x}",'
-                    f'"spanId":"{link.context.span_id:016x}","attributes":{_attrs(link.attributes)}}}'
-                    for link in links
-                ]
-            )
-            + "]"
-        )
-    dropped = span.dropped_attributes
-    if dropped:
-        out += f',"droppedAttributesCount":{dropped}'
-    dropped = span.dropped_events
-    if dropped:
-        out += f',"droppedEventsCount":{dropped}'
-    out += f',"status":{{"code":{status.status_code._value_}'
-    if status.description:
-        out += ',"message":' + _q(status.description)
-    return out + "}"
-
-
-def span_to_json(span: ReadableSpan) -> dict[str, Any]:
-    """One finished span as an OTLP-JSON dict (without ``resource`` and ``scope``)."""
-    result: dict[str, Any] = json.loads(encode_span(span) + "}")
-    return result
 
 
 class JsonLinesSpanExporter(SpanExporter):
@@ -210,8 +50,8 @@ class JsonLinesSpanExporter(SpanExporter):
     def __init__(self, path: str | Path, *, append: bool = True) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        # A large buffer: one write per exported batch, not one per 8 KiB.
-        self._file = self.path.open("a" if append else "w", encoding="utf-8", buffering=1 << 20)
+        # Unbuffered: each batch is encoded whole and handed to the OS in one write.
+        self._file = self.path.open("ab" if append else "wb", buffering=0)
         self._lock = threading.Lock()
         # id(resource or scope) -> its JSON; the objects are kept so their ids stay unique.
         self._tails: dict[tuple[int, int], tuple[str, Any, Any]] = {}
@@ -223,9 +63,10 @@ class JsonLinesSpanExporter(SpanExporter):
         key = (id(resource), id(scope))
         cached = self._tails.get(key)
         if cached is None:
-            r = '{"attributes":' + _attrs(resource.attributes if resource else None) + "}"
-            s = {"name": scope.name, "version": scope.version or ""} if scope else {}
-            text = ',"resource":' + r + ',"scope":' + _dumps(s) + "}\n"
+            text = tail_json(
+                resource.attributes if resource else None,
+                {"name": scope.name, "version": scope.version or ""} if scope else {},
+            )
             cached = self._tails[key] = (text, resource, scope)
         return cached[0]
 
@@ -236,24 +77,46 @@ class JsonLinesSpanExporter(SpanExporter):
             last: Any = (None, None)
             tail = ""
             for span in spans:
-                append(encode_span(span))
+                append(encode_fields(sdk_span_fields(span)))
                 key = (span.resource, span.instrumentation_scope)
                 if key[0] is not last[0] or key[1] is not last[1]:  # mostly one per batch
                     last = key
                     tail = self._tail(span)
                 append(tail)
             text = "".join(parts)
+        except Exception as exc:
+            self._warn(exc)
+            return SpanExportResult.FAILURE
+        return SpanExportResult.SUCCESS if self.write_text(text) else SpanExportResult.FAILURE
+
+    def write_text(self, text: str) -> bool:
+        """Append already encoded span lines (the light tracer writes through this too), handed
+        to the OS at once; False when the file is closed or the write failed."""
+        try:
             with self._lock:
                 if self._closed:
-                    return SpanExportResult.FAILURE
-                self._file.write(text)
-                self._file.flush()
+                    return False
+                # A lone surrogate (text decoded with surrogateescape) stays a valid JSON
+                # escape instead of failing the whole batch.
+                data = memoryview(text.encode("utf-8", "backslashreplace"))
+                while data:
+                    n = self._file.write(data)
+                    if not n:
+                        raise OSError("the file accepted no bytes")
+                    data = data[n:]
         except Exception as exc:
-            if not self._warned:
-                self._warned = True
-                log.warning("harness: cannot write spans to %s: %s", self.path, exc)
-            return SpanExportResult.FAILURE
-        return SpanExportResult.SUCCESS
+            self._warn(exc)
+            return False
+        return True
+
+    def after_fork(self) -> None:
+        """In a forked child: a fresh lock (the parent's may be held by one of its threads)."""
+        self._lock = threading.Lock()
+
+    def _warn(self, exc: Exception) -> None:
+        if not self._warned:
+            self._warned = True
+            log.warning("harness: cannot write spans to %s: %s", self.path, exc)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         with self._lock:
@@ -266,10 +129,6 @@ class JsonLinesSpanExporter(SpanExporter):
             if not self._closed:
                 self._closed = True
                 self._file.close()
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,10 @@
 
 Exporters: a JSON-lines span file and OTLP (http/protobuf or gRPC) behind a
 ``BatchSpanProcessor`` (never on the hot path), the SDK's in-memory exporter behind a
-``SimpleSpanProcessor`` (tests). The OTLP endpoint comes from the arguments or the standard
-``OTEL_EXPORTER_OTLP_*`` variables. An unreachable collector never fails or stalls a run: its
+``SimpleSpanProcessor`` (tests). A span file alone gets the light tracer instead
+(:mod:`harness.telemetry.light`: the same lines at a fraction of the cost) unless ``sdk=True``.
+The OTLP endpoint comes from the arguments or the standard ``OTEL_EXPORTER_OTLP_*`` variables.
+An unreachable collector never fails or stalls a run (:mod:`harness.telemetry._export`): its
 export errors become one warning line, batches are dropped while it stays down, and
 :meth:`TracingHandle.shutdown` returns within its timeout. Spans are flushed at exit (``atexit``)
 and when the handle is used as a context manager, Ctrl-C included.
@@ -15,32 +17,26 @@ and when the handle is used as a context manager, Ctrl-C included.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import logging
 import os
 import threading
-import time
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
-from urllib.parse import urlparse
+from typing import Any
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, TracerProvider
-from opentelemetry.sdk.trace.export import (
-    BatchSpanProcessor,
-    SimpleSpanProcessor,
-    SpanExporter,
-    SpanExportResult,
-)
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from harness._version import __version__
 from harness.errors import ConfigError
 from harness.telemetry import conventions as c
+from harness.telemetry._export import Guarded, OtlpProtocol, otlp_exporter, quiet
 from harness.telemetry.exporters import JsonLinesSpanExporter
+from harness.telemetry.light import LightTracerProvider
 from harness.telemetry.resolve import (
     DEFAULT_CONTENT_MAX_CHARS,
     TraceSettings,
@@ -51,119 +47,28 @@ __all__ = ["TracingHandle", "configure_tracing", "git_sha"]
 
 log = logging.getLogger("harness.telemetry")
 
-OtlpProtocol = Literal["http/protobuf", "grpc"]
-#: Per-request OTLP timeout (s) unless OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT says otherwise.
-DEFAULT_OTLP_TIMEOUT_S = 5.0
-#: How long a failed exporter is left alone (batches dropped) before it is tried again.
-RETRY_AFTER_FAILURE_S = 30.0
-# Loggers whose per-batch errors are folded into our single warning line.
-_NOISY_LOGGERS = (
-    "opentelemetry.exporter.otlp.proto.http.trace_exporter",
-    "opentelemetry.exporter.otlp.common.http",
-    "opentelemetry.exporter.otlp.proto.grpc.exporter",
-    "opentelemetry.sdk._shared_internal",
-)
-
-
-class _Quiet(logging.Filter):
-    """Swallows the exporters' own per-attempt logs, keeping the first one since the last
-    export started as the reason (it names the cause; later ones say "retries exhausted")."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.users = 0
-        self.first: str | None = None
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.name == "opentelemetry.sdk._shared_internal" and not str(record.msg).startswith(
-            ("Queue full", "Exception while exporting")
-        ):
-            return True
-        if record.levelno >= logging.WARNING and self.first is None:
-            try:
-                self.first = record.getMessage()
-            except Exception:
-                self.first = str(record.msg)
-        return False
-
-
-_QUIET = _Quiet()
-_QUIET_LOCK = threading.Lock()
-
-
-def _quiet(on: bool) -> None:
-    with _QUIET_LOCK:
-        _QUIET.users += 1 if on else -1
-        for name in _NOISY_LOGGERS:
-            logger = logging.getLogger(name)
-            if _QUIET.users > 0 and _QUIET not in logger.filters:
-                logger.addFilter(_QUIET)
-            elif _QUIET.users <= 0:
-                logger.removeFilter(_QUIET)
-
-
-class _Guarded(SpanExporter):
-    """Wraps an exporter: never raises, warns once, drops batches while the target is down."""
-
-    def __init__(self, inner: SpanExporter, target: str) -> None:
-        self.inner = inner
-        self.target = target
-        self.warned = False
-        self.failures = 0
-        self._down_until = 0.0
-
-    def export(self, spans: Any) -> SpanExportResult:
-        if time.monotonic() < self._down_until:
-            return SpanExportResult.FAILURE
-        _QUIET.first = None
-        try:
-            result = self.inner.export(spans)
-            reason = _QUIET.first
-        except Exception as exc:
-            result, reason = SpanExportResult.FAILURE, f"{type(exc).__name__}: {exc}"
-        if result is SpanExportResult.SUCCESS:
-            self._down_until = 0.0
-            return result
-        self.failures += 1
-        self._down_until = time.monotonic() + RETRY_AFTER_FAILURE_S
-        if not self.warned:
-            self.warned = True
-            log.warning(
-                "harness: cannot export spans to %s (%s); spans are dropped while it is "
-                "unreachable, runs are not affected (no further warnings)",
-                self.target,
-                (reason or "export failed")[:300],
-            )
-        return SpanExportResult.FAILURE
-
-    def abort(self) -> None:
-        """Stop the inner exporter (interrupts its retry back-off)."""
-        with contextlib.suppress(Exception):
-            self.inner.shutdown()
-
-    def shutdown(self) -> None:
-        self.abort()
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return self.inner.force_flush(timeout_millis)
-
 
 @dataclass(eq=False)
 class TracingHandle:
     """The configured provider; pass ``handle.provider`` as ``tracer_provider=``."""
 
-    provider: TracerProvider
+    provider: TracerProvider | LightTracerProvider
     capture_content: bool
     content_max_chars: int = DEFAULT_CONTENT_MAX_CHARS
     file: Path | None = None
     otlp_endpoint: str | None = None
     memory: InMemorySpanExporter | None = None
-    _exporters: list[_Guarded] = field(default_factory=list)
+    _exporters: list[Guarded] = field(default_factory=list)
     _closed: bool = False
 
     @property
-    def tracer_provider(self) -> TracerProvider:
+    def tracer_provider(self) -> TracerProvider | LightTracerProvider:
         return self.provider
+
+    @property
+    def light(self) -> bool:
+        """Whether the light tracer writes the span file (no SDK spans)."""
+        return isinstance(self.provider, LightTracerProvider)
 
     def finished_spans(self) -> tuple[ReadableSpan, ...]:
         """The in-memory exporter's spans (empty without ``in_memory=True``)."""
@@ -171,7 +76,10 @@ class TracingHandle:
 
     @property
     def export_failures(self) -> int:
-        return sum(g.failures for g in self._exporters)
+        failures = sum(g.failures for g in self._exporters)
+        if isinstance(self.provider, LightTracerProvider):
+            failures += self.provider.write_failures
+        return failures
 
     def force_flush(self, timeout_s: float = 5.0) -> bool:
         """Export what is queued; False when that did not finish within ``timeout_s``."""
@@ -193,7 +101,7 @@ class TracingHandle:
                 log.warning("harness: trace export did not finish within %gs", timeout_s)
         finally:
             if self._exporters:
-                _quiet(False)
+                quiet(False)
 
     def __enter__(self) -> TracingHandle:
         return self
@@ -271,44 +179,6 @@ def _resource(service_name: str) -> Resource:
     return Resource.create(attrs)
 
 
-def _otlp_exporter(endpoint: str | None, protocol: str | None) -> tuple[SpanExporter, str] | None:
-    env = os.environ.get
-    if endpoint is None and not (
-        env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env("OTEL_EXPORTER_OTLP_ENDPOINT")
-    ):
-        return None
-    proto = (
-        protocol
-        or env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-        or env("OTEL_EXPORTER_OTLP_PROTOCOL")
-        or "http/protobuf"
-    ).strip()
-    timeout = None
-    if not (env("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") or env("OTEL_EXPORTER_OTLP_TIMEOUT")):
-        timeout = DEFAULT_OTLP_TIMEOUT_S
-    if proto in ("http/protobuf", "http"):
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
-            OTLPSpanExporter as HttpExporter,
-        )
-
-        if endpoint is not None and urlparse(endpoint).path in ("", "/"):
-            endpoint = endpoint.rstrip("/") + "/v1/traces"  # a base URL, like the env variable
-        http = HttpExporter(endpoint=endpoint, timeout=timeout)
-        return http, str(getattr(http, "_endpoint", endpoint))
-    if proto == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
-            OTLPSpanExporter as GrpcExporter,
-        )
-
-        grpc = GrpcExporter(endpoint=endpoint, timeout=timeout)
-        return grpc, str(
-            endpoint
-            or env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-            or env("OTEL_EXPORTER_OTLP_ENDPOINT")
-        )
-    raise ConfigError(f"otlp_protocol: expected 'http/protobuf' or 'grpc', got {proto!r}")
-
-
 def configure_tracing(
     *,
     service_name: str = "harness",
@@ -319,6 +189,7 @@ def configure_tracing(
     capture_content: bool | None = None,
     content_max_chars: int = DEFAULT_CONTENT_MAX_CHARS,
     set_global: bool = False,
+    sdk: bool = False,
 ) -> TracingHandle:
     """Build a TracerProvider exporting to a span ``file``, to OTLP and/or to memory.
 
@@ -327,6 +198,11 @@ def configure_tracing(
     ``OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL``, else http/protobuf. ``capture_content`` is the
     default of runs traced to this provider: when None, on for a local span file alone, off as
     soon as spans also leave the machine. ``set_global`` also makes it the global provider.
+
+    A ``file`` alone (no OTLP, no ``in_memory``) is written by the light tracer
+    (:mod:`harness.telemetry.light`), unless ``sdk=True``, ``OTEL_SDK_DISABLED`` is set or
+    ``OTEL_TRACES_SAMPLER`` asks for another sampler than the default: the same lines without the
+    SDK's spans and batch processor. Its provider is then a ``LightTracerProvider``.
     """
     if content_max_chars < 0:
         raise ConfigError("content_max_chars: must be >= 0")
@@ -336,17 +212,29 @@ def configure_tracing(
         or os.environ.get("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT")
     ):
         limits = SpanLimits(max_span_attribute_length=max(4096, content_max_chars))
+    path = Path(file) if file is not None else None
+    otlp = otlp_exporter(otlp_endpoint, otlp_protocol)
+    if capture_content is None:
+        capture_content = path is not None and otlp is None
+    if path is not None and otlp is None and not in_memory and not sdk and _light_allowed():
+        light = LightTracerProvider(
+            JsonLinesSpanExporter(path),
+            resource=_resource(service_name),
+            span_limits=limits,
+            shutdown_on_exit=False,  # the handle's shutdown, registered below
+        )
+        return _register(
+            TracingHandle(light, capture_content, content_max_chars, file=path), set_global
+        )
     provider = TracerProvider(
         resource=_resource(service_name), span_limits=limits, shutdown_on_exit=False
     )
-    guarded: list[_Guarded] = []
+    guarded: list[Guarded] = []
     memory = None
-    path = Path(file) if file is not None else None
     if path is not None:
-        guarded.append(_Guarded(JsonLinesSpanExporter(path), str(path)))
-    otlp = _otlp_exporter(otlp_endpoint, otlp_protocol)
+        guarded.append(Guarded(JsonLinesSpanExporter(path), str(path)))
     if otlp is not None:
-        guarded.append(_Guarded(otlp[0], otlp[1]))
+        guarded.append(Guarded(otlp[0], otlp[1]))
     for g in guarded:
         # A local file keeps up with any run; a bigger queue rides out bursts (e.g. a fast
         # mock bench) without dropping spans. OTLP keeps the OTEL_BSP_* defaults.
@@ -357,8 +245,6 @@ def configure_tracing(
     if in_memory:
         memory = InMemorySpanExporter()
         provider.add_span_processor(SimpleSpanProcessor(memory))
-    if capture_content is None:
-        capture_content = path is not None and otlp is None
     handle = TracingHandle(
         provider,
         capture_content,
@@ -368,12 +254,27 @@ def configure_tracing(
         memory=memory,
         _exporters=guarded,
     )
-    register_settings(provider, TraceSettings(capture_content, content_max_chars))
     if guarded:
-        _quiet(True)
+        quiet(True)
+    return _register(handle, set_global)
+
+
+def _light_allowed() -> bool:
+    """Whether the environment leaves the SDK defaults the light tracer copies."""
+    env = os.environ.get
+    if env("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    sampler = env("OTEL_TRACES_SAMPLER", "").strip().lower()
+    return sampler in ("", "parentbased_always_on")
+
+
+def _register(handle: TracingHandle, set_global: bool) -> TracingHandle:
+    register_settings(
+        handle.provider, TraceSettings(handle.capture_content, handle.content_max_chars)
+    )
     atexit.register(handle.shutdown)
     if set_global:
         from opentelemetry import trace
 
-        trace.set_tracer_provider(provider)
+        trace.set_tracer_provider(handle.provider)
     return handle

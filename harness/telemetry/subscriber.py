@@ -21,7 +21,8 @@ hooks or tools, instrumented libraries called by a tool, and a sub-agent's own t
 under them. The harness's own parenting never reads the ambient context.
 
 Provider calls (chat, plan and compaction spans, text and point events) are handled by the
-:class:`~harness.telemetry._calls.CallSpans` mixin; which tracer a run uses is decided in
+:class:`~harness.telemetry._calls.CallSpans` mixin, tool calls and sub-agents by
+:class:`~harness.telemetry._tools.ToolSpans`; which tracer a run uses is decided in
 :mod:`harness.telemetry.resolve`.
 
 Text (assistant content, thinking, tool arguments and results, deliverables) is recorded only
@@ -31,10 +32,7 @@ A bug in here never disturbs a run: errors are logged once and the event is skip
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -42,9 +40,10 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, Tracer
 
 from harness.kernel import events as ev
-from harness.kernel.terminations import Category, FinishReason
+from harness.kernel.terminations import Category
 from harness.telemetry import conventions as c
-from harness.telemetry._calls import CallSpans, Scope, Tool, attr_value, trunc
+from harness.telemetry._calls import CallSpans, Scope, attr_value, trunc
+from harness.telemetry._tools import Tool, ToolSpans
 from harness.telemetry.resolve import DEFAULT_CONTENT_MAX_CHARS
 
 __all__ = ["RunTracer", "mapped_event_classes"]
@@ -52,7 +51,7 @@ __all__ = ["RunTracer", "mapped_event_classes"]
 log = logging.getLogger("harness.telemetry")
 
 
-class RunTracer(CallSpans):
+class RunTracer(CallSpans, ToolSpans):
     """Builds one run's trace from its events. Create it when the run starts (the root span
     starts then); the kernel calls it with every event; Done ends the trace and sets
     ``result.trace_id``."""
@@ -144,16 +143,6 @@ class RunTracer(CallSpans):
 
     # --- helpers -------------------------------------------------------------------------------
 
-    def _enter(self, span: Span) -> Scope:
-        scope = Scope(trace.set_span_in_context(span))
-        self._scopes.append(scope)
-        return scope
-
-    def _exit(self, scope: Scope) -> None:
-        scope.exit()
-        with contextlib.suppress(ValueError):
-            self._scopes.remove(scope)
-
     def _current(self) -> Span:
         if self._tools:
             return self._tools[-1].span
@@ -162,13 +151,6 @@ class RunTracer(CallSpans):
         if self._compaction is not None:
             return self._compaction
         return self._iteration if self._iteration is not None else self._root
-
-    def _json(self, value: Any) -> str:
-        try:
-            text = json.dumps(value, ensure_ascii=False, default=str)
-        except (TypeError, ValueError):
-            text = repr(value)
-        return trunc(text, self._max)
 
     # --- handlers ------------------------------------------------------------------------------
 
@@ -194,72 +176,6 @@ class RunTracer(CallSpans):
             self._iteration = None
             self._iteration_ctx = self._root_ctx
 
-    def _on_tool_call(self, e: ev.ToolCallEvent) -> None:
-        if self._call is not None:
-            self._flush()
-        call = e.call
-        attrs: dict[str, Any] = {
-            c.GEN_AI_OPERATION_NAME: c.OP_EXECUTE_TOOL,
-            c.GEN_AI_TOOL_NAME: call.name,
-            c.GEN_AI_TOOL_CALL_ID: call.id,
-            c.GEN_AI_TOOL_TYPE: c.TOOL_TYPE_FUNCTION,
-            c.HARNESS_TOOL_PARALLEL: e.parallel,
-            c.OPENINFERENCE_SPAN_KIND: c.TOOL,
-        }
-        if self._capture:
-            attrs[c.GEN_AI_TOOL_CALL_ARGUMENTS] = self._json(call.arguments)
-        span = self._tracer.start_span(
-            c.tool_span_name(call.name), context=self._iteration_ctx, attributes=attrs
-        )
-        self._tools.append(Tool(call, span, self._enter(span)))
-
-    def _find_tool(self, call: Any) -> Tool | None:
-        for t in reversed(self._tools):
-            if t.call is call:
-                return t
-        for t in self._tools:
-            if t.call.id == call.id:
-                return t
-        return None
-
-    def _on_tool_result(self, e: ev.ToolResultEvent) -> None:
-        if self._call is not None:
-            self._flush()
-        t = self._find_tool(e.call)
-        if t is None:  # no ToolCallEvent seen: record it now
-            self._on_tool_call(ev.ToolCallEvent(e.call))
-            t = self._tools[-1]
-        self._tools.remove(t)
-        self._exit(t.scope)
-        result = e.result
-        if self._capture:
-            t.span.set_attribute(c.GEN_AI_TOOL_CALL_RESULT, trunc(result.content, self._max))
-        if result.is_error:
-            self._error(
-                t.span, trunc(result.content, self._max) if self._capture else None, "tool_error"
-            )
-        if result.ui is not None:  # its ToolUI event comes next: keep the span for it
-            t.end_ns = time.time_ns()
-            self._ui.append(t)
-        else:
-            t.span.end()
-
-    def _on_tool_ui(self, e: ev.ToolUI) -> None:
-        self._flush()
-        attrs: dict[str, Any] = {
-            c.HARNESS_TOOL_UI_KIND: e.ui.kind,
-            c.GEN_AI_TOOL_CALL_ID: e.tool_call_id,
-        }
-        if self._capture:
-            attrs[c.HARNESS_TOOL_UI_PAYLOAD] = self._json(e.ui.payload)
-        for t in self._ui:
-            if t.call.id == e.tool_call_id:
-                self._ui.remove(t)
-                t.span.add_event(c.EVENT_TOOL_UI, attrs, timestamp=t.end_ns)
-                t.span.end(end_time=t.end_ns)
-                return
-        self._point(c.EVENT_TOOL_UI, attrs)
-
     def _on_compaction(self, e: ev.Compaction) -> None:
         self._flush()
         span = self._compaction or self._start_compaction()
@@ -273,41 +189,6 @@ class RunTracer(CallSpans):
                 c.HARNESS_COMPACTION_DROPPED: e.dropped_count,
             }
         )
-        span.end()
-
-    def _on_subagent_spawn(self, e: ev.SubagentSpawn) -> None:
-        self._flush()
-        parent = trace.set_span_in_context(self._tools[-1].span) if self._tools else None
-        attrs: dict[str, Any] = {
-            c.GEN_AI_OPERATION_NAME: c.OP_INVOKE_AGENT,
-            c.GEN_AI_AGENT_ID: e.id,
-            c.HARNESS_SUBAGENT_ID: e.id,
-            c.OPENINFERENCE_SPAN_KIND: c.AGENT,
-        }
-        if self._capture:
-            attrs[c.INPUT_VALUE] = trunc(e.prompt, self._max)
-        span = self._tracer.start_span(
-            c.SPAN_SUBAGENT, context=parent or self._iteration_ctx, attributes=attrs
-        )
-        self._subagents[e.id] = (span, self._enter(span))
-
-    def _on_subagent_result(self, e: ev.SubagentResult) -> None:
-        self._flush()
-        entry = self._subagents.pop(e.id, None)
-        if entry is None:
-            self._on_subagent_spawn(ev.SubagentSpawn(e.id, ""))
-            entry = self._subagents.pop(e.id)
-        span, scope = entry
-        self._exit(scope)
-        span.set_attribute(c.HARNESS_SUBAGENT_FINISH_REASON, e.finish_reason)
-        if self._capture and e.text:
-            span.set_attribute(c.OUTPUT_VALUE, trunc(e.text, self._max))
-        try:
-            ok = FinishReason(e.finish_reason).category is Category.SUCCESS
-        except ValueError:
-            ok = False
-        if not ok:
-            self._error(span, e.finish_reason, e.finish_reason)
         span.end()
 
     def _on_warning(self, e: ev.Warning) -> None:

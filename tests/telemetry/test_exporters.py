@@ -17,13 +17,8 @@ import harness
 from harness import tool
 from harness.telemetry import configure_tracing, read_spans
 from harness.telemetry import conventions as c
-from harness.telemetry.exporters import (
-    JsonLinesSpanExporter,
-    decode_attributes,
-    encode_attributes,
-    iter_span_lines,
-    span_to_json,
-)
+from harness.telemetry.exporters import JsonLinesSpanExporter, iter_span_lines
+from harness.telemetry.otlpjson import decode_attributes, encode_attributes, span_to_json
 
 
 @tool

@@ -1,0 +1,360 @@
+"""The light tracer's span (:class:`LightSpan`) and its attribute rules, which copy the SDK's
+(``opentelemetry.attributes`` and ``SpanLimits``) so both paths write the same lines: values
+cleaned the same way, strings truncated, the oldest attribute, event or link dropped first when a
+limit is reached, a key set again moving to the end. Split out of :mod:`harness.telemetry.light`,
+which has the provider, the tracer and the buffers.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Mapping, Sequence
+from random import getrandbits
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import trace
+from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags, TraceState
+from opentelemetry.util import types
+
+from harness.telemetry.otlpjson import SpanFields
+
+if TYPE_CHECKING:
+    from harness.telemetry.light import LightTracer
+
+__all__ = ["LightSpan", "Run", "clean_attributes", "clean_value"]
+
+_OK = StatusCode.OK._value_
+_SCALARS = (bool, int, float)
+
+Event = tuple[int, str, Mapping[str, Any] | None]
+LinkFields = tuple[int, int, Mapping[str, Any] | None]
+
+
+def _has_str(value: Any) -> bool:
+    t: Any = type(value)
+    return bool(t.__str__ is not object.__str__ or t.__repr__ is not object.__repr__)
+
+
+def _clean_seq(value: list[Any] | tuple[Any, ...], max_len: int | None) -> tuple[Any, ...]:
+    """:func:`clean_value` of a list or tuple, without a generator for the usual strings."""
+    out = []
+    for v in value:
+        if type(v) is not str or (max_len is not None and len(v) > max_len):
+            v = clean_value(v, max_len)
+        out.append(v)
+    return tuple(out)
+
+
+def clean_value(value: Any, max_len: int | None) -> Any:
+    """An attribute value as the SDK stores it: scalars and bytes kept, strings truncated,
+    sequences as tuples, mappings copied (bad keys dropped), anything else as ``str``."""
+    if value is None or isinstance(value, bool | int | float | bytes):
+        return value
+    if isinstance(value, str):
+        return value[:max_len] if max_len is not None and len(value) > max_len else value
+    if type(value) is list or type(value) is tuple:
+        return _clean_seq(value, max_len)
+    if isinstance(value, Sequence):
+        return tuple(clean_value(v, max_len) for v in value)
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if not k:
+                continue
+            if not isinstance(k, str):
+                if not _has_str(k):
+                    continue
+                k = str(k)
+            out[k] = clean_value(v, max_len)
+        return out
+    return str(value) if _has_str(value) else None
+
+
+def _put(attrs: dict[str, Any], key: str, value: Any, max_count: int | None) -> int:
+    """BoundedAttributes' set: a key set again moves to the end; when full, the oldest goes.
+    Returns how many attributes were dropped."""
+    if key in attrs:
+        del attrs[key]
+    elif max_count is not None and len(attrs) >= max_count:
+        if max_count == 0:
+            return 1
+        del attrs[next(iter(attrs))]
+        attrs[key] = value
+        return 1
+    attrs[key] = value
+    return 0
+
+
+def clean_attributes(
+    given: Mapping[str, Any], max_len: int | None, max_count: int | None
+) -> tuple[dict[str, Any], int]:
+    """A cleaned copy of ``given`` within the limits, and how many attributes were dropped."""
+    out = dict(given)
+    odd = False
+    for k, v in out.items():  # values replaced in place: the dict does not change size
+        t = type(v)
+        if t is str:
+            if max_len is not None and len(v) > max_len:
+                out[k] = v[:max_len]
+        elif t is not int and t is not float and t is not bool:
+            out[k] = clean_value(v, max_len)
+        if type(k) is not str or not k:
+            odd = True
+    if odd:  # keys that are empty or not strings: the slow, exact way
+        cleaned = clean_value(dict(given), max_len)
+        dropped = len(given) - len(cleaned)
+        out = {}
+        for k, v in cleaned.items():
+            dropped += _put(out, k, v, max_count)
+        return out, dropped
+    if max_count is None or len(out) <= max_count:
+        return out, 0
+    extra = len(out) - max_count
+    return dict(list(out.items())[extra:]), extra
+
+
+class Run:
+    """The buffer of one local root's ended spans, not yet written (see
+    :mod:`harness.telemetry.light`)."""
+
+    __slots__ = ("done", "root", "since", "spans")
+
+    def __init__(self) -> None:
+        self.spans: list[LightSpan] = []
+        self.root: LightSpan | None = None
+        self.done = False
+        self.since = 0.0
+
+
+class LightSpan(trace.Span):
+    """A span of :class:`~harness.telemetry.light.LightTracer`: plain fields, handed to its
+    run's buffer when it ends. Made by ``LightTracer.start_span`` only."""
+
+    __slots__ = (
+        "_attrs",
+        "_end",
+        "_flags",
+        "_kind",
+        "_name",
+        "_parent_id",
+        "_run",
+        "_span_id",
+        "_start",
+        "_state",
+        "_trace_id",
+        "_tracer",
+    )
+    # Set on few spans: class defaults, overridden in the instance dict (the API's Span has no
+    # __slots__, so every span has one) when set, to keep span creation short.
+    _events: list[Event] | None = None
+    _links: list[LinkFields] | None = None
+    _dropped_attrs = 0
+    _dropped_events = 0
+    _code = 0
+    _message: str | None = None
+    _ctx: SpanContext | None = None
+    _record_exception = True
+    _set_status_on_exception = True
+
+    def __init__(
+        self,
+        tracer: LightTracer,
+        run: Run | None,
+        trace_id: int,
+        parent_id: int | None,
+        flags: int,
+        state: TraceState | None,
+        name: str,
+        kind: int,
+        start: int,
+    ) -> None:
+        self._tracer = tracer
+        self._trace_id = trace_id
+        self._span_id = getrandbits(64) or 1
+        self._parent_id = parent_id
+        self._flags = flags
+        self._state = state
+        self._name = name
+        self._kind = kind  # the OTLP number
+        self._start = start
+        self._end: int | None = None
+        self._attrs: dict[str, Any] = {}
+        self._run = run if run is not None else tracer.provider._open(self)
+
+    # --- the Span API ------------------------------------------------------------------------
+
+    def get_span_context(self) -> SpanContext:
+        ctx = self._ctx
+        if ctx is None:
+            ctx = self._ctx = SpanContext(
+                self._trace_id, self._span_id, False, TraceFlags(self._flags), self._state
+            )
+        return ctx
+
+    def is_recording(self) -> bool:
+        return self._end is None
+
+    def set_attribute(self, key: str, value: types.AnyValue) -> None:
+        if self._end is not None:
+            return
+        if not key or not isinstance(key, str):
+            self._dropped_attrs += 1
+            return
+        v: Any = value
+        max_len = self._tracer.max_len
+        if type(v) is str:
+            if max_len is not None and len(v) > max_len:
+                v = v[:max_len]
+        elif type(v) not in _SCALARS:
+            v = clean_value(v, max_len)
+        self._dropped_attrs += _put(self._attrs, key, v, self._tracer.max_attrs)
+
+    def set_attributes(self, attributes: Mapping[str, types.AnyValue]) -> None:
+        if self._end is not None or not attributes:
+            return
+        tracer = self._tracer
+        if not self._attrs:
+            self._attrs, dropped = clean_attributes(attributes, tracer.max_len, tracer.max_attrs)
+        else:
+            cleaned, dropped = clean_attributes(attributes, tracer.max_len, None)
+            for k, v in cleaned.items():
+                dropped += _put(self._attrs, k, v, tracer.max_attrs)
+        self._dropped_attrs += dropped
+
+    def add_event(
+        self, name: str, attributes: types.Attributes = None, timestamp: int | None = None
+    ) -> None:
+        if self._end is not None:
+            return
+        limits = self._tracer.limits
+        attrs = None
+        if attributes:
+            attrs = clean_attributes(
+                attributes, limits.max_attribute_length, limits.max_event_attributes
+            )[0]
+        events = self._events
+        if events is None:
+            events = self._events = []
+        max_events = limits.max_events
+        if max_events is not None and len(events) >= max_events:
+            self._dropped_events += 1
+            if not max_events:
+                return
+            del events[0]
+        events.append((timestamp if timestamp is not None else time.time_ns(), name, attrs))
+
+    def add_link(self, context: SpanContext, attributes: types.Attributes = None) -> None:
+        if self._end is not None:
+            return
+        if not context or not (context.is_valid or attributes or context.trace_state):
+            return  # the SDK's _is_valid_link
+        limits = self._tracer.limits
+        links = self._links
+        if links is None:
+            links = self._links = []
+        if limits.max_links is not None and len(links) >= limits.max_links:
+            if not limits.max_links:
+                return
+            del links[0]
+        attrs = None
+        if attributes:
+            attrs = clean_attributes(
+                attributes, limits.max_attribute_length, limits.max_link_attributes
+            )[0]
+        links.append((context.trace_id, context.span_id, attrs))
+
+    def update_name(self, name: str) -> None:
+        if self._end is None:
+            self._name = name
+
+    def set_status(self, status: Status | StatusCode, description: str | None = None) -> None:
+        if self._end is not None or self._code == _OK:  # OK is final
+            return
+        if isinstance(status, StatusCode):
+            status = Status(status, description)  # keeps a description only with ERROR
+        if status.status_code is StatusCode.UNSET:
+            return
+        self._code = status.status_code._value_
+        self._message = status.description
+
+    def record_exception(
+        self,
+        exception: BaseException,
+        attributes: types.Attributes = None,
+        timestamp: int | None = None,
+        escaped: bool = False,
+    ) -> None:
+        """An ``exception`` event, as the SDK records it."""
+        module = type(exception).__module__
+        qualname = type(exception).__qualname__
+        attrs: dict[str, Any] = {
+            "exception.type": (
+                f"{module}.{qualname}" if module and module != "builtins" else qualname
+            ),
+            "exception.message": str(exception),
+            "exception.stacktrace": "".join(traceback.format_exception(exception)),
+            "exception.escaped": str(escaped),
+        }
+        if attributes:
+            attrs.update(attributes)
+        self.add_event("exception", attrs, timestamp)
+
+    def end(self, end_time: int | None = None) -> None:
+        if self._end is not None:
+            return
+        self._end = end_time if end_time is not None else time.time_ns()
+        run = self._run
+        run.spans.append(self)
+        self._tracer.provider._ended(self, run)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        """As the SDK's span: an exception leaving the ``with`` is recorded, status ERROR."""
+        if exc_val is not None and self._end is None:
+            if self._record_exception:
+                self.record_exception(exc_val, escaped=True)
+            if self._set_status_on_exception:
+                self.set_status(Status(StatusCode.ERROR, f"{type(exc_val).__name__}: {exc_val}"))
+        self.end()
+
+    # --- reading -----------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def parent_span_id(self) -> int | None:
+        return self._parent_id
+
+    @property
+    def attributes(self) -> Mapping[str, Any]:
+        return self._attrs
+
+    def span_fields(self) -> SpanFields:
+        """What the encoder takes (:func:`~harness.telemetry.otlpjson.encode_fields`)."""
+        return (
+            self._trace_id,
+            self._span_id,
+            self._parent_id,
+            self._name,
+            self._kind,
+            self._start,
+            self._end or 0,
+            self._attrs,
+            self._events or (),
+            self._links or (),
+            self._dropped_attrs,
+            self._dropped_events,
+            self._code,
+            self._message,
+        )
+
+    def __repr__(self) -> str:
+        return f"LightSpan({self._name!r}, span_id=0x{self._span_id:016x})"
