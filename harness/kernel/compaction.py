@@ -63,6 +63,19 @@ def estimate_tokens(messages: Sequence[Message], system_prompt: str | None = Non
     return total
 
 
+def _estimate(state: State) -> int:
+    """estimate_tokens of the run's prompt, adding only the messages appended since last time
+    (messages are only appended between compactions, which reset the cache)."""
+    messages = state.messages
+    count, last, tokens = state.token_estimate
+    if count and len(messages) >= count and messages[count - 1] is last:
+        tokens += estimate_tokens(messages[count:])
+    else:
+        tokens = estimate_tokens(messages, state.config.system_prompt)
+    state.token_estimate = (len(messages), messages[-1] if messages else None, tokens)
+    return tokens
+
+
 def context_window(state: State) -> int:
     return (
         state.config.context_window
@@ -74,7 +87,7 @@ def context_window(state: State) -> int:
 async def maybe_compact(state: State) -> None:
     """The proactive path; raises CompactionError when a stage fails."""
     threshold = int(state.config.compact_at * context_window(state))
-    before = estimate_tokens(state.messages, state.config.system_prompt)
+    before = _estimate(state)
     if before < threshold:
         return
     await state.hooks.fire(
@@ -118,6 +131,7 @@ async def compact(
         if changed:
             applied.append("summary")
             tokens = estimate_tokens(state.messages, system)
+    state.token_estimate = (0, None, 0)  # the history changed in place: estimate afresh
     event = Compaction(before, tokens, tuple(applied), reason, count_before - len(state.messages))
     state.emit(event)
     return event

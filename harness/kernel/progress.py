@@ -29,9 +29,12 @@ __all__ = [
 Fingerprint = tuple[tuple[tuple[str, str], ...], str]
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class ProgressSnapshot:
-    """What a productivity signal may compare against: the state before the iteration."""
+    """What a productivity signal may compare against: the state before the iteration.
+
+    (Not frozen only because it is built every iteration and frozen dataclasses are slower to
+    build; treat it as read-only.)"""
 
     message_count: int
     last_fingerprint: Fingerprint | None

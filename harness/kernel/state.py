@@ -53,6 +53,9 @@ class State:
     unproductive_iterations: int = 0
     last_fingerprint: Fingerprint | None = None
     fingerprint: Fingerprint | None = None
+    #: (message count, last message, tokens) of the last prompt estimate, so the proactive
+    #: compaction check only estimates new messages; compaction resets it.
+    token_estimate: tuple[int, Message | None, int] = (0, None, 0)
     no_progress_snapshot: list[Message] | None = None
     mode_state: Any = None
     finish_reason: FinishReason | None = None

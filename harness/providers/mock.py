@@ -15,6 +15,7 @@ turn tagged for it, or a short canned reply when there is none. Every request re
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -71,13 +72,7 @@ class MockProvider:
             )
         self.name = name
         self.model = model
-        self.capabilities = Capabilities(
-            native_tool_calls=True,
-            streaming=stream,
-            json_mode=True,
-            structured_output=True,
-            context_window=context_window,
-        )
+        self.capabilities = _capabilities(stream, context_window)
         self.when_exhausted = when_exhausted
         self.turns = [_parse_turn(t, i) for i, t in enumerate(turns or [])]
         self._queues: dict[str, list[MockTurn]] = {p: [] for p in _PURPOSES}
@@ -159,6 +154,18 @@ class MockProvider:
         return None
 
 
+@functools.lru_cache(maxsize=64)
+def _capabilities(stream: bool, context_window: int | None) -> Capabilities:
+    """Capabilities are immutable: share one per (stream, context_window)."""
+    return Capabilities(
+        native_tool_calls=True,
+        streaming=stream,
+        json_mode=True,
+        structured_output=True,
+        context_window=context_window,
+    )
+
+
 def _snapshot(r: Request) -> Request:
     """A copy of the request whose message list will not change as the run goes on."""
     return Request(
@@ -193,71 +200,71 @@ def _estimate_input(request: Request) -> int:
 
 
 def _parse_turn(raw: dict[str, Any], index: int) -> MockTurn:
-    where = f"mock turn {index + 1}"
+    # Validated fully, but cheaply: this runs for every turn of every mock run.
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: expected a mapping, got {type(raw).__name__}")
-    unknown = set(raw) - _TURN_KEYS
-    if unknown:
-        raise ConfigError(f"{where}: unknown keys {sorted(unknown)}; allowed: {sorted(_TURN_KEYS)}")
+        raise _bad(index, f"expected a mapping, got {type(raw).__name__}")
+    if not raw.keys() <= _TURN_KEYS:
+        unknown = sorted(raw.keys() - _TURN_KEYS)
+        raise _bad(index, f"unknown keys {unknown}; allowed: {sorted(_TURN_KEYS)}")
     purpose = raw.get("for", "main")
     if purpose not in _PURPOSES:
-        raise ConfigError(f"{where}: 'for' must be one of {', '.join(_PURPOSES)}, got {purpose!r}")
-    if "error" in raw and ("text" in raw or "tool_calls" in raw):
-        raise ConfigError(f"{where}: an error turn cannot also have text or tool_calls")
-    if "text" not in raw and "tool_calls" not in raw and "error" not in raw:
-        raise ConfigError(f"{where}: needs one of 'text', 'tool_calls' or 'error'")
+        raise _bad(index, f"'for' must be one of {', '.join(_PURPOSES)}, got {purpose!r}")
+    text = raw.get("text")
+    calls_raw = raw.get("tool_calls")
+    spec = raw.get("error")
     error = None
-    if "error" in raw:
-        spec = raw["error"]
+    if spec is not None:
+        if text is not None or calls_raw is not None:
+            raise _bad(index, "an error turn cannot also have text or tool_calls")
         if not isinstance(spec, dict) or not isinstance(spec.get("status"), int):
-            raise ConfigError(f"{where}: error must be {{status: int, message: str}}")
+            raise _bad(index, "error must be {status: int, message: str}")
         error = ProviderError.from_status(spec["status"], str(spec.get("message", "mock error")))
-    calls = []
-    for j, c in enumerate(raw.get("tool_calls") or []):
+    elif "text" not in raw and "tool_calls" not in raw:
+        raise _bad(index, "needs one of 'text', 'tool_calls' or 'error'")
+    calls: list[ToolCall] = []
+    for j, c in enumerate(calls_raw or ()):
         if not isinstance(c, dict) or not isinstance(c.get("name"), str):
-            raise ConfigError(f"{where}: tool_calls[{j}] needs a 'name' string")
+            raise _bad(index, f"tool_calls[{j}] needs a 'name' string")
         args = c.get("arguments", {})
         if isinstance(args, str):
             args = {INVALID_JSON_KEY: args}  # a raw (unparsed) argument string
-        if not isinstance(args, dict):
-            raise ConfigError(f"{where}: tool_calls[{j}].arguments must be a mapping")
+        elif not isinstance(args, dict):
+            raise _bad(index, f"tool_calls[{j}].arguments must be a mapping")
         calls.append(ToolCall(str(c.get("id") or ""), c["name"], dict(args)))
-    usage = None
-    if "usage" in raw:
-        u = raw["usage"]
-        try:
-            usage = TokenUsage(**{k: int(v) for k, v in dict(u).items()})
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"{where}: usage: {exc}") from None
-        if (
-            min(
-                usage.input_tokens,
-                usage.output_tokens,
-                usage.reasoning_tokens,
-                usage.cache_read_tokens,
-                usage.cache_write_tokens,
-            )
-            < 0
-        ):
-            raise ConfigError(f"{where}: usage: token counts must be >= 0")
+    usage = _usage(raw["usage"], index) if "usage" in raw else None
     cost = raw.get("cost_usd", 0.0)
-    if not isinstance(cost, int | float) or cost < 0:
-        raise ConfigError(f"{where}: cost_usd must be a non-negative number, got {cost!r}")
-    text = raw.get("text")
+    if not isinstance(cost, (int, float)) or cost < 0:  # a tuple: faster than int | float
+        raise _bad(index, f"cost_usd must be a non-negative number, got {cost!r}")
     if text is None:
         text = ""
-    if not isinstance(text, str):
-        raise ConfigError(f"{where}: text must be a string, got {type(text).__name__}")
-    for key in ("thinking", "finish_reason"):
-        if raw.get(key) is not None and not isinstance(raw[key], str):
-            raise ConfigError(f"{where}: {key} must be a string, got {type(raw[key]).__name__}")
-    return MockTurn(
-        purpose,
-        text,
-        raw.get("thinking"),
-        tuple(calls),
-        error,
-        usage,
-        float(cost),
-        raw.get("finish_reason"),
-    )
+    elif not isinstance(text, str):
+        raise _bad(index, f"text must be a string, got {type(text).__name__}")
+    thinking = raw.get("thinking")
+    finish = raw.get("finish_reason")
+    for key, value in (("thinking", thinking), ("finish_reason", finish)):
+        if value is not None and not isinstance(value, str):
+            raise _bad(index, f"{key} must be a string, got {type(value).__name__}")
+    return MockTurn(purpose, text, thinking, tuple(calls), error, usage, float(cost), finish)
+
+
+def _usage(u: Any, index: int) -> TokenUsage:
+    try:
+        usage = TokenUsage(**{k: int(v) for k, v in dict(u).items()})
+    except (TypeError, ValueError) as exc:
+        raise _bad(index, f"usage: {exc}") from None
+    if (
+        min(
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.reasoning_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+        )
+        < 0
+    ):
+        raise _bad(index, "usage: token counts must be >= 0")
+    return usage
+
+
+def _bad(index: int, message: str) -> ConfigError:
+    return ConfigError(f"mock turn {index + 1}: {message}")
