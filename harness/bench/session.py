@@ -91,6 +91,7 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
     from harness.telemetry.setup import configure_tracing
 
     console = console or Console(stderr=True)
+    _check_names(request.modes, request.providers)
     suites = load_suites(request.suites)
     cells = expand(suites, request.modes, request.providers, request.epochs, tasks=request.tasks)
     with Store.open(request.db) as store:
@@ -170,6 +171,24 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
                     console.print(f"[yellow]warning:[/] spans not ingested: {exc}")
             store.finish_run(run_id, status)  # type: ignore[arg-type]
     return report
+
+
+def _check_names(modes: Sequence[str], providers: Sequence[str]) -> None:
+    """Unknown modes and providers are bad input (exit 2), not a matrix of crashed cells."""
+    from harness.errors import ConfigError
+    from harness.modes.base import resolve_mode
+    from harness.providers.profiles import resolve_profile
+
+    for mode in modes:
+        try:
+            resolve_mode(mode)
+        except ConfigError as exc:
+            raise ConfigError(f"--modes: {exc}") from None
+    for spec in providers:
+        try:
+            resolve_profile(spec)
+        except ConfigError as exc:
+            raise ConfigError(f"--providers: {exc}") from None
 
 
 def _collector_hosts(endpoint: str | None) -> tuple[str, ...]:

@@ -1,0 +1,104 @@
+"""`harness run` / report / gate end to end through the installed console script."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("harness")
+    cmd = [exe] if exe else [sys.executable, "-m", "harness.cli"]
+    return subprocess.run(
+        [*cmd, *args], cwd=cwd, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the project's suites, cassettes and profiles, to run in isolation."""
+    for name in ("suites", "cassettes"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def test_run_report_gate_on_the_recorded_cassettes(project: Path) -> None:
+    run = harness(
+        "run", "suites/arithmetic.yaml", "--modes", "react,reflexion", "--no-progress",
+        cwd=project,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "0 did not run" in run.stderr
+    db = project / "reports" / "harness.duckdb"
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        providers = dict(
+            con.execute("SELECT provider, count(*) FROM results GROUP BY provider").fetchall()
+        )
+        crashed = con.execute("SELECT count(*) FROM results WHERE error IS NOT NULL").fetchone()
+        tokens = con.execute(
+            "SELECT sum(input_tokens) FROM results WHERE provider = 'llamacpp-gemma'"
+        ).fetchone()
+    finally:
+        con.close()
+    # 'auto' providers: the mock plus the model the cassettes were recorded from.
+    assert set(providers) == {"mock", "llamacpp-gemma"}
+    assert providers["mock"] == providers["llamacpp-gemma"] > 0
+    assert crashed == (0,)  # every llamacpp cell replayed from its cassette
+    assert tokens is not None
+    assert tokens[0] > 0
+    report = harness("report", "--out", "reports", cwd=project)
+    assert report.returncode == 0, report.stderr
+    html = (project / "reports" / "report.html").read_text(encoding="utf-8")
+    assert "llamacpp-gemma" in html
+    saved = harness("baseline", "save", "-o", "reports/baseline.json", cwd=project)
+    assert saved.returncode == 0, saved.stderr
+    gate = harness("gate", "--baseline", "reports/baseline.json", cwd=project)
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+
+
+def test_unknown_mode_and_provider_are_bad_input(project: Path) -> None:
+    bad_mode = harness("run", "suites", "--modes", "react,reflection", cwd=project)
+    assert bad_mode.returncode == 2
+    assert "did you mean 'reflexion'" in bad_mode.stderr
+    bad_provider = harness("run", "suites", "--providers", "openia:gpt-4o", cwd=project)
+    assert bad_provider.returncode == 2
+    assert "'openia'" in bad_provider.stderr
+    assert not (project / "reports" / "harness.duckdb").exists()
+
+
+def test_a_missing_cassette_fails_its_cell_with_the_rerecord_command(project: Path) -> None:
+    folder = project / "cassettes" / "arithmetic" / "llamacpp-gemma" / "react"
+    victim = sorted(folder.iterdir())[0]
+    victim.unlink()
+    task, _, rest = victim.name.partition(".e")
+    missing_epoch = int(rest.split(".")[0])
+    run = harness(
+        "run", "suites/arithmetic.yaml", "--modes", "react", "--providers", "llamacpp-gemma",
+        "--tasks", task, "--epochs", "2", "--no-progress", cwd=project,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    con = duckdb.connect(str(project / "reports" / "harness.duckdb"), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT epoch, finish_reason, halted_reason, passed FROM results ORDER BY epoch"
+        ).fetchall()
+    finally:
+        con.close()
+    by_epoch = {r[0]: r for r in rows}
+    assert set(by_epoch) == {0, 1}
+    broken = by_epoch[missing_epoch]
+    assert broken[1] == "error_during_execution"
+    assert victim.name in broken[2]
+    assert "--record-mode all" in broken[2]
+    assert broken[3] is False
+    other = by_epoch[1 - missing_epoch]
+    assert other[1] != "error_during_execution"
