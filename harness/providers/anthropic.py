@@ -186,11 +186,11 @@ def _tool_result(m: Message) -> dict[str, Any]:
 
 
 def _tool(spec: ToolSpec) -> dict[str, Any]:
-    schema = dict(spec.parameters) if spec.parameters else {}
-    schema.setdefault("type", "object")
-    if schema["type"] == "object":
-        schema.setdefault("properties", {})
-    return {"name": spec.name, "description": spec.description, "input_schema": schema}
+    return {
+        "name": spec.name,
+        "description": spec.description,
+        "input_schema": spec.object_schema(),
+    }
 
 
 def _tool_choice(choice: str | dict[str, Any]) -> dict[str, Any]:

@@ -34,6 +34,15 @@ class ToolSpec:
     description: str
     parameters: dict[str, Any]
 
+    def object_schema(self) -> dict[str, Any]:
+        """The parameters as an object schema (``type`` and ``properties`` filled in), the form
+        APIs that validate tool schemas (Anthropic, Ollama) insist on."""
+        schema = dict(self.parameters) if self.parameters else {}
+        schema.setdefault("type", "object")
+        if schema["type"] == "object":
+            schema.setdefault("properties", {})
+        return schema
+
 
 @dataclass(slots=True)
 class Request:

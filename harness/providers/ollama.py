@@ -128,13 +128,13 @@ def _messages(system_prompt: str | None, messages: list[Message]) -> list[dict[s
 
 
 def _tool(spec: ToolSpec) -> dict[str, Any]:
-    parameters = dict(spec.parameters) if spec.parameters else {}
-    parameters.setdefault("type", "object")
-    if parameters["type"] == "object":
-        parameters.setdefault("properties", {})
     return {
         "type": "function",
-        "function": {"name": spec.name, "description": spec.description, "parameters": parameters},
+        "function": {
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.object_schema(),
+        },
     }
 
 
