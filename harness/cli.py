@@ -32,6 +32,12 @@ def _csv(value: str) -> list[str]:
 @click.option("--tasks", default="", help="Comma-separated task ids or globs to run.")
 @click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 256))
 @click.option(
+    "--provider-concurrency",
+    default=None,
+    type=click.IntRange(1, 256),
+    help="Cells at once per provider (default: --concurrency; 1 per HTTP provider when recording).",
+)
+@click.option(
     "--record-mode",
     default="none",
     show_default=True,
@@ -51,6 +57,7 @@ def run_cmd(
     epochs: int,
     tasks: str,
     concurrency: int,
+    provider_concurrency: int | None,
     record_mode: str,
     cassettes_dir: str,
     db: str,
@@ -86,6 +93,7 @@ def run_cmd(
                 epochs=epochs,
                 tasks=_csv(tasks),
                 concurrency=concurrency,
+                provider_concurrency=provider_concurrency,
                 record_mode=record_mode,
                 cassettes=Path(cassettes_dir),
                 db=Path(db),

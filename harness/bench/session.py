@@ -36,6 +36,7 @@ class BenchRequest:
     epochs: int = 1
     tasks: Sequence[str] = ()
     concurrency: int = 4
+    provider_concurrency: int | None = None
     record_mode: str = "none"
     cassettes: Path = Path("cassettes")
     db: Path = Path("reports/harness.duckdb")
@@ -105,6 +106,7 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
                 "tasks": list(request.tasks),
                 "record_mode": request.record_mode,
                 "concurrency": request.concurrency,
+                "provider_concurrency": request.provider_concurrency,
                 "cassettes": str(request.cassettes),
             },
             git_sha=git_sha(),
@@ -152,6 +154,7 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
                 cassettes=request.cassettes,
                 record_mode=request.record_mode,
                 concurrency=request.concurrency,
+                provider_concurrency=request.provider_concurrency,
                 tracer_provider=tracing.tracer_provider,
                 ignore_hosts=ignore,
                 run_id=run_id,

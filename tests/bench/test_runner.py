@@ -215,3 +215,35 @@ def test_ctrl_c_mid_matrix_keeps_finished_cells_and_exits_130(tmp_path: Path) ->
     assert stored is not None
     assert 0 < stored[0] < 40
     assert status == ("interrupted",)
+
+
+def test_global_and_per_provider_limits_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "slow.yaml").write_text(SLOW_SUITE, encoding="utf-8")
+    suites = load_suites([tmp_path / "slow.yaml"])
+    cells = expand(suites, ["react"], ["mock", "mock:other"], 1)
+    in_flight: dict[str, int] = {}
+    peak: dict[str, int] = {}
+    total_peak = 0
+
+    async def fake_cell(self: Runner, cell: Cell) -> CellOutcome:
+        nonlocal total_peak
+        in_flight[cell.provider] = in_flight.get(cell.provider, 0) + 1
+        peak[cell.provider] = max(peak.get(cell.provider, 0), in_flight[cell.provider])
+        total_peak = max(total_peak, sum(in_flight.values()))
+        await asyncio.sleep(0.002)
+        in_flight[cell.provider] -= 1
+        return CellOutcome(cell, None, error="not run")
+
+    monkeypatch.setattr(Runner, "_cell", fake_cell)
+    runner = Runner(RunnerOptions(concurrency=4, provider_concurrency=1), lambda o: None)
+    summary = asyncio.run(runner.run(cells))
+    assert summary.done == len(cells) == 80
+    assert peak == {"mock": 1, "mock:other": 1}
+    assert total_peak == 2
+    unlimited = Runner(RunnerOptions(concurrency=3), lambda o: None)
+    peak.clear()
+    total_peak = 0
+    asyncio.run(unlimited.run(cells))
+    assert total_peak == 3
