@@ -34,13 +34,12 @@ from werkzeug import Response as WResponse
 import harness
 from harness import ConfigError, FinishReason, Result
 from harness.bench.cassette_lint import lint_cassettes
+from harness.bench.cassette_store import PLACEHOLDER, normalise_body
 from harness.bench.cassettes import (
-    PLACEHOLDER,
     CassetteCorrupt,
     CassetteMiss,
     CassetteTransport,
     cassette_path,
-    normalise_body,
     profile_secrets,
 )
 from harness.events import Content, Event

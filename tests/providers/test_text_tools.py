@@ -14,12 +14,8 @@ from pytest_httpserver import HTTPServer
 import harness
 from harness.kernel.messages import Message, TokenUsage, ToolCall, ToolResult
 from harness.providers.base import Capabilities, Request, Response, ToolSpec
-from harness.providers.text_tools import (
-    finish_response,
-    parse_tool_calls,
-    prepare_request,
-    rewrite_history,
-)
+from harness.providers.text_tool_parse import parse_tool_calls
+from harness.providers.text_tools import finish_response, prepare_request, rewrite_history
 
 CALC = ToolSpec(
     "calculator",

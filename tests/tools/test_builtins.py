@@ -15,9 +15,6 @@ from harness.errors import ConfigError, ToolError
 from harness.kernel.messages import UIPayload
 from harness.tools.base import Submit, Tool, ToolContext, ToolOutput, tool
 from harness.tools.builtins import (
-    MAX_FILE_BYTES,
-    MAX_MATCHES,
-    MAX_READ_CHARS,
     CalculatorTool,
     EditFileTool,
     FinishTool,
@@ -30,6 +27,7 @@ from harness.tools.builtins import (
     WriteFileTool,
 )
 from harness.tools.calculator import calculate
+from harness.tools.file_tools import MAX_FILE_BYTES, MAX_MATCHES, MAX_READ_CHARS
 from harness.tools.registry import BUILTIN_TOOLS, builtin_names, resolve_tools
 from harness.tools.workspace import Workspace
 
