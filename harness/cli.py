@@ -73,23 +73,18 @@ def run_cmd(
     from rich.console import Console
     from rich.markup import escape
 
-    from harness.bench.session import BenchRequest, discover_providers, run_bench
-    from harness.bench.suite import load_suites
+    from harness.bench.session import BenchRequest, run_bench
     from harness.errors import HarnessError
 
     console = Console(stderr=True)
     if resume and not label:
         raise click.BadParameter("--resume needs --label", param_hint="--resume")
     try:
-        provider_list = _csv(providers)
-        if provider_list == ["auto"]:
-            names = [s.suite for s in load_suites(suite_paths)]
-            provider_list = discover_providers(Path(cassettes_dir), names)
         report = run_bench(
             BenchRequest(
                 suites=suite_paths,
                 modes=_csv(modes),
-                providers=provider_list,
+                providers=_csv(providers),
                 epochs=epochs,
                 tasks=_csv(tasks),
                 concurrency=concurrency,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ EXIT_INTERRUPTED = 130
 class BenchRequest:
     suites: Sequence[str]
     modes: Sequence[str] = ("react",)
+    #: Provider specs; ``("auto",)``: the mock plus every provider with cassettes.
     providers: Sequence[str] = ("mock",)
     epochs: int = 1
     tasks: Sequence[str] = ()
@@ -71,36 +71,25 @@ def discover_providers(cassettes: Path, suites: Sequence[str]) -> list[str]:
     return ["mock", *sorted(found - {"mock"})]
 
 
-def git_sha() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
-
-
 def run_bench(request: BenchRequest, console: Console | None = None) -> BenchReport:
     """Run a bench request to completion (or Ctrl-C). Raises ConfigError for bad input."""
     from harness.store.rows import crashed_row, result_row
     from harness.store.writer import Store
-    from harness.telemetry.setup import configure_tracing
+    from harness.telemetry.setup import configure_tracing, git_sha
 
     console = console or Console(stderr=True)
-    _check_names(request.modes, request.providers)
     suites = load_suites(request.suites)
-    cells = expand(suites, request.modes, request.providers, request.epochs, tasks=request.tasks)
+    providers = list(request.providers)
+    if providers == ["auto"]:
+        providers = discover_providers(request.cassettes, [s.suite for s in suites])
+    _check_names(request.modes, providers)
+    cells = expand(suites, request.modes, providers, request.epochs, tasks=request.tasks)
     with Store.open(request.db) as store:
         run_id = store.begin_run(
             label=request.label,
             suites=[s.suite for s in suites],
             modes=list(request.modes),
-            providers=list(request.providers),
+            providers=providers,
             epochs=request.epochs,
             config={
                 "tasks": list(request.tasks),
@@ -109,7 +98,7 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
                 "provider_concurrency": request.provider_concurrency,
                 "cassettes": str(request.cassettes),
             },
-            git_sha=git_sha(),
+            git_sha=git_sha(Path.cwd()),  # the checkout being benchmarked
             resume=request.resume,
         )
         if request.resume and request.label is not None:
