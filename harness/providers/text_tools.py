@@ -23,14 +23,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
 
-from harness.kernel.messages import Message, ToolCall
+from harness.kernel.messages import Message, ToolCall, ToolResult
 from harness.providers.base import Request, Response, ToolSpec
 from harness.providers.text_tool_parse import parse_tool_calls
 
 __all__ = [
+    "TextFormat",
+    "example_messages",
     "finish_response",
     "prepare_request",
     "render_tool_prompt",
@@ -38,20 +40,31 @@ __all__ = [
 ]
 
 
+#: How calls are written: fenced ``tool_call`` blocks, or one ``<tool_call>...</tool_call>`` line.
+TextFormat = Literal["fenced", "line"]
+
+
 # --- the request side ---------------------------------------------------------------------------
 
 
-def prepare_request(request: Request) -> Request:
+def prepare_request(
+    request: Request,
+    *,
+    fmt: TextFormat = "fenced",
+    examples: Sequence[list[Message]] = (),
+) -> Request:
     """A copy of ``request`` for a model that reads tools from the prompt (the input is unchanged).
 
     Tools and ``tool_choice`` move into the system prompt; the history is rewritten without tool
-    roles (see :func:`rewrite_history`).
+    roles (see :func:`rewrite_history`), with the few-shot ``examples`` (already chosen for these
+    tools) before it, written the same way.
     """
-    prompt = render_tool_prompt(request.tools or [], request.tool_choice)
+    prompt = render_tool_prompt(request.tools or [], request.tool_choice, fmt=fmt)
     system = f"{request.system_prompt.rstrip()}\n\n{prompt}" if request.system_prompt else prompt
+    shots = [m for example in examples for m in example]
     return dataclasses.replace(
         request,
-        messages=rewrite_history(request.messages),
+        messages=rewrite_history([*shots, *request.messages], fmt=fmt),
         system_prompt=system,
         tools=None,
         tool_choice=None,
@@ -61,8 +74,15 @@ def prepare_request(request: Request) -> Request:
     )
 
 
-def render_tool_prompt(tools: Iterable[ToolSpec], tool_choice: str | dict[str, Any] | None) -> str:
+def render_tool_prompt(
+    tools: Iterable[ToolSpec],
+    tool_choice: str | dict[str, Any] | None,
+    *,
+    fmt: TextFormat = "fenced",
+) -> str:
     """The system-prompt section that explains the calling protocol and lists ``tools``."""
+    if fmt == "line":
+        return _render_line_prompt(tools, tool_choice)
     lines = [
         "# Calling tools",
         "",
@@ -95,6 +115,28 @@ def render_tool_prompt(tools: Iterable[ToolSpec], tool_choice: str | dict[str, A
     return "\n".join(lines)
 
 
+def _render_line_prompt(tools: Iterable[ToolSpec], tool_choice: str | dict[str, Any] | None) -> str:
+    """The one-line protocol: a call is a single line, so a server can stop at the newline."""
+    lines = [
+        "You can call tools. To call one, reply with exactly one line and nothing else:",
+        '<tool_call>{"name": "TOOL_NAME", "arguments": {"PARAMETER": "VALUE"}}</tool_call>',
+        "The result comes back in the next message. When you know the answer, reply with the "
+        "answer alone on one line, with no tool_call.",
+    ]
+    choice = _choice_rule(tool_choice)
+    if choice:
+        lines.append(choice)
+    lines += ["", "Tools:"]
+    for spec in tools:
+        params = ", ".join(
+            f"{name} ({(schema or {}).get('type', 'any')})"
+            for name, schema in (spec.parameters.get("properties") or {}).items()
+        )
+        summary = " ".join(spec.description.split())
+        lines.append(f"- {spec.name}({params}): {summary or '(no description)'}")
+    return "\n".join(lines)
+
+
 def _choice_rule(tool_choice: str | dict[str, Any] | None) -> str | None:
     """``tool_choice`` as an instruction (OpenAI and Anthropic spellings)."""
     if tool_choice is None or tool_choice == "auto":
@@ -114,7 +156,7 @@ def _choice_rule(tool_choice: str | dict[str, Any] | None) -> str | None:
     return None
 
 
-def rewrite_history(messages: list[Message]) -> list[Message]:
+def rewrite_history(messages: list[Message], *, fmt: TextFormat = "fenced") -> list[Message]:
     """``messages`` without tool roles, for a model that only reads text.
 
     An assistant turn's tool calls are appended to its content as ``tool_call`` blocks. A tool
@@ -128,9 +170,10 @@ def rewrite_history(messages: list[Message]) -> list[Message]:
     merge_next = False  # the last message in ``out`` holds tool results
     for message in messages:
         if message.role == "assistant" and message.tool_calls:
-            blocks = [_render_call(call) for call in message.tool_calls]
+            blocks = [_render_call(call, fmt) for call in message.tool_calls]
             names.update((call.id, call.name) for call in message.tool_calls)
-            content = "\n\n".join([message.content.rstrip(), *blocks]).lstrip("\n")
+            sep = "\n" if fmt == "line" else "\n\n"
+            content = sep.join([message.content.rstrip(), *blocks]).lstrip("\n")
             out.append(dataclasses.replace(message, content=content, tool_calls=None))
             merge_next = False
         elif message.role == "tool":
@@ -160,9 +203,46 @@ def _append(out: list[Message], text: str) -> None:
     out[-1] = dataclasses.replace(last, content=joined, tool_calls=None, tool_result=None)
 
 
-def _render_call(call: ToolCall) -> str:
+def _render_call(call: ToolCall, fmt: TextFormat = "fenced") -> str:
     body = json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
+    if fmt == "line":
+        return f"<tool_call>{body}</tool_call>"
     return f"```tool_call\n{body}\n```"
+
+
+def example_messages(examples: Iterable[Any], tool_names: Iterable[str]) -> list[list[Message]]:
+    """The few-shot conversations (profile :class:`~harness.providers.profiles.Example`) whose
+    tools are all offered, as kernel messages (call ids ``example_1``...)."""
+    offered = set(tool_names)
+    chosen: list[list[Message]] = []
+    for example in examples:
+        if not set(example.tool_names()) <= offered:
+            continue
+        messages: list[Message] = []
+        counter = 0
+        pending: list[str] = []
+        for raw in example.messages:
+            role = raw.get("role")
+            if role == "assistant" and raw.get("tool_calls"):
+                calls = []
+                for call in raw["tool_calls"]:
+                    counter += 1
+                    calls.append(
+                        ToolCall(
+                            f"example_{counter}", call["name"], dict(call.get("arguments") or {})
+                        )
+                    )
+                pending = [c.id for c in calls]
+                messages.append(Message("assistant", raw.get("content", ""), tool_calls=calls))
+            elif role == "tool":
+                call_id = pending.pop(0) if pending else f"example_{counter}"
+                content = str(raw.get("content", ""))
+                result = ToolResult(call_id, content, bool(raw.get("is_error", False)))
+                messages.append(Message("tool", content, tool_result=result, name=raw.get("name")))
+            else:
+                messages.append(Message(role, str(raw.get("content", ""))))
+        chosen.append(messages)
+    return chosen
 
 
 # --- the response side --------------------------------------------------------------------------
