@@ -181,7 +181,8 @@ def test_line_protocol_and_seed_on_the_anthropic_wire(
     result = harness.run(
         "What does n.txt say?", provider="tiny", tools=["read_file"], seed=2, cwd=tmp_path / "ws"
     )
-    assert result.finish_reason == "stop" and result.text == "seven", result.halted_reason
+    assert result.finish_reason == "stop", result.halted_reason
+    assert result.text == "seven"
     assert result.cost_usd is not None
     assert result.cost_usd > 0
     first, second = (json.loads(req.get_data()) for req, _ in httpserver.log)
