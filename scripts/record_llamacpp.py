@@ -73,7 +73,8 @@ def find_or_build_llama_server(explicit: str | None) -> Path:
     build = source / "build"
     subprocess.run(
         ["cmake", "-S", str(source), "-B", str(build), "-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF",
-         "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DCMAKE_BUILD_TYPE=Release"],
+         "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DBUILD_SHARED_LIBS=OFF",
+         "-DCMAKE_BUILD_TYPE=Release"],
         check=True,
     )  # fmt: skip
     jobs = str(os.cpu_count() or 2)

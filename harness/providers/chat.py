@@ -158,7 +158,7 @@ class ChatProvider(ABC):
                     f"{self.name}: unexpected response shape ({type(exc).__name__}: {exc})",
                 ) from None
         if text_mode:
-            text_tools.finish_response(response)
+            text_tools.finish_response(response, profile.text_tool_format)
         response.retries = attempts.errors
         response.cost_usd = price_usage(
             self.profile, response.model or request.model, response.usage

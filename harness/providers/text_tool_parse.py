@@ -32,11 +32,13 @@ _CALL_TAGS = frozenset({"tool_call", "tool-call", "toolcall", "tool_calls", "too
 _JSON_TAGS = frozenset({"", "json", "jsonc", "json5"})
 
 # An opening fence (3+ backticks or tildes, an optional info string), a body, and the same fence
-# closing at the end of a line. Blocks of other languages are matched too, so that a ``tool_call``
+# closing at the end of a line. Small base models often run on after the closing fence on the
+# same line ("``` mendatang", "```遷移": a stray token where an end-of-turn should be): such
+# text is tolerated unless it starts like an info string (ASCII letters or digits). Blocks of other languages are matched too, so that a ``tool_call``
 # fence quoted inside, say, a Markdown example is not taken for a call.
 _FENCE = re.compile(
     r"(?P<fence>`{3,}|~{3,})[ \t]*(?P<tag>[^\s`~]*)[^\n`]*\n"
-    r"(?P<body>.*?)(?P=fence)[ \t]*(?=\n|$)",
+    r"(?P<body>.*?)(?P=fence)(?:(?![A-Za-z0-9_`])[^\n`]*)?(?=\n|$)",
     re.DOTALL,
 )
 _OPEN_CALL_FENCE = re.compile(r"(?P<fence>`{3,}|~{3,})[ \t]*(?P<tag>[\w-]+)[ \t]*\n", re.IGNORECASE)
@@ -320,7 +322,9 @@ def _remove(text: str, spans: list[_Span]) -> str:
     for start, end in sorted(spans):
         parts.append(text[pos:start])
         pos = max(pos, end)
-    parts.append(text[pos:])
+    # Text after the last call is dropped: the protocol ends a reply with its calls, and what a
+    # model writes past them is a run-on (an invented result or turn, a stray token) that would
+    # otherwise be written back into the history and imitated.
     return _BLANK_LINES.sub("\n\n", "".join(parts)).strip()
 
 

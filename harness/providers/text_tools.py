@@ -40,6 +40,8 @@ __all__ = [
 ]
 
 
+_LINE_CLOSE = "</tool_call>"
+
 #: How calls are written: fenced ``tool_call`` blocks, or one ``<tool_call>...</tool_call>`` line.
 TextFormat = Literal["fenced", "line"]
 
@@ -248,16 +250,23 @@ def example_messages(examples: Iterable[Any], tool_names: Iterable[str]) -> list
 # --- the response side --------------------------------------------------------------------------
 
 
-def finish_response(response: Response) -> None:
+def finish_response(response: Response, fmt: TextFormat = "fenced") -> None:
     """Read text-tagged tool calls out of ``response`` (in place).
 
     Native calls, if the provider returned any, are kept and the text is left alone. Otherwise,
     found calls go to ``tool_calls``, the text loses their blocks, and ``finish_reason`` becomes
     ``"tool_calls"``. A malformed call sets ``tool_call_error`` and leaves the text as received.
+    With the one-line protocol a reply holds one call: whatever follows its closing tag is a
+    run-on (the model going on past its turn) and is not read.
     """
     if response.tool_calls or not response.text:
         return
-    calls, text, error = parse_tool_calls(response.text)
+    source = response.text
+    if fmt == "line":
+        end = source.lower().find(_LINE_CLOSE)
+        if end >= 0:
+            source = source[: end + len(_LINE_CLOSE)]
+    calls, text, error = parse_tool_calls(source)
     if error is not None:
         response.tool_call_error = error
         return

@@ -207,3 +207,19 @@ def test_no_seed_on_the_anthropic_wire_unless_the_profile_says_so(
     (body,) = (json.loads(req.get_data()) for req, _ in httpserver.log)
     assert "seed" not in body
     assert "stop_sequences" not in body
+
+
+def test_line_protocol_reads_one_call_and_drops_the_run_on() -> None:
+    from harness.providers.base import Response
+    from harness.providers.text_tools import finish_response
+
+    call = '<tool_call>{"name": "kv_get", "arguments": {"key": "a"}}</tool_call>'
+    response = Response(text=call + ' subtree<tool_call>{"name": "kv_get", "argu')
+    finish_response(response, "line")
+    assert response.tool_call_error is None
+    assert [(c.name, c.arguments) for c in response.tool_calls] == [("kv_get", {"key": "a"})]
+    assert response.text == ""
+    # The fenced protocol reads the whole reply, so the broken second block is an error there.
+    fenced = Response(text=call + ' subtree<tool_call>{"name": "kv_get", "argu')
+    finish_response(fenced, "fenced")
+    assert fenced.tool_call_error is not None

@@ -213,9 +213,9 @@ def test_plain_history_passes_through_unchanged() -> None:
             id="tilde-fences",
         ),
         pytest.param(
-            fence(call("calculator", expression="1"), tag="json") + "\nthere",
+            "here\n" + fence(call("calculator", expression="1"), tag="json") + "\nthere",
             [("calculator", {"expression": "1"})],
-            "there",
+            "here",  # text after the last call is a run-on, dropped
             id="json-fence",
         ),
         pytest.param(
@@ -288,7 +288,7 @@ def test_plain_history_passes_through_unchanged() -> None:
         pytest.param(
             '{"name": "a", "arguments": {}}\n{"name": "b", "arguments": {}}\nThat is all.',
             [("a", {}), ("b", {})],
-            "That is all.",
+            "",  # text after the last call is a run-on, dropped
             id="raw-json-several-then-text",
         ),
     ],
