@@ -34,8 +34,9 @@ _JSON_TAGS = frozenset({"", "json", "jsonc", "json5"})
 # An opening fence (3+ backticks or tildes, an optional info string), a body, and the same fence
 # closing at the end of a line. Small base models often run on after the closing fence on the
 # same line ("``` mendatang", "```遷移": a stray token where an end-of-turn should be): such
-# text is tolerated unless it starts like an info string (ASCII letters or digits). Blocks of other languages are matched too, so that a ``tool_call``
-# fence quoted inside, say, a Markdown example is not taken for a call.
+# text is tolerated unless it starts like an info string (ASCII letters or digits). Blocks of
+# other languages are matched too, so that a ``tool_call`` fence quoted inside, say, a Markdown
+# example is not taken for a call.
 _FENCE = re.compile(
     r"(?P<fence>`{3,}|~{3,})[ \t]*(?P<tag>[^\s`~]*)[^\n`]*\n"
     r"(?P<body>.*?)(?P=fence)(?:(?![A-Za-z0-9_`])[^\n`]*)?(?=\n|$)",
