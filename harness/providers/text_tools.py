@@ -184,7 +184,7 @@ def rewrite_history(messages: list[Message], *, fmt: TextFormat = "fenced") -> l
             name = names.get(call_id) or message.name or "tool"
             mark = " [error]" if result is not None and result.is_error else ""
             body = message.content or (result.content if result is not None else "")
-            text = f"Result of tool call {name} ({call_id}){mark}:\n{body}"
+            text = f"Result of tool call {name} ({call_id}){mark}:\n{body.rstrip()}"
             if merge_next or (out and out[-1].role == "user"):
                 _append(out, text)
             else:
