@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +131,7 @@ class CassetteTransport(httpx.AsyncBaseTransport):
         volatile_fields: Sequence[str] = VOLATILE_FIELDS,
         drop_unused_requests: bool = False,
         real_transport: httpx.AsyncBaseTransport | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> None:
         if record_mode not in RECORD_MODES:
             raise ConfigError(
@@ -143,6 +144,9 @@ class CassetteTransport(httpx.AsyncBaseTransport):
         self.played = self.recorded = self.misses = self.passed_through = 0
         self._real = real_transport
         self._closed = False
+        #: Written beside the interactions when this cassette records (e.g. whether the server
+        #: honours seeds); kept as loaded otherwise.
+        self.metadata = dict(metadata or {})
         self._scrub = Scrubber(secrets)
         try:
             self._cassette = IndexedCassette.load(
@@ -207,6 +211,7 @@ class CassetteTransport(httpx.AsyncBaseTransport):
         finally:
             await stream.aclose()
         cassette.append(vcr_request, _stored(response, content))
+        cassette._metadata.update(self.metadata)
         self.recorded += 1
         extensions = {k: v for k, v in response.extensions.items() if k != "network_stream"}
         return httpx.Response(

@@ -185,6 +185,7 @@ class Runner:
                     secrets=profile_secrets(cell.provider),
                     ignore_hosts=opts.ignore_hosts,
                     drop_unused_requests=opts.record_mode == "all",
+                    metadata=recording_metadata(cell),
                 )
                 provider_opts = {"transport": transport}
             result = await arun(
@@ -213,6 +214,30 @@ class Runner:
             return CellOutcome(cell, cassette, error=f"{type(exc).__name__}: {exc}")
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
+
+
+def recording_metadata(cell: Cell) -> dict[str, Any]:
+    """What a recorded cassette says about how it was recorded (vcrpy cassette metadata)."""
+    from harness.providers.profiles import resolve_profile
+
+    profile, model = resolve_profile(cell.provider)
+    seeds = {
+        "honoured": f"the server honours seeds: this cell sent seed={cell.epoch}",
+        "ignored": "the server ignores request seeds: epochs are independent samples that a "
+        "re-recording will not reproduce",
+        "unknown": "whether the server honours seeds was not checked",
+    }[profile.seeds]
+    return {
+        "harness": {
+            "provider": cell.provider,
+            "kind": profile.kind,
+            "model": model,
+            "tool_calls": profile.tool_calls,
+            "epoch": cell.epoch,
+            "seeds": profile.seeds,
+            "seed_note": seeds,
+        }
+    }
 
 
 def rerecord_command(cell: Cell) -> str:

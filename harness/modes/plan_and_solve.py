@@ -25,6 +25,15 @@ Do not act yet and do not call any tool in this reply. Write a short plan in pla
 You will carry the plan out from the next turn on."""
 
 
+def _tool_list(state: State) -> str:
+    """The tools the plan may name (the planning call itself offers none)."""
+    specs = state.tool_specs or []
+    if not specs:
+        return "\nNo tools are available: plan to answer directly."
+    lines = [f"- {s.name}: {' '.join(s.description.split())}" for s in specs]
+    return "\nTools you will be able to use (not in this reply):\n" + "\n".join(lines)
+
+
 class PlanAndSolve:
     """Plan once, then execute with ReAct. The plan stays in the transcript as an assistant
     message; nothing re-plans. The kernel's default no-progress check applies throughout."""
@@ -45,7 +54,9 @@ class PlanAndSolve:
             state.messages,
             purpose="plan",
             with_tools=False,
-            system_prompt=(state.config.system_prompt or "") + PLANNING_INSTRUCTIONS,
+            system_prompt=(state.config.system_prompt or "")
+            + PLANNING_INSTRUCTIONS
+            + _tool_list(state),
         )
         try:
             response, streamed = await call_provider(state, request)

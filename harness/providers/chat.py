@@ -109,6 +109,15 @@ class ChatProvider(ABC):
             request = text_tools.prepare_request(
                 request, fmt=profile.text_tool_format, examples=shots
             )
+        elif not self.capabilities.native_tool_calls and any(
+            m.role == "tool" or m.tool_calls for m in request.messages
+        ):
+            # A tool-less call (a plan, a critique) in a conversation that used tools: the
+            # calls and results still reach the model, written the same way as in tool turns.
+            request = dataclasses.replace(
+                request,
+                messages=text_tools.rewrite_history(request.messages, fmt=profile.text_tool_format),
+            )
         elif shots:
             request = dataclasses.replace(
                 request, messages=[m for shot in shots for m in shot] + list(request.messages)

@@ -24,7 +24,7 @@ def harness(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A copy of the project's suites, cassettes and profiles, to run in isolation."""
-    for name in ("suites", "cassettes"):
+    for name in ("suites", "cassettes", "profiles"):
         shutil.copytree(ROOT / name, tmp_path / name)
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
     return tmp_path

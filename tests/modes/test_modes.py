@@ -83,7 +83,11 @@ def test_plan_and_solve_plans_without_tools_then_executes_with_tools() -> None:
     assert [r.purpose for r in p.requests] == ["plan", "main", "main"]
     plan = p.requests[0]
     assert plan.tools is None
-    assert plan.system_prompt == "SYS" + PLANNING_INSTRUCTIONS
+    # The plan offers no tools but names them, so the plan can say which it will use.
+    assert plan.system_prompt == (
+        "SYS" + PLANNING_INSTRUCTIONS + "\nTools you will be able to use (not in this "
+        "reply):\n- lookup: Look something up."
+    )
     assert "Do not act yet" in plan.system_prompt
     assert [t.name for t in p.requests[1].tools or []] == ["lookup"]
     assert p.requests[1].system_prompt == "SYS"
@@ -99,7 +103,7 @@ def test_plan_and_solve_without_a_system_prompt_uses_the_instructions_alone() ->
     p = MockProvider([{"text": "answer"}])
     result = harness.run("q", provider=p, tools=[lookup], mode="plan_and_solve")
     assert result.finish_reason is FinishReason.STOP
-    assert p.requests[0].system_prompt == PLANNING_INSTRUCTIONS
+    assert p.requests[0].system_prompt.startswith(PLANNING_INSTRUCTIONS)
     # No tagged plan turn: the canned plan is used, the untagged turn serves the main call.
     assert result.messages[1].content.startswith("Plan:")
     assert result.iterations == 1

@@ -223,3 +223,28 @@ def test_line_protocol_reads_one_call_and_drops_the_run_on() -> None:
     fenced = Response(text=call + ' subtree<tool_call>{"name": "kv_get", "argu')
     finish_response(fenced, "fenced")
     assert fenced.tool_call_error is not None
+
+
+def test_tool_less_calls_get_the_tool_history_as_text(
+    tmp_path: Path, httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reflexion's critique has no tools, but the calls and results before it must reach a
+    text-protocol model as text, not as native blocks its chat template cannot show."""
+    write_profile(tmp_path, httpserver.url_for(""), "anthropic", 'text_tool_format = "line"\n')
+    monkeypatch.chdir(tmp_path)
+    path = "/v1/messages"
+    call = '<tool_call>{"name": "calculator", "arguments": {"expression": "37*43"}}</tool_call>'
+    for reply in (call, "The step computed the product.", "1591"):
+        httpserver.expect_ordered_request(path, method="POST").respond_with_json(
+            anthropic_reply(reply)
+        )
+    result = harness.run("37*43?", provider="tiny", tools=["calculator"], mode="reflexion")
+    httpserver.check_assertions()
+    assert result.finish_reason == "stop"
+    critique = json.loads(httpserver.log[1][0].get_data())
+    assert "tools" not in critique
+    for message in critique["messages"]:
+        assert isinstance(message["content"], str), message  # no tool_use / tool_result blocks
+    texts = "\n".join(m["content"] for m in critique["messages"])
+    assert call in texts
+    assert "Result of tool call calculator (call_1):\n1591" in texts
