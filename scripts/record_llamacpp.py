@@ -100,6 +100,9 @@ def server_command(provider: str, model: str, llama_server: Path | None) -> list
     return [
         str(llama_server), "--model", model, "--host", "127.0.0.1", "--port", port,
         "--ctx-size", "4096", "--threads", "1", "--parallel", "1", "--no-webui",
+        # The GGUF (a base model) carries no chat template; use Gemma's turns, as
+        # llama-cpp-python's --chat_format gemma does (--chat-template alone takes Jinja text).
+        "--no-jinja", "--chat-template", "gemma",
     ]  # fmt: skip
 
 

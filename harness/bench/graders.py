@@ -46,7 +46,7 @@ from pydantic_core import PydanticCustomError
 from harness.kernel.result import Result
 from harness.kernel.terminations import FinishReason
 
-__all__ = ["GRADER_KINDS", "PASS_THRESHOLD", "Grade", "Grader", "grade"]
+__all__ = ["GRADER_KINDS", "PASS_THRESHOLD", "TEXT_KINDS", "Grade", "Grader", "final_answer", "grade"]
 
 GraderKind = Literal[
     "equals", "contains", "regex", "json_schema", "file_contains", "finish_reason", "python"
@@ -179,9 +179,31 @@ class Grade:
         return cls(passed, 1.0 if passed else 0.0, explanation)
 
 
-def grade(grader: Grader, result: Result, workspace: Path | None = None) -> Grade:
+#: Graders that read the run's answer (text or deliverable), not the workspace or the ending.
+TEXT_KINDS = frozenset({"equals", "contains", "regex", "json_schema"})
+
+
+def grade(
+    grader: Grader,
+    result: Result,
+    workspace: Path | None = None,
+    *,
+    grade_on_error: bool = False,
+) -> Grade:
     """Judge ``result`` (and, for ``file_contains`` and ``python``, the run's ``workspace``
-    directory after the run). Never raises."""
+    directory after the run). Never raises.
+
+    Text graders read the run's answer: the deliverable of a submitted run, or the final
+    assistant reply of a run that stopped. A run that ended any other way has no answer (a plan
+    or a critique is never one), so text graders fail it, unless ``grade_on_error`` is set, in
+    which case they read the last assistant text of the main conversation."""
+    if grader.kind in TEXT_KINDS and not result.success and not grade_on_error:
+        reason = result.finish_reason.value
+        return Grade.of(
+            False,
+            f"no answer: the run ended with {reason} ({result.category.value}); text graders "
+            "grade only runs that stop or submit (set grade_on_error: true to grade anyway)",
+        )
     try:
         verdict = _KINDS[grader.kind](grader, result, workspace)
     except Exception as exc:  # a broken grader fails its task; it never stops a matrix
@@ -213,14 +235,45 @@ def _wanted(values: list[str]) -> str:
 
 
 def _subject(grader: Grader, result: Result) -> tuple[Any, str]:
-    """What a text grader looks at: (the deliverable or the final text, its label)."""
+    """What a text grader looks at: (the deliverable or the final answer, its label)."""
     target = grader.target
     if target is None:
         submitted = result.finish_reason is FinishReason.SUBMITTED
         target = "deliverable" if submitted and result.deliverable is not None else "text"
     if target == "deliverable":
         return result.deliverable, "deliverable"
-    return result.text, "text"
+    return final_answer(result), "text"
+
+
+def final_answer(result: Result) -> str:
+    """The run's final answer: the last assistant text of the main conversation, leaving out a
+    Plan-and-Solve plan and Reflexion critiques. For a run that stopped this is the reply that
+    ended it; a run cut short is graded on it only with ``grade_on_error``."""
+    skip = _plan_and_critiques(result)
+    messages = result.messages
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if message.role == "assistant" and i not in skip and message.content.strip():
+            return message.content
+    return ""
+
+
+def _plan_and_critiques(result: Result) -> set[int]:
+    """Indexes of the assistant messages that are a plan or a critique, not an answer."""
+    from harness.modes.reflexion import REFLECTION_PROMPT
+
+    skip: set[int] = set()
+    messages = result.messages
+    if result.mode == "plan_and_solve":
+        first = next((i for i, m in enumerate(messages) if m.role == "assistant"), None)
+        if first is not None and not messages[first].tool_calls:
+            skip.add(first)
+    for i in range(1, len(messages)):
+        before = messages[i - 1]
+        if messages[i].role == "assistant" and before.role == "user":
+            if before.content.strip() == REFLECTION_PROMPT.strip():
+                skip.add(i)
+    return skip
 
 
 def _as_text(value: Any) -> str:

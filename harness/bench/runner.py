@@ -206,7 +206,7 @@ class Runner:
                 },
                 **task.run_options(),
             )
-            verdict = grade(task.expect, result, workspace)
+            verdict = grade(task.expect, result, workspace, grade_on_error=task.grade_on_error)
             return CellOutcome(cell, cassette, result, verdict)
         except asyncio.CancelledError:
             raise

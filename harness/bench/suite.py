@@ -169,6 +169,8 @@ class Task(RunOverrides):
     workspace: Workspace | None = None
     mock: MockScript | None = None
     tags: list[str] = Field(default_factory=list)
+    #: Grade text answers of runs that did not end in success too (default: they fail).
+    grade_on_error: bool = False
 
     def run_options(self) -> dict[str, Any]:
         """Keyword options for :func:`harness.arun` (not prompt, provider, mode or cwd; the
