@@ -94,7 +94,7 @@ def server_command(provider: str, model: str, llama_server: Path | None) -> list
             "--host", "127.0.0.1", "--port", port,
             # Plain Gemma turns: tools travel as text (the profile's tool_calls = "text"); the
             # function-calling handlers drop tools without tool_choice and ignore the seed.
-            "--chat_format", "gemma", "--n_ctx", "4096", "--n_threads", "1",
+            "--chat_format", "gemma", "--n_ctx", "4096", "--n_threads", "2",
         ]  # fmt: skip
     assert llama_server is not None
     return [
@@ -153,20 +153,24 @@ def main() -> int:
                     logs / f"{provider}.log",
                 )
             )
-        record = [
-            sys.executable, "-m", "harness.cli", "run", "suites",
-            "--providers", ",".join(providers),
-            "--modes", args.modes,
-            "--epochs", args.epochs,
-            "--record-mode", "all",
-            "--concurrency", str(len(providers)),
-            "--provider-concurrency", "1",
-            "--db", "reports/record.duckdb",
-            "--label", "record",
-            *passthrough,
-        ]  # fmt: skip
-        return subprocess.run(record, check=False).returncode
-
+        # One `harness run` per server, so that each server always has a cell to work on (one
+        # process would hold both workers on whichever server is slower).
+        runs = []
+        for provider in providers:
+            cmd = [
+                sys.executable, "-m", "harness.cli", "run", "suites",
+                "--providers", provider,
+                "--modes", args.modes,
+                "--epochs", args.epochs,
+                "--record-mode", "all",
+                "--concurrency", "1",
+                "--db", f"reports/record-{provider}.duckdb",
+                "--label", "record",
+                *passthrough,
+            ]  # fmt: skip
+            runs.append(subprocess.Popen(cmd))
+        codes = [run.wait() for run in runs]
+        return max(codes, default=0)
 
 if __name__ == "__main__":
     raise SystemExit(main())
