@@ -105,15 +105,22 @@ def run_cmd(
         raise SystemExit(2) from None
     s = report.summary
     console.print(
-        f"run {report.run_id}: {s.done}/{s.total} cells, {s.passed} passed, {s.failed} failed "
-        f"({s.crashed} did not run), cost ${s.cost_usd:.4f}, {s.elapsed_s:.1f}s "
+        f"run {report.run_id}: {s.done}/{s.total} cells, {s.passed} passed, {s.failed} failed, "
+        f"{s.errored} errored (not scored), cost ${s.cost_usd:.4f}, {s.elapsed_s:.1f}s "
         f"({s.cells_per_s:.1f} cells/s), {report.spans} spans -> {db}"
     )
-    for line in s.errors[:10]:
+    if s.errored:
+        console.print(
+            f"[red]{s.errored} cell(s) could not be scored[/] (left out of pass rates; "
+            "re-run them with --retry-errors --label ...):"
+        )
+    for line in s.errors[:20]:
         console.print(f"  [red]{escape(line)}[/]")
+    if len(s.errors) > 20:
+        console.print(f"  ... and {len(s.errors) - 20} more (results.status = 'error' in {db})")
     if s.interrupted:
         console.print(f"[yellow]interrupted:[/] {s.skipped} cells not run; kept what finished")
-    # A failing task is data, not an error: exit 0 unless interrupted (130).
+    # A failing task is data, not an error: 0, or 3 when cells errored, 130 when interrupted.
     raise SystemExit(report.exit_code)
 
 

@@ -11,9 +11,13 @@ The :class:`Grader` fields by kind (anything else given is an error when the sui
   The deliverable is used as is when it is a mapping or list; otherwise the target text is parsed
   as JSON, either whole or from a fenced ```` ```json ```` block.
 - ``finish_reason``: ``value`` (finish reason names such as ``error_no_progress``).
-- ``python``: ``function`` (``"package.module:function"``), called as ``fn(result, workspace)``;
-  it returns a bool, a score in [0, 1] (passed when >= 0.5), a :class:`Grade` or
-  ``(passed_or_score, explanation)``. An exception fails the task with the error named.
+- ``python``: ``function`` (``"package.module:function"``, imported with the suite file's folder
+  first on ``sys.path``), called as ``fn(result, workspace)`` in a child process that is killed
+  after ``timeout_s`` (default 30). It returns a bool, a score in [0, 1] (passed when >= 0.5), a
+  :class:`Grade` or ``(passed_or_score, explanation)``. A grader that cannot be imported, raises
+  (``SystemExit`` and ``KeyboardInterrupt`` included), times out or returns anything else gives
+  no verdict: its grade has ``error=True`` and the cell is an ``error`` cell. Python graders,
+  like suites themselves, run code with the user's rights.
 
 ``case_sensitive`` defaults to **false**: text is compared case-insensitively (``regex`` gets
 ``re.IGNORECASE``), since "Paris" and "paris" are the same answer; set it to true where case
@@ -28,8 +32,6 @@ raises: a grader that cannot run fails the task and says why.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import json
 import math
 import re
@@ -40,13 +42,28 @@ from typing import Any, Literal, get_args
 
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.validators import validator_for
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from harness.kernel.result import Result
 from harness.kernel.terminations import FinishReason
 
-__all__ = ["GRADER_KINDS", "PASS_THRESHOLD", "TEXT_KINDS", "Grade", "Grader", "final_answer", "grade"]
+__all__ = [
+    "GRADER_KINDS",
+    "PASS_THRESHOLD",
+    "TEXT_KINDS",
+    "Grade",
+    "Grader",
+    "final_answer",
+    "grade",
+]
 
 GraderKind = Literal[
     "equals", "contains", "regex", "json_schema", "file_contains", "finish_reason", "python"
@@ -64,13 +81,14 @@ _FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "file_contains": (("path", "value"), ("case_sensitive",)),
     "json_schema": (("schema",), ("target",)),
     "finish_reason": (("value",), ()),
-    "python": (("function",), ()),
+    "python": (("function",), ("timeout_s",)),
 }
 _WHAT = {
     "value": "the accepted string (or a list of them)",
     "path": "the file to check, relative to the workspace",
     "schema": "a JSON Schema mapping",
     "function": "'package.module:function'",
+    "timeout_s": "seconds before the grader is stopped",
 }
 
 
@@ -112,6 +130,22 @@ class Grader(BaseModel):
     function: str | None = None
     target: Literal["deliverable", "text"] | None = None
     case_sensitive: bool = False
+    #: python graders: seconds before the grader is killed and its cell is an error.
+    timeout_s: float | None = Field(default=None, gt=0)
+    _base_dir: Path | None = PrivateAttr(default=None)
+
+    @property
+    def base_dir(self) -> Path | None:
+        """The folder python graders are imported from first (the suite file's folder)."""
+        return self._base_dir
+
+    def with_base_dir(self, folder: Path | None) -> None:
+        """Import python graders (this one and any nested ones) from ``folder`` first."""
+        self._base_dir = folder
+        for value in self.__dict__.values():
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, Grader):
+                    item.with_base_dir(folder)
 
     @field_validator("value", mode="before")
     @classmethod
@@ -168,6 +202,9 @@ class Grade:
     passed: bool
     score: float
     explanation: str
+    #: The grader itself failed (crashed, timed out, could not be imported): the cell cannot
+    #: be scored, which is an ``error`` cell, not a failed one.
+    error: bool = False
 
     def __post_init__(self) -> None:
         if not (isinstance(self.score, int | float) and 0.0 <= self.score <= 1.0):
@@ -206,10 +243,12 @@ def grade(
         )
     try:
         verdict = _KINDS[grader.kind](grader, result, workspace)
-    except Exception as exc:  # a broken grader fails its task; it never stops a matrix
-        return Grade.of(False, f"{grader.kind} grader error: {type(exc).__name__}: {exc}")
+    except Exception as exc:  # a broken grader is an error cell; it never stops a matrix
+        return Grade(
+            False, 0.0, f"{grader.kind} grader error: {type(exc).__name__}: {exc}", error=True
+        )
     reason = result.finish_reason.value
-    if verdict.passed or result.success or reason in verdict.explanation:
+    if verdict.passed or verdict.error or result.success or reason in verdict.explanation:
         return verdict
     # Say how a failed run ended (e.g. it ran out of turns before answering).
     return Grade(False, verdict.score, f"{verdict.explanation} (run ended with {reason})")
@@ -270,9 +309,12 @@ def _plan_and_critiques(result: Result) -> set[int]:
             skip.add(first)
     for i in range(1, len(messages)):
         before = messages[i - 1]
-        if messages[i].role == "assistant" and before.role == "user":
-            if before.content.strip() == REFLECTION_PROMPT.strip():
-                skip.add(i)
+        if (
+            messages[i].role == "assistant"
+            and before.role == "user"
+            and before.content.strip() == REFLECTION_PROMPT.strip()
+        ):
+            skip.add(i)
     return skip
 
 
@@ -375,23 +417,18 @@ def _finish_reason(grader: Grader, result: Result, _ws: Path | None) -> Grade:
 
 
 def _python(grader: Grader, result: Result, workspace: Path | None) -> Grade:
-    ref = grader.function or ""
-    module_name, _, attr = ref.partition(":")
-    try:
-        fn = getattr(importlib.import_module(module_name), attr)
-    except Exception as exc:
-        return Grade.of(False, f"cannot import grader {ref}: {type(exc).__name__}: {exc}")
-    if not callable(fn):
-        return Grade.of(False, f"grader {ref} is not callable ({type(fn).__name__})")
-    try:
-        out = fn(result, workspace)
-    except Exception as exc:
-        return Grade.of(False, f"grader {ref} raised {type(exc).__name__}: {exc}")
-    if inspect.isawaitable(out):
-        if inspect.iscoroutine(out):
-            out.close()
-        return Grade.of(False, f"grader {ref} returned an awaitable; use a plain (sync) function")
-    return _coerce(out, ref)
+    """Run the grader in a child process with a timeout (see :mod:`harness.bench.python_grader`):
+    nothing it does (loop, exit, crash) reaches the harness; a grader that gives no verdict is
+    an error (``Grade.error``)."""
+    from harness.bench.python_grader import run_python_grader
+
+    return run_python_grader(
+        grader.function or "",
+        result,
+        workspace,
+        base_dir=grader.base_dir,
+        timeout_s=grader.timeout_s,
+    )
 
 
 def _coerce(out: Any, ref: str) -> Grade:

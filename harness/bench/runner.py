@@ -19,15 +19,31 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from harness.api import arun
 from harness.bench.cassettes import CassetteTransport, profile_secrets
 from harness.bench.graders import Grade, grade
 from harness.bench.matrix import Cell
 from harness.kernel.result import Result
+from harness.kernel.terminations import FinishReason
 
-__all__ = ["CellOutcome", "MatrixSummary", "Runner", "RunnerOptions", "Sink", "rerecord_command"]
+#: A cell's status (the ``results.status`` column).
+CellStatus = Literal["passed", "failed", "error"]
+#: Endings that come from the provider, its transport or the kernel, never from the model:
+#: error_during_execution (a provider error after retries, a cassette miss, an internal error)
+#: and error_provider_auth.
+_INFRA_ENDINGS = frozenset({FinishReason.ERROR_DURING_EXECUTION, FinishReason.ERROR_PROVIDER_AUTH})
+
+__all__ = [
+    "CellOutcome",
+    "CellStatus",
+    "MatrixSummary",
+    "Runner",
+    "RunnerOptions",
+    "Sink",
+    "rerecord_command",
+]
 
 
 @dataclass(slots=True)
@@ -42,7 +58,31 @@ class CellOutcome:
 
     @property
     def passed(self) -> bool:
-        return self.grade is not None and self.grade.passed
+        return self.status == "passed"
+
+    @property
+    def status(self) -> CellStatus:
+        """``passed``/``failed`` (the model's behaviour was graded), or ``error``: the cell
+        could not be scored for a reason outside the model (see :func:`error_cause`)."""
+        if self.error_cause is not None:
+            return "error"
+        return "passed" if self.grade is not None and self.grade.passed else "failed"
+
+    @property
+    def error_cause(self) -> str | None:
+        """Why the cell could not be scored, or None: the runner crashed, the provider or its
+        transport failed (cassette missing or corrupt, key, auth, 5xx after retries, garbage),
+        the kernel hit an internal error, or the grader crashed, timed out or was not found."""
+        if self.error is not None:
+            return self.error
+        result = self.result
+        if result is not None and result.finish_reason in _INFRA_ENDINGS:
+            return f"{result.finish_reason.value}: {result.halted_reason or 'no detail'}"
+        if self.grade is not None and self.grade.error:
+            return f"grader: {self.grade.explanation}"
+        if result is None or self.grade is None:
+            return "no result"
+        return None
 
     @property
     def cost_usd(self) -> float:
@@ -75,6 +115,8 @@ class MatrixSummary:
     done: int = 0
     passed: int = 0
     failed: int = 0
+    #: Cells that could not be scored (status ``error``); not in passed or failed.
+    errored: int = 0
     crashed: int = 0
     skipped: int = 0
     cost_usd: float = 0.0
@@ -124,8 +166,11 @@ class Runner:
             summary.done += 1
             if outcome.error is not None:
                 summary.crashed += 1
-                summary.errors.append(f"{outcome.cell.key}: {outcome.error}")
-            if outcome.passed:
+            status = outcome.status
+            if status == "error":
+                summary.errored += 1
+                summary.errors.append(f"{outcome.cell.key}: {outcome.error_cause}")
+            elif status == "passed":
                 summary.passed += 1
             else:
                 summary.failed += 1

@@ -25,6 +25,9 @@ from harness.bench.suite import load_suites
 __all__ = ["BenchReport", "BenchRequest", "discover_providers", "run_bench"]
 
 EXIT_INTERRUPTED = 130
+#: Some cells errored (could not be scored): they are listed, stored with their cause and left
+#: out of pass rates.
+EXIT_ERRORED = 3
 
 
 @dataclass(slots=True)
@@ -57,7 +60,11 @@ class BenchReport:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_INTERRUPTED if self.summary.interrupted else 0
+        """130 when interrupted, 3 when some cells could not be scored (status ``error``),
+        else 0 (a task failing is data, not an error)."""
+        if self.summary.interrupted:
+            return EXIT_INTERRUPTED
+        return EXIT_ERRORED if self.summary.errored else 0
 
 
 def discover_providers(cassettes: Path, suites: Sequence[str]) -> list[str]:
@@ -123,9 +130,12 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
             }
             cassette = str(outcome.cassette) if outcome.cassette is not None else None
             if outcome.result is not None and outcome.grade is not None:
+                status = outcome.status
                 row = result_row(
                     outcome.result,
-                    passed=outcome.grade.passed,
+                    passed=status == "passed",
+                    status=status,
+                    error=outcome.error_cause,
                     score=outcome.grade.score,
                     grader_explanation=outcome.grade.explanation,
                     cassette=cassette,

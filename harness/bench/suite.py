@@ -309,6 +309,8 @@ def load_suite(path: str | Path) -> Suite:
     if found:  # in file order
         raise SuiteError([text for _, text in sorted(found, key=lambda item: item[0])])
     suite._source = path
+    for task in suite.tasks:  # python graders import from the suite file's folder first
+        task.expect.with_base_dir(path.resolve().parent)
     return suite
 
 

@@ -96,9 +96,11 @@ def result_row(
     grader_explanation: str | None = None,
     cassette: str | None = None,
     error: str | None = None,
+    status: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
-    """The row of a finished cell. ``mode``/``provider`` default to the Result's own."""
+    """The row of a finished cell. ``mode``/``provider`` default to the Result's own;
+    ``status`` defaults to passed/failed from ``passed`` (``error`` with a cause in ``error``)."""
     mode = mode or result.mode
     provider = provider or result.provider
     if not mode or not provider:
@@ -113,6 +115,7 @@ def result_row(
         "model": result.model,
         "epoch": epoch,
         "passed": passed,
+        "status": status or ("passed" if passed else "failed"),
         "score": score if score is not None else float(passed),
         "grader_explanation": grader_explanation,
         "finish_reason": result.finish_reason.value,
@@ -160,6 +163,7 @@ def crashed_row(
         "provider": provider,
         "epoch": epoch,
         "passed": False,
+        "status": "error",
         "score": 0.0,
         "error": error,
         **extra,
@@ -177,6 +181,13 @@ def _check(row: Mapping[str, Any], n: int) -> None:
         if missing:
             parts.append(f"missing {missing}")
         raise StoreError(f"results row {n} ({where}): {'; '.join(parts)}")
+
+
+def _status(row: Mapping[str, Any]) -> str:
+    """A row's status when the writer did not give one (as migration 2 backfills it)."""
+    if row.get("passed"):
+        return "passed"
+    return "error" if row.get("error") is not None else "failed"
 
 
 def rows_to_arrow(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
@@ -204,6 +215,8 @@ def rows_to_arrow(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
             ]
         elif name == "finished_at":
             columns[name] = [r.get("finished_at") or now for r in rows]
+        elif name == "status":
+            columns[name] = [r.get("status") or _status(r) for r in rows]
         elif name in ("suite", "task_id", "mode", "provider", "finish_reason", "category"):
             values = [r.get(name) for r in rows]
             columns[name] = [v.value if isinstance(v, Enum) else v for v in values]

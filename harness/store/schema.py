@@ -25,6 +25,7 @@ from harness._version import __version__
 from harness.store.errors import SchemaTooNew
 
 __all__ = [
+    "CELL_STATUSES",
     "JSON_COLUMNS",
     "MIGRATIONS",
     "RESULT_COLUMNS",
@@ -101,13 +102,16 @@ RESULT_COLUMNS: dict[str, str] = {
     "calls": "JSON",
     "finished_at": "TIMESTAMP NOT NULL",
 }
-JSON_COLUMNS = frozenset(k for k, v in RESULT_COLUMNS.items() if v.startswith("JSON"))
-
 _V1_RESULTS = (
     "CREATE TABLE results (\n    "
     + ",\n    ".join(f"{k} {v}" for k, v in RESULT_COLUMNS.items())
     + "\n)"
 )
+#: Added by migration 2: ``passed`` | ``failed`` | ``error`` (could not be scored; the cause
+#: is in ``error``). Error cells are left out of pass rates and comparisons.
+RESULT_COLUMNS["status"] = "VARCHAR"
+JSON_COLUMNS = frozenset(k for k, v in RESULT_COLUMNS.items() if v.startswith("JSON"))
+CELL_STATUSES = ("passed", "failed", "error")
 
 _V1_SPANS = """
 CREATE TABLE spans (
@@ -134,7 +138,16 @@ def _v1(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(_V1_SPANS)
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1,)
+def _v2(con: duckdb.DuckDBPyConnection) -> None:
+    """results.status; older rows: passed, error when the runner stored an error, else failed."""
+    con.execute("ALTER TABLE results ADD COLUMN status VARCHAR")
+    con.execute(
+        "UPDATE results SET status = CASE WHEN passed THEN 'passed' "
+        "WHEN error IS NOT NULL THEN 'error' ELSE 'failed' END"
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1, _v2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -216,9 +229,10 @@ SELECT
     mode,
     provider,
     count(*) AS n,
-    count_if(passed)::BIGINT AS passed,
-    count(*) - count_if(passed)::BIGINT AS failed,
-    count_if(passed) / count(*) AS pass_rate,
+    count_if(status = 'passed')::BIGINT AS passed,
+    count_if(status = 'failed')::BIGINT AS failed,
+    count_if(status = 'error')::BIGINT AS errors,
+    count_if(status = 'passed') / nullif(count_if(status != 'error'), 0) AS pass_rate,
     count_if(error IS NOT NULL)::BIGINT AS crashed,
     count(cost_usd) AS cost_known,
     avg(cost_usd) AS mean_cost_usd,

@@ -303,6 +303,8 @@ async def test_python_grader(grader_module: str, function: str, expected: Grade)
     result = await text_result("395")
     got = grade(g(kind="python", function=f"{grader_module}:{function}"), result, None)
     assert (got.passed, got.score) == (expected.passed, expected.score)
+    # A grader that gives no verdict (raises, returns garbage) is an error, not a failure.
+    assert got.error == (function in {"boom", "weird", "too_big", "later", "NOT_CALLABLE"})
     if expected.explanation:
         assert got.explanation == expected.explanation.format(m=grader_module)
     assert PASS_THRESHOLD == 0.5
@@ -323,9 +325,11 @@ async def test_python_grader_import_errors(grader_module: str) -> None:
         0.0,
         "cannot import grader no_such_module_xyz:check: ModuleNotFoundError: "
         "No module named 'no_such_module_xyz'",
+        error=True,  # the cell cannot be scored: an error cell, not a failed one
     )
     missing_attr = grade(g(kind="python", function=f"{grader_module}:nope"), result)
     assert not missing_attr.passed
+    assert missing_attr.error
     assert missing_attr.explanation.startswith(
         f"cannot import grader {grader_module}:nope: AttributeError"
     )

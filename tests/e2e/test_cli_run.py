@@ -75,7 +75,9 @@ def test_unknown_mode_and_provider_are_bad_input(project: Path) -> None:
     assert not (project / "reports" / "harness.duckdb").exists()
 
 
-def test_a_missing_cassette_fails_its_cell_with_the_rerecord_command(project: Path) -> None:
+def test_a_missing_cassette_is_an_error_cell_exit_3_with_the_rerecord_command(
+    project: Path,
+) -> None:
     folder = project / "cassettes" / "arithmetic" / "llamacpp-gemma" / "react"
     victim = sorted(folder.iterdir())[0]
     victim.unlink()
@@ -85,11 +87,16 @@ def test_a_missing_cassette_fails_its_cell_with_the_rerecord_command(project: Pa
         "run", "suites/arithmetic.yaml", "--modes", "react", "--providers", "llamacpp-gemma",
         "--tasks", task, "--epochs", "2", "--no-progress", cwd=project,
     )  # fmt: skip
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 3, run.stderr  # some cells could not be scored
+    assert "1 errored" in run.stderr
+    assert f"arithmetic/{task}/react/llamacpp-gemma/e{missing_epoch}" in run.stderr.replace(
+        "\n", ""
+    )
     con = duckdb.connect(str(project / "reports" / "harness.duckdb"), read_only=True)
     try:
         rows = con.execute(
-            "SELECT epoch, finish_reason, halted_reason, passed FROM results ORDER BY epoch"
+            "SELECT epoch, finish_reason, halted_reason, passed, status, error FROM results "
+            "ORDER BY epoch"
         ).fetchall()
     finally:
         con.close()
@@ -100,5 +107,8 @@ def test_a_missing_cassette_fails_its_cell_with_the_rerecord_command(project: Pa
     assert victim.name in broken[2]
     assert "--record-mode all" in broken[2]
     assert broken[3] is False
+    assert broken[4] == "error"
+    assert victim.name in broken[5]
     other = by_epoch[1 - missing_epoch]
+    assert other[4] in ("passed", "failed")
     assert other[1] != "error_during_execution"

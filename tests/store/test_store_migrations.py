@@ -78,24 +78,26 @@ def _v2(con: duckdb.DuckDBPyConnection) -> None:
 V2 = (*MIGRATIONS, _v2)
 
 
-def test_the_shipped_schema_is_v1_as_frozen(tmp_path: Path) -> None:
-    """A file written by the v1 DDL of the first release opens unchanged (no migration due)
-    and matches a fresh file column for column: v1 was not edited in place."""
-    assert SCHEMA_VERSION == 1
+def test_a_v1_file_upgrades_to_the_shipped_schema(tmp_path: Path) -> None:
+    """A file written by the v1 DDL of the first release is migrated to v2 (results.status,
+    backfilled from passed/error) and then matches a fresh file column for column."""
+    assert SCHEMA_VERSION == 2
     old = v1_file(tmp_path / "old.duckdb")
     fresh = tmp_path / "fresh.duckdb"
     Store.open(fresh).close()
     with Store.open(old) as store:
-        assert schema_version(store.con) == 1
-        assert results_df(store, "old")["cost_usd"].tolist() == [0.5]
+        assert schema_version(store.con) == 2
+        df = results_df(store, "old")
+        assert df["cost_usd"].tolist() == [0.5]
+        assert df["status"].tolist() == ["passed"]
         assert mode_summary_df(store, "old")["pass_rate"].tolist() == [1.0]  # views created
     assert columns(old) == columns(fresh)
 
 
-def test_a_v1_file_is_upgraded_by_a_v2_migration(tmp_path: Path) -> None:
+def test_a_v1_file_is_upgraded_by_a_later_migration(tmp_path: Path) -> None:
     path = v1_file(tmp_path / "h.duckdb")
     with Store.open(path, migrations=V2) as store:
-        assert schema_version(store.con) == 2
+        assert schema_version(store.con) == 3
         df = results_df(store, "old")
         assert list(df["tags"][0]) == ["legacy"]  # the v2 column, filled by the migration
         assert df["cost_usd"].tolist() == [0.5]  # v1 data kept
@@ -106,23 +108,23 @@ def test_a_v1_file_is_upgraded_by_a_v2_migration(tmp_path: Path) -> None:
         )  # fmt: skip
         assert store.con.execute("SELECT count(*) FROM v_cells").fetchone() == (2,)
         versions = store.con.execute("SELECT version FROM schema_version ORDER BY 1").fetchall()
-        assert versions == [(1,), (2,)]
+        assert versions == [(1,), (2,), (3,)]
 
 
 def test_a_read_only_open_upgrades_an_older_file_first(tmp_path: Path) -> None:
     path = v1_file(tmp_path / "h.duckdb")
     with Store.open(path, read_only=True, migrations=V2) as ro:
         assert ro.read_only
-        assert schema_version(ro.con) == 2
+        assert schema_version(ro.con) == 3
 
 
 def test_a_newer_file_is_refused_naming_both_versions(tmp_path: Path) -> None:
     path = v1_file(tmp_path / "h.duckdb")
     Store.open(path, migrations=V2).close()
     for read_only in (False, True):
-        with pytest.raises(SchemaTooNew, match=r"schema v2, but this harness .* up to v1"):
+        with pytest.raises(SchemaTooNew, match=r"schema v3, but this harness .* up to v2"):
             Store.open(path, read_only=read_only)
-    assert schema_version(duckdb.connect(str(path), read_only=True)) == 2  # left untouched
+    assert schema_version(duckdb.connect(str(path), read_only=True)) == 3  # left untouched
 
 
 def test_a_failed_migration_is_rolled_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -138,7 +140,7 @@ def test_a_failed_migration_is_rolled_back(tmp_path: Path, monkeypatch: pytest.M
     assert ("results", "half_done", "INTEGER") not in columns(path)
     monkeypatch.undo()
     with Store.open(path) as store:  # and the file still opens with the shipped code
-        assert schema_version(store.con) == 1
+        assert schema_version(store.con) == SCHEMA_VERSION
 
 
 def test_an_empty_file_is_created_at_the_current_version(db_path: Path) -> None:

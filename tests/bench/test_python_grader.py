@@ -1,0 +1,164 @@
+"""Python graders run in a child process: a timeout stops them, every BaseException is contained,
+and they import from the suite file's folder."""
+
+from __future__ import annotations
+
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import harness
+from harness.bench import python_grader
+from harness.bench.graders import Grade, Grader, grade
+from harness.bench.suite import load_suite
+from harness.providers.mock import MockProvider
+
+CHECKS = """
+import os, sys, time
+
+def ok(result, workspace):
+    print("noise on stdout must not spoil the verdict")
+    return "395" in (result.text or ""), "looked for 395"
+
+def exits(result, workspace):
+    sys.exit(0)
+
+def interrupts(result, workspace):
+    raise KeyboardInterrupt
+
+def dies(result, workspace):
+    os._exit(7)
+
+def loops(result, workspace):
+    while True:
+        pass
+
+def sleeps(result, workspace):
+    time.sleep(0.3)
+    return True
+
+def sees_workspace(result, workspace):
+    return (workspace / "marker.txt").read_text() == "yes"
+"""
+
+
+@pytest.fixture(scope="module")
+def result() -> harness.Result:
+    return harness.run("17*23+4?", provider=MockProvider([{"text": "395"}]))
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "my_checks.py").write_text(textwrap.dedent(CHECKS))
+    return tmp_path
+
+
+def python(folder: Path, name: str, **fields: object) -> Grader:
+    grader = Grader.model_validate({"kind": "python", "function": f"my_checks:{name}", **fields})
+    grader.with_base_dir(folder)
+    return grader
+
+
+def test_python_grader_passes_and_ignores_its_stdout(folder: Path, result: harness.Result) -> None:
+    got = grade(python(folder, "ok"), result)
+    assert (got.passed, got.error, got.explanation) == (True, False, "looked for 395")
+
+
+def test_python_grader_gets_the_workspace_path(
+    folder: Path, result: harness.Result, tmp_path: Path
+) -> None:
+    (tmp_path / "marker.txt").write_text("yes")
+    assert grade(python(folder, "sees_workspace"), result, tmp_path).passed
+
+
+def test_python_grader_systemexit_is_error_cell(folder: Path, result: harness.Result) -> None:
+    got = grade(python(folder, "exits"), result)
+    assert got.error
+    assert not got.passed
+    assert "SystemExit" in got.explanation
+
+
+def test_python_grader_keyboardinterrupt_is_error_cell(
+    folder: Path, result: harness.Result
+) -> None:
+    got = grade(python(folder, "interrupts"), result)
+    assert got.error
+    assert "KeyboardInterrupt" in got.explanation
+
+
+def test_python_grader_hard_exit_is_error_cell(folder: Path, result: harness.Result) -> None:
+    got = grade(python(folder, "dies"), result)
+    assert got.error
+    assert "exit status 7" in got.explanation
+
+
+def test_python_grader_timeout_is_error_cell(folder: Path, result: harness.Result) -> None:
+    started = time.monotonic()
+    got = grade(python(folder, "loops", timeout_s=1), result)
+    assert time.monotonic() - started < 10
+    assert got.error
+    assert "timed out after 1s" in got.explanation
+
+
+def test_python_grader_within_its_timeout_passes(folder: Path, result: harness.Result) -> None:
+    assert grade(python(folder, "sleeps", timeout_s=5), result).passed
+
+
+def test_python_grader_default_timeout_is_30s() -> None:
+    assert python_grader.DEFAULT_TIMEOUT_S == 30.0
+    with pytest.raises(ValueError, match="timeout_s"):
+        Grader.model_validate({"kind": "python", "function": "a:b", "timeout_s": 0})
+    with pytest.raises(ValueError, match="not used by contains"):
+        Grader.model_validate({"kind": "contains", "value": "x", "timeout_s": 3})
+
+
+def test_python_grader_stopped_by_terminate_all_within_2s(
+    folder: Path, result: harness.Result
+) -> None:
+    """What Ctrl-C does: the runner calls terminate_all, and a looping grader ends at once."""
+    got: list[object] = []
+    worker = threading.Thread(target=lambda: got.append(grade(python(folder, "loops"), result)))
+    worker.start()
+    time.sleep(1.0)  # the child is running its loop
+    started = time.monotonic()
+    try:
+        assert python_grader.terminate_all() == 1
+        worker.join(5)
+        assert not worker.is_alive()
+        assert time.monotonic() - started < 2
+        verdict = got[0]
+        assert isinstance(verdict, Grade)
+        assert verdict.error
+        # Stopped: no new grader starts until the next run resets.
+        assert grade(python(folder, "ok"), result).error
+    finally:
+        python_grader.reset()
+    assert grade(python(folder, "ok"), result).passed
+
+
+def test_python_graders_import_from_the_suite_folder(
+    tmp_path: Path, result: harness.Result
+) -> None:
+    (tmp_path / "suite_local_checks.py").write_text("def check(result, ws):\n    return True\n")
+    (tmp_path / "s.yaml").write_text(
+        "suite: local\ntasks:\n  - id: t\n    prompt: p\n"
+        "    expect: {kind: python, function: 'suite_local_checks:check', timeout_s: 5}\n"
+    )
+    suite = load_suite(tmp_path / "s.yaml")
+    expect = suite.tasks[0].expect
+    assert expect.base_dir == tmp_path.resolve()
+    assert expect.timeout_s == 5
+    assert grade(expect, result).passed
+
+
+def test_check_imports_lists_missing_graders(folder: Path) -> None:
+    problems = python_grader.check_imports(
+        [("my_checks:ok", folder), ("my_checks:nope", folder), ("no_such_mod_q:f", folder)]
+    )
+    assert len(problems) == 2
+    assert any("my_checks:nope" in p and "AttributeError" in p for p in problems)
+    assert any("no_such_mod_q:f" in p and "ModuleNotFoundError" in p for p in problems)
+    assert python_grader.check_imports([("my_checks:ok", folder)]) == []
