@@ -49,6 +49,11 @@ def _csv(value: str) -> list[str]:
 @click.option("--trace-file", default=None, help="Span file (default reports/traces/RUN.jsonl).")
 @click.option("--otlp-endpoint", default=None, help="Also export spans over OTLP to this URL.")
 @click.option("--resume", is_flag=True, help="Skip cells already stored under --label.")
+@click.option(
+    "--retry-errors",
+    is_flag=True,
+    help="Re-run only the cells of --label's latest runs that errored (status error).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def run_cmd(
     suite_paths: tuple[str, ...],
@@ -65,9 +70,15 @@ def run_cmd(
     trace_file: str | None,
     otlp_endpoint: str | None,
     resume: bool,
+    retry_errors: bool,
     no_progress: bool,
 ) -> None:
-    """Run SUITE files or folders across modes x providers x epochs; store every cell."""
+    """Run SUITE files or folders across modes x providers x epochs; store every cell.
+
+    Exit codes: 0 every cell was scored (failing tasks are data), 2 bad input (checked before
+    any cell runs: suites, names, output paths, API keys when recording, python graders),
+    3 some cells errored (not scored: listed, stored with their cause; re-run them with
+    --retry-errors --label L), 130 interrupted (finished cells are kept)."""
     from pathlib import Path
 
     from rich.console import Console
@@ -79,6 +90,8 @@ def run_cmd(
     console = Console(stderr=True)
     if resume and not label:
         raise click.BadParameter("--resume needs --label", param_hint="--resume")
+    if retry_errors and not label:
+        raise click.BadParameter("--retry-errors needs --label", param_hint="--retry-errors")
     try:
         report = run_bench(
             BenchRequest(
@@ -96,6 +109,7 @@ def run_cmd(
                 trace_file=Path(trace_file) if trace_file else None,
                 otlp_endpoint=otlp_endpoint,
                 resume=resume,
+                retry_errors=retry_errors,
                 progress=not no_progress,
             ),
             console,
@@ -171,9 +185,15 @@ def suites_validate(paths: tuple[str, ...]) -> None:
 
     Prints one OK line per valid suite; exits 2 with every error (file:line, task, field) if any
     file is invalid."""
+    from harness.bench.preflight import check_graders
     from harness.bench.suite import collect_suites
+    from harness.errors import ConfigError
 
     found, issues = collect_suites(paths)
+    try:
+        check_graders(found)  # python graders must import (relative to their suite file)
+    except ConfigError as exc:
+        issues.extend(str(exc).splitlines())
     for suite in found:
         n = len(suite.tasks)
         click.echo(f"OK {suite.name}: {n} task{'s' * (n != 1)} ({suite.source})")

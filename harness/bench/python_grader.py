@@ -40,6 +40,7 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "IMPORT_TIMEOUT_S",
     "check_imports",
+    "python_graders",
     "reset",
     "run_python_grader",
     "terminate_all",
@@ -70,6 +71,18 @@ def terminate_all() -> int:
     for proc in live:
         _kill(proc)
     return len(live)
+
+
+def python_graders(grader: Any) -> list[tuple[str, Path | None]]:
+    """Every python grader in ``grader`` (nested ones too): ``(module:function, folder)``."""
+    found: list[tuple[str, Path | None]] = []
+    if getattr(grader, "kind", None) == "python" and grader.function:
+        found.append((grader.function, grader.base_dir))
+    for value in getattr(grader, "__dict__", {}).values():
+        for item in value if isinstance(value, list) else [value]:
+            if hasattr(item, "kind") and hasattr(item, "base_dir"):
+                found.extend(python_graders(item))
+    return found
 
 
 def run_python_grader(

@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from harness.api import arun
+from harness.bench import python_grader
 from harness.bench.cassettes import CassetteTransport, profile_secrets
 from harness.bench.graders import Grade, grade
 from harness.bench.matrix import Cell
+from harness.bench.suite import Task
 from harness.kernel.result import Result
 from harness.kernel.terminations import FinishReason
 
@@ -107,6 +109,8 @@ class RunnerOptions:
     #: Hosts never recorded into cassettes (the OTLP collector, ...).
     ignore_hosts: tuple[str, ...] = ()
     run_id: str | None = None
+    #: Where cells' workspaces go (the run folder, see harness.bench.rundir); default: $TMPDIR.
+    work_root: Path | None = None
 
 
 @dataclass(slots=True)
@@ -141,6 +145,7 @@ class Runner:
     def request_stop(self) -> None:
         """Schedule no new cell and cancel the cells in flight."""
         self._stop.set()
+        python_grader.terminate_all()  # a grader stuck in a loop must not hold up the exit
 
     async def run(
         self, cells: Sequence[Cell], on_outcome: OnOutcome | None = None
@@ -148,6 +153,7 @@ class Runner:
         """Run ``cells`` with ``concurrency`` workers; returns when all are done or stopped."""
         opts = self.options
         summary = MatrixSummary(total=len(cells))
+        python_grader.reset()
         started = time.perf_counter()
         queue = collections.deque(cells)
         per_provider: dict[str, asyncio.Semaphore] = {}
@@ -217,7 +223,8 @@ class Runner:
     async def _cell(self, cell: Cell) -> CellOutcome:
         opts = self.options
         task = cell.task
-        workspace = Path(tempfile.mkdtemp(prefix="harness-cell-"))
+        root = opts.work_root
+        workspace = Path(tempfile.mkdtemp(prefix="cell-" if root else "harness-cell-", dir=root))
         cassette = cell.cassette(opts.cassettes)
         try:
             if cassette is None:
@@ -251,7 +258,7 @@ class Runner:
                 },
                 **task.run_options(),
             )
-            verdict = grade(task.expect, result, workspace, grade_on_error=task.grade_on_error)
+            verdict = await _grade(task, result, workspace)
             return CellOutcome(cell, cassette, result, verdict)
         except asyncio.CancelledError:
             raise
@@ -259,6 +266,17 @@ class Runner:
             return CellOutcome(cell, cassette, error=f"{type(exc).__name__}: {exc}")
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
+
+
+async def _grade(task: Task, result: Result, workspace: Path) -> Grade:
+    """Grade a cell; python graders (child processes that may run for seconds) in a thread, so
+    the other cells and Ctrl-C are not held up."""
+    expect = task.expect
+    if python_grader.python_graders(expect):
+        return await asyncio.to_thread(
+            grade, expect, result, workspace, grade_on_error=task.grade_on_error
+        )
+    return grade(expect, result, workspace, grade_on_error=task.grade_on_error)
 
 
 def recording_metadata(cell: Cell) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -16,11 +17,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.bench.matrix import Cell, expand
+from harness.bench.preflight import check_graders, check_output_path, check_providers, dedupe
+from harness.bench.python_grader import DEFAULT_TIMEOUT_S
+from harness.bench.rundir import RunFolder, remove_stale
 from harness.bench.runner import CellOutcome, MatrixSummary, Runner, RunnerOptions
-from harness.bench.suite import load_suites
+from harness.bench.suite import Suite, load_suites
 
 __all__ = ["BenchReport", "BenchRequest", "discover_providers", "run_bench"]
 
@@ -47,6 +52,8 @@ class BenchRequest:
     trace_file: Path | None = None
     otlp_endpoint: str | None = None
     resume: bool = False
+    #: Re-run only the cells of ``label``'s latest runs whose status is ``error``.
+    retry_errors: bool = False
     progress: bool = True
 
 
@@ -85,28 +92,21 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
     from harness.telemetry.setup import configure_tracing, git_sha
 
     console = console or Console(stderr=True)
-    suites = load_suites(request.suites)
-    providers = list(request.providers)
-    if providers == ["auto"]:
-        providers = discover_providers(request.cassettes, [s.suite for s in suites])
-    _check_names(request.modes, providers)
-    cells = expand(suites, request.modes, providers, request.epochs, tasks=request.tasks)
+    suites, modes, providers, cells = _prepare(request, console)
+    remove_stale()  # run folders left by killed runs
     with Store.open(request.db) as store:
+        if request.retry_errors and request.label is not None:
+            errored = store.existing_cells(request.label, status="error")
+            cells = [c for c in cells if c.key in errored]
         run_id = store.begin_run(
             label=request.label,
             suites=[s.suite for s in suites],
-            modes=list(request.modes),
+            modes=modes,
             providers=providers,
             epochs=request.epochs,
-            config={
-                "tasks": list(request.tasks),
-                "record_mode": request.record_mode,
-                "concurrency": request.concurrency,
-                "provider_concurrency": request.provider_concurrency,
-                "cassettes": str(request.cassettes),
-            },
+            config=_config(request, suites),
             git_sha=git_sha(Path.cwd()),  # the checkout being benchmarked
-            resume=request.resume,
+            resume=request.resume or request.retry_errors,
         )
         if request.resume and request.label is not None:
             done = store.existing_cells(request.label, include_crashed=False)
@@ -161,10 +161,13 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
             sink,
         )
         status = "failed"
+        folder = RunFolder(run_id)
+        runner.options.work_root = folder.path
         try:
             report.summary = _drive(runner, cells, console, request.progress)
             status = "interrupted" if report.summary.interrupted else "finished"
         finally:
+            folder.remove()
             tracing.shutdown()
             if trace_file.exists():
                 try:
@@ -173,6 +176,55 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
                     console.print(f"[yellow]warning:[/] spans not ingested: {exc}")
             store.finish_run(run_id, status)  # type: ignore[arg-type]
     return report
+
+
+def _prepare(
+    request: BenchRequest, console: Console
+) -> tuple[list[Suite], list[str], list[str], list[Cell]]:
+    """Everything checked before a run row exists (bad input exits 2 and leaves no trace):
+    suites, names (repeats dropped with a warning), output paths, providers and graders."""
+
+    def warn(message: str) -> None:
+        console.print(f"[yellow]warning:[/] {escape(message)}")
+
+    paths = dedupe([str(Path(p).resolve()) for p in request.suites], "SUITE", lambda _: None)
+    if len(paths) < len(request.suites):
+        warn("a suite path is given more than once; running each suite once")
+    suites = load_suites(request.suites)
+    providers = list(request.providers)
+    if providers == ["auto"]:
+        providers = discover_providers(request.cassettes, [s.suite for s in suites])
+    modes = dedupe(request.modes, "--modes", warn)
+    providers = dedupe(providers, "--providers", warn)
+    _check_names(modes, providers)
+    cells = expand(suites, modes, providers, request.epochs, tasks=request.tasks)
+    check_output_path(request.db, "--db")
+    if request.trace_file is not None:
+        check_output_path(request.trace_file, "--trace-file")
+    else:
+        probe = request.db.parent / "traces" / f".probe-{os.getpid()}.jsonl"
+        check_output_path(probe, "--trace-file (default: traces/ beside --db)")
+    check_providers(providers, request.record_mode)
+    check_graders(suites)
+    return suites, modes, providers, cells
+
+
+def _config(request: BenchRequest, suites: Sequence[Suite]) -> dict[str, Any]:
+    """What ``bench_runs.config`` records: the options that change what the cells do."""
+    return {
+        "tasks": list(request.tasks),
+        "record_mode": request.record_mode,
+        "concurrency": request.concurrency,
+        "provider_concurrency": request.provider_concurrency,
+        "cassettes": str(request.cassettes),
+        "suite_files": [str(s.source) for s in suites],
+        "seed": "the cell's epoch (seed=epoch on every provider request)",
+        "trace_file": str(request.trace_file) if request.trace_file else None,
+        "otlp": request.otlp_endpoint is not None,
+        "resume": request.resume,
+        "retry_errors": request.retry_errors,
+        "python_grader_timeout_s": DEFAULT_TIMEOUT_S,
+    }
 
 
 def _check_names(modes: Sequence[str], providers: Sequence[str]) -> None:

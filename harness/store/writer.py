@@ -339,14 +339,21 @@ class Store:
                 con.unregister(name)
         return int(table.num_rows)
 
-    def existing_cells(self, label: str, *, include_crashed: bool = True) -> set[str]:
+    def existing_cells(
+        self, label: str, *, include_crashed: bool = True, status: str | None = None
+    ) -> set[str]:
         """The ``cell_key`` of every cell already stored for runs labelled ``label`` (for
-        ``--resume``). ``include_crashed=False`` leaves out cells whose latest result crashed, so
-        they run again."""
-        where = "" if include_crashed else " AND error IS NULL"
+        ``--resume``). ``include_crashed=False`` leaves out cells whose latest result crashed or
+        errored, so they run again; ``status`` keeps only cells whose latest result has that
+        status (``error`` for ``--retry-errors``)."""
+        where = "" if include_crashed else " AND error IS NULL AND status IS DISTINCT FROM 'error'"
+        params: list[Any] = [label]
+        if status is not None:
+            where += " AND status = ?"
+            params.append(status)
         with self._mutex:
             rows = self.con.execute(
-                f"SELECT cell_key FROM v_cells WHERE label = ?{where}", [label]
+                f"SELECT cell_key FROM v_cells WHERE label = ?{where}", params
             ).fetchall()
         return {str(r[0]) for r in rows}
 

@@ -1,0 +1,87 @@
+"""One temporary folder per run, holding every cell's workspace, removed when the run ends.
+
+``$TMPDIR/harness-run-<run_id>/`` holds a ``pid`` file (the process running it) and one
+``cell-*`` workspace per cell in flight. The runner removes each workspace when its cell is done
+and the whole folder when the run ends, however it ends short of ``kill -9``. A folder left by a
+killed run (its pid is no longer alive) is removed by :func:`remove_stale`, which ``harness run``
+calls at every start, ``--resume`` included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["RUN_PREFIX", "RunFolder", "remove_stale"]
+
+RUN_PREFIX = "harness-run-"
+_PID_FILE = "pid"
+#: A folder without a pid file is left alone this long (its run may be writing it right now).
+_GRACE_S = 60.0
+
+
+class RunFolder:
+    """The temporary folder of one run (created on construction)."""
+
+    def __init__(self, run_id: str, root: Path | None = None) -> None:
+        self.root = Path(root) if root is not None else Path(tempfile.gettempdir())
+        self.path = self.root / f"{RUN_PREFIX}{run_id}"
+        if self.path.exists() and not _alive(self.path):
+            shutil.rmtree(self.path, ignore_errors=True)  # left by a killed run of this id
+        self.path.mkdir(parents=True, exist_ok=True)
+        (self.path / _PID_FILE).write_text(f"{os.getpid()}\n{socket.gethostname()}\n")
+
+    def cell_dir(self) -> Path:
+        """A fresh, empty workspace folder for one cell."""
+        return Path(tempfile.mkdtemp(prefix="cell-", dir=self.path))
+
+    def remove(self) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def __enter__(self) -> RunFolder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def remove_stale(root: Path | None = None) -> list[Path]:
+    """Remove the run folders under ``root`` (default: the temp dir) whose process is dead;
+    returns the folders removed. Folders of live runs, and of runs on other hosts sharing the
+    folder, are kept."""
+    root = Path(root) if root is not None else Path(tempfile.gettempdir())
+    removed = []
+    with contextlib.suppress(OSError):
+        for folder in root.glob(f"{RUN_PREFIX}*"):
+            if folder.is_dir() and not folder.is_symlink() and not _alive(folder):
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(folder)
+    return removed
+
+
+def _alive(folder: Path) -> bool:
+    """Whether the run that owns ``folder`` may still be running."""
+    try:
+        pid_text, _, host = (folder / _PID_FILE).read_text().partition("\n")
+        pid = int(pid_text)
+    except (OSError, ValueError):  # no pid file: a run starting now, or one killed at start
+        try:
+            return time.time() - folder.stat().st_mtime < _GRACE_S
+        except OSError:
+            return False
+    if host.strip() and host.strip() != socket.gethostname():
+        return True  # another machine's run: we cannot tell, so keep it
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, owned by someone else
+    return True

@@ -1,0 +1,187 @@
+"""`run_bench` guards: pre-flight checks, duplicate names, run folders and --retry-errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from harness.bench.preflight import check_output_path, check_providers, dedupe
+from harness.bench.rundir import RUN_PREFIX, RunFolder, remove_stale
+from harness.bench.session import BenchRequest, run_bench
+from harness.errors import ConfigError
+
+SUITE = """
+suite: guarded
+defaults: {{tools: [calculator], max_iterations: 4}}
+tasks:
+  - id: add
+    prompt: "What is 2+2?"
+    expect: {{kind: python, function: "guard_checks:check", timeout_s: 20}}
+    mock: {{turns: [{{text: "4"}}]}}
+  - id: mul
+    prompt: "What is 3*3?"
+    expect: {{kind: contains, value: "9"}}
+    mock: {{turns: [{{text: "9"}}]}}
+"""
+
+CHECKS = """
+import pathlib
+
+HERE = pathlib.Path(__file__).parent
+
+def check(result, workspace):
+    (HERE / "workspaces.txt").open("a").write(f"{{workspace}}\\n")
+    if (HERE / "broken").exists():
+        raise RuntimeError("grader bug")
+    return "4" in (result.text or "")
+"""
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    (folder / "guarded.yaml").write_text(textwrap.dedent(SUITE.format()))
+    (folder / "guard_checks.py").write_text(textwrap.dedent(CHECKS.format()))
+    return folder / "guarded.yaml"
+
+
+@pytest.fixture
+def tmpdir_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "tmp"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    return root
+
+
+def request(suite: Path, db: Path, **kw: object) -> BenchRequest:
+    base: dict[str, object] = {"suites": [str(suite)], "providers": ["mock"], "db": db}
+    base.update(progress=False, **kw)
+    return BenchRequest(**base)  # type: ignore[arg-type]
+
+
+def rows(db: Path, sql: str) -> list[tuple[object, ...]]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_duplicate_modes_removed(suite: Path, tmp_path: Path, tmpdir_root: Path) -> None:
+    warnings: list[str] = []
+    assert dedupe(["react", "react", "reflexion"], "--modes", warnings.append) == [
+        "react",
+        "reflexion",
+    ]
+    assert warnings == ["--modes names 'react' 2 times; running it once"]
+    db = tmp_path / "h.duckdb"
+    req = request(suite, db, modes=["react", "react"], providers=["mock", "mock"])
+    report = run_bench(req)
+    assert report.summary.total == 2  # 2 tasks x 1 mode x 1 provider, not 8
+    assert rows(db, "SELECT count(*), count(DISTINCT cell_key) FROM results") == [(2, 2)]
+    assert rows(db, "SELECT modes, providers FROM bench_runs") == [(["react"], ["mock"])]
+
+
+def test_unwritable_trace_file_exits_2_without_run_row(suite: Path, tmp_path: Path) -> None:
+    db = tmp_path / "h.duckdb"
+    run_bench(request(suite, db))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    for bad in (blocker / "trace.jsonl", tmp_path):
+        with pytest.raises(ConfigError, match="--trace-file") as caught:
+            run_bench(request(suite, db, trace_file=bad))
+        assert str(bad) in str(caught.value)
+    assert rows(db, "SELECT count(*) FROM bench_runs") == [(1,)]
+    assert not list(tmp_path.glob("**/.probe-*"))
+
+
+def test_unwritable_db_exits_2_without_creating_it(suite: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(ConfigError, match=r"--db .*a-file/sub/h\.duckdb"):
+        run_bench(request(suite, blocker / "sub" / "h.duckdb"))
+    with pytest.raises(ConfigError, match="is a directory"):
+        check_output_path(tmp_path, "--db")
+
+
+def test_output_path_check_leaves_nothing_behind(tmp_path: Path) -> None:
+    target = tmp_path / "new" / "deeper" / "out.jsonl"
+    check_output_path(target, "--trace-file")
+    assert not (tmp_path / "new").exists()
+    existing = tmp_path / "keep.txt"
+    existing.write_text("data")
+    check_output_path(existing, "--trace-file")
+    assert existing.read_text() == "data"
+
+
+def test_missing_api_key_when_recording_is_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    check_providers(["openai:gpt-4o-mini", "mock"], "none")  # replay needs no key
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        check_providers(["openai:gpt-4o-mini"], "once")
+
+
+def test_unimportable_python_grader_exits_2_before_any_cell(suite: Path, tmp_path: Path) -> None:
+    (suite.parent / "guard_checks.py").unlink()
+    db = tmp_path / "h.duckdb"
+    with pytest.raises(ConfigError, match=r"guard_checks:check.*ModuleNotFoundError") as caught:
+        run_bench(request(suite, db))
+    assert "task 'add'" in str(caught.value)
+    assert not db.exists()
+
+
+def test_cells_run_in_one_run_folder_removed_at_the_end(
+    suite: Path, tmp_path: Path, tmpdir_root: Path
+) -> None:
+    report = run_bench(request(suite, tmp_path / "h.duckdb"))
+    seen = (suite.parent / "workspaces.txt").read_text().split()
+    assert seen
+    assert all(Path(w).parent == tmpdir_root / f"{RUN_PREFIX}{report.run_id}" for w in seen)
+    assert not list(tmpdir_root.iterdir())  # the run folder is gone
+
+
+def test_stale_cell_folders_removed(suite: Path, tmp_path: Path, tmpdir_root: Path) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    stale = tmpdir_root / f"{RUN_PREFIX}killed"
+    (stale / "cell-x").mkdir(parents=True)
+    (stale / "pid").write_text(f"{dead.stdout.strip()}\n{os.uname().nodename}\n")
+    live = RunFolder("live", tmpdir_root)  # this process: alive
+    assert remove_stale(tmpdir_root) == [stale]
+    assert live.path.exists()
+    live.remove()
+    # And `harness run` does it at start.
+    (stale / "cell-x").mkdir(parents=True)
+    (stale / "pid").write_text(f"{dead.stdout.strip()}\n{os.uname().nodename}\n")
+    run_bench(request(suite, tmp_path / "h.duckdb"))
+    assert not stale.exists()
+
+
+def test_retry_errors_reruns_only_errored_cells(suite: Path, tmp_path: Path) -> None:
+    db = tmp_path / "h.duckdb"
+    (suite.parent / "broken").touch()
+    first = run_bench(request(suite, db, label="nightly", epochs=2))
+    assert first.exit_code == 3
+    assert (first.summary.errored, first.summary.passed) == (2, 2)
+    (suite.parent / "broken").unlink()
+    (suite.parent / "workspaces.txt").unlink()
+    again = run_bench(request(suite, db, label="nightly", epochs=2, retry_errors=True))
+    assert again.run_id == first.run_id  # the retried cells land in the same run
+    assert again.summary.total == 2
+    assert again.exit_code == 0
+    assert len((suite.parent / "workspaces.txt").read_text().split()) == 2
+    latest = rows(db, "SELECT task_id, status FROM v_run_cells ORDER BY cell_key")
+    assert latest == [("add", "passed")] * 2 + [("mul", "passed")] * 2
+    config = rows(
+        db, "SELECT config->>'$.python_grader_timeout_s', config->>'$.seed' FROM bench_runs"
+    )
+    assert config[0][0] == "30.0"
+    assert "epoch" in str(config[0][1])
