@@ -78,13 +78,23 @@ class CellOutcome:
         if self.error is not None:
             return self.error
         result = self.result
-        if result is not None and result.finish_reason in _INFRA_ENDINGS:
+        if (
+            result is not None
+            and result.finish_reason in _INFRA_ENDINGS
+            and not self._expected_ending(result)
+        ):
             return f"{result.finish_reason.value}: {result.halted_reason or 'no detail'}"
         if self.grade is not None and self.grade.error:
             return f"grader: {self.grade.explanation}"
         if result is None or self.grade is None:
             return "no result"
         return None
+
+    def _expected_ending(self, result: Result) -> bool:
+        """A ``finish_reason`` grader that names this ending (a task about fault handling, e.g.
+        a scripted 401) scores the cell: the ending is what the task is about."""
+        expect = self.cell.task.expect
+        return expect.kind == "finish_reason" and result.finish_reason.value in (expect.value or [])
 
     @property
     def cost_usd(self) -> float:

@@ -185,3 +185,46 @@ def test_retry_errors_reruns_only_errored_cells(suite: Path, tmp_path: Path) -> 
     )
     assert config[0][0] == "30.0"
     assert "epoch" in str(config[0][1])
+
+
+STATUS_SUITE = """
+suite: statuses
+defaults: {tools: [calculator], max_iterations: 4}
+tasks:
+  - id: server-error
+    prompt: "2+2?"
+    expect: {kind: contains, value: "4"}
+    mock: {turns: [{error: {status: 500, message: "boom"}}]}
+  - id: auth
+    prompt: "2+2?"
+    expect: {kind: contains, value: "4"}
+    mock: {turns: [{error: {status: 401, message: "bad key"}}]}
+  - id: auth-expected
+    prompt: "2+2?"
+    expect: {kind: finish_reason, value: error_provider_auth}
+    mock: {turns: [{error: {status: 401, message: "bad key"}}]}
+  - id: spins
+    prompt: "2+2?"
+    expect: {kind: contains, value: "4"}
+    mock:
+      turns: [{tool_calls: [{name: calculator, arguments: {expression: "1"}}]}]
+      when_exhausted: repeat_last
+  - id: wrong
+    prompt: "2+2?"
+    expect: {kind: contains, value: "4"}
+    mock: {turns: [{text: "5"}]}
+"""
+
+
+def test_cell_status_error_only_for_causes_outside_the_model(tmp_path: Path) -> None:
+    (tmp_path / "statuses.yaml").write_text(STATUS_SUITE)
+    db = tmp_path / "h.duckdb"
+    report = run_bench(request(tmp_path / "statuses.yaml", db))
+    assert report.exit_code == 3
+    got = dict(rows(db, "SELECT task_id, status || ' ' || coalesce(error, '') FROM results"))
+    assert got["server-error"].startswith("error error_during_execution")
+    assert got["auth"].startswith("error error_provider_auth")
+    assert got["auth-expected"] == "passed "  # the task is about the ending: it is scored
+    assert got["spins"] == "failed "  # the model's behaviour: graded, not an error
+    assert got["wrong"] == "failed "
+    assert (report.summary.passed, report.summary.failed, report.summary.errored) == (1, 2, 2)
