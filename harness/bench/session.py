@@ -26,6 +26,7 @@ from harness.bench.python_grader import DEFAULT_TIMEOUT_S
 from harness.bench.rundir import RunFolder, remove_stale
 from harness.bench.runner import CellOutcome, MatrixSummary, Runner, RunnerOptions
 from harness.bench.suite import Suite, load_suites
+from harness.errors import ConfigError
 
 __all__ = ["BenchReport", "BenchRequest", "discover_providers", "run_bench"]
 
@@ -112,8 +113,15 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
             done = store.existing_cells(request.label, include_crashed=False)
             cells = [c for c in cells if c.key not in done]
         trace_file = request.trace_file or request.db.parent / "traces" / f"{run_id}.jsonl"
-        trace_file.parent.mkdir(parents=True, exist_ok=True)
-        tracing = configure_tracing(file=trace_file, otlp_endpoint=request.otlp_endpoint)
+        try:
+            trace_file.parent.mkdir(parents=True, exist_ok=True)
+            tracing = configure_tracing(file=trace_file, otlp_endpoint=request.otlp_endpoint)
+        except Exception as exc:  # the run never started: leave no run row behind
+            if not (request.resume or request.retry_errors):
+                store.discard_run(run_id)
+            if isinstance(exc, OSError):
+                raise ConfigError(f"--trace-file {trace_file}: {exc}") from exc
+            raise
         ignore = _collector_hosts(request.otlp_endpoint)
         report = BenchReport(run_id, MatrixSummary(total=len(cells)), trace_file=trace_file)
 
@@ -229,7 +237,6 @@ def _config(request: BenchRequest, suites: Sequence[Suite]) -> dict[str, Any]:
 
 def _check_names(modes: Sequence[str], providers: Sequence[str]) -> None:
     """Unknown modes and providers are bad input (exit 2), not a matrix of crashed cells."""
-    from harness.errors import ConfigError
     from harness.modes.base import resolve_mode
     from harness.providers.profiles import resolve_profile
 

@@ -277,6 +277,24 @@ class Store:
             self._open_runs.add(run_id)
             return run_id
 
+    def discard_run(self, run_id: str) -> bool:
+        """Delete a run that stored nothing (it failed before its first cell), so that
+        ``--run latest`` never picks it; returns whether it was deleted."""
+        with self._mutex:
+            got = (
+                self._writable()
+                .execute(
+                    "DELETE FROM bench_runs WHERE run_id = ? AND NOT EXISTS "
+                    "(SELECT 1 FROM results WHERE run_id = ?)",
+                    [run_id, run_id],
+                )
+                .fetchone()
+            )
+            deleted = bool(got and got[0])
+            if deleted:
+                self._open_runs.discard(run_id)
+            return deleted
+
     def finish_run(
         self, run_id: str, status: RunStatus = "finished", *, error: str | None = None
     ) -> None:

@@ -228,3 +228,19 @@ def test_cell_status_error_only_for_causes_outside_the_model(tmp_path: Path) -> 
     assert got["spins"] == "failed "  # the model's behaviour: graded, not an error
     assert got["wrong"] == "failed "
     assert (report.summary.passed, report.summary.failed, report.summary.errored) == (1, 2, 2)
+
+
+def test_a_run_that_fails_to_start_leaves_no_run_row(
+    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.telemetry.setup as setup
+
+    def broken(**_: object) -> None:
+        raise PermissionError(13, "Permission denied", "traces/x.jsonl")
+
+    db = tmp_path / "h.duckdb"
+    run_bench(request(suite, db))
+    monkeypatch.setattr(setup, "configure_tracing", broken)
+    with pytest.raises(ConfigError, match=r"--trace-file .*Permission denied"):
+        run_bench(request(suite, db))
+    assert rows(db, "SELECT count(*), min(status) FROM bench_runs") == [(1, "finished")]
