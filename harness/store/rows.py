@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
@@ -30,6 +30,7 @@ __all__ = [
     "REQUIRED_COLUMNS",
     "cell_key",
     "crashed_row",
+    "insert_select_list",
     "json_text",
     "result_row",
     "rows_to_arrow",
@@ -231,3 +232,24 @@ def rows_to_arrow(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
                 f"results column {f.name!r}: a value has the wrong type: {exc}"
             ) from exc
     return pa.table(arrays, schema=ARROW_SCHEMA)
+
+
+def insert_select_list(columns: Sequence[str]) -> str:
+    """The SELECT list for a bulk insert of ``columns``: checks names, fills cell_key and
+    finished_at ($1) when absent."""
+    allowed = set(RESULT_COLUMNS) - {"result_id"}
+    unknown = sorted(set(columns) - allowed)
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    if unknown or missing:
+        raise StoreError(f"results table: unknown columns {unknown}, missing {missing}")
+    out = [f'"{c}"' for c in columns if c not in ("cell_key", "finished_at")]
+    key = "suite || '/' || task_id || '/' || mode || '/' || provider || '/e' || epoch"
+    out.append(
+        f"coalesce(cell_key, {key}) AS cell_key" if "cell_key" in columns else f"{key} AS cell_key"
+    )
+    out.append(
+        "coalesce(finished_at, $1) AS finished_at"
+        if "finished_at" in columns
+        else "$1 AS finished_at"
+    )
+    return ", ".join(out)

@@ -34,7 +34,7 @@ import pyarrow as pa
 from harness._version import __version__
 from harness.store import locking, schema
 from harness.store.errors import StoreError
-from harness.store.rows import REQUIRED_COLUMNS, json_text, rows_to_arrow
+from harness.store.rows import insert_select_list, json_text, rows_to_arrow
 from harness.store.spans import ingest_span_file
 
 __all__ = ["DEFAULT_DB", "STORAGE_COMPATIBILITY", "RunStatus", "Store"]
@@ -335,7 +335,7 @@ class Store:
             table = rows_to_arrow(rows)
         if table.num_rows == 0:
             return 0
-        select = _select_list(table.column_names)
+        select = insert_select_list(table.column_names)
         run_ids = [str(r) for r in table.column("run_id").unique().to_pylist()]
         with self._mutex:
             con = self._writable()
@@ -398,24 +398,3 @@ def _merge(old: Sequence[str] | None, new: Sequence[str]) -> list[str]:
     out = list(old or ())
     out.extend(x for x in new if x not in out)
     return out
-
-
-def _select_list(columns: Sequence[str]) -> str:
-    """The SELECT list for a bulk insert of ``columns``: checks names, fills cell_key and
-    finished_at ($1) when absent."""
-    allowed = set(schema.RESULT_COLUMNS) - {"result_id"}
-    unknown = sorted(set(columns) - allowed)
-    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
-    if unknown or missing:
-        raise StoreError(f"results table: unknown columns {unknown}, missing {missing}")
-    out = [f'"{c}"' for c in columns if c not in ("cell_key", "finished_at")]
-    key = "suite || '/' || task_id || '/' || mode || '/' || provider || '/e' || epoch"
-    out.append(
-        f"coalesce(cell_key, {key}) AS cell_key" if "cell_key" in columns else f"{key} AS cell_key"
-    )
-    out.append(
-        "coalesce(finished_at, $1) AS finished_at"
-        if "finished_at" in columns
-        else "$1 AS finished_at"
-    )
-    return ", ".join(out)
