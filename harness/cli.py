@@ -184,7 +184,7 @@ def suites_validate(paths: tuple[str, ...]) -> None:
     """Validate suite files (a folder means every *.yaml / *.yml in it).
 
     Prints one OK line per valid suite; exits 2 with every error (file:line, task, field) if any
-    file is invalid."""
+    file is invalid or a python grader cannot be imported (from the suite file's folder)."""
     from harness.bench.preflight import check_graders
     from harness.bench.suite import collect_suites
     from harness.errors import ConfigError
@@ -195,6 +195,8 @@ def suites_validate(paths: tuple[str, ...]) -> None:
     except ConfigError as exc:
         issues.extend(str(exc).splitlines())
     for suite in found:
+        if any(issue.startswith(f"{suite.source}:") for issue in issues):
+            continue
         n = len(suite.tasks)
         click.echo(f"OK {suite.name}: {n} task{'s' * (n != 1)} ({suite.source})")
     for issue in issues:
