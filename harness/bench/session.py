@@ -25,7 +25,7 @@ from harness.bench.preflight import check_graders, check_output_path, check_prov
 from harness.bench.python_grader import DEFAULT_TIMEOUT_S
 from harness.bench.rundir import RunFolder, remove_stale
 from harness.bench.runner import CellOutcome, MatrixSummary, Runner, RunnerOptions
-from harness.bench.suite import Suite, load_suites
+from harness.bench.suite import Suite, SuiteError, load_suites, suite_files
 from harness.errors import ConfigError
 
 __all__ = ["BenchReport", "BenchRequest", "discover_providers", "run_bench"]
@@ -195,9 +195,10 @@ def _prepare(
     def warn(message: str) -> None:
         console.print(f"[yellow]warning:[/] {escape(message)}")
 
-    paths = dedupe([str(Path(p).resolve()) for p in request.suites], "SUITE", lambda _: None)
-    if len(paths) < len(request.suites):
-        warn("a suite path is given more than once; running each suite once")
+    named = [f.resolve() for p in request.suites for f in _suite_files_or_none(p)]
+    if len(set(named)) < len(named):
+        again = sorted({str(f) for f in named if named.count(f) > 1})
+        warn(f"suite file(s) named more than once, each runs once: {', '.join(again)}")
     suites = load_suites(request.suites)
     providers = list(request.providers)
     if providers == ["auto"]:
@@ -215,6 +216,13 @@ def _prepare(
     check_providers(providers, request.record_mode)
     check_graders(suites)
     return suites, modes, providers, cells
+
+
+def _suite_files_or_none(path: str) -> list[Path]:
+    try:
+        return suite_files([path])
+    except SuiteError:
+        return []  # load_suites reports it
 
 
 def _config(request: BenchRequest, suites: Sequence[Suite]) -> dict[str, Any]:

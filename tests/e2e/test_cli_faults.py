@@ -163,10 +163,11 @@ def test_unwritable_db_exits_2(tmp_path: Path) -> None:
 
 def test_duplicate_modes_removed(tmp_path: Path) -> None:
     project(tmp_path, "fine")
-    args = ("run", "faulty.yaml", "faulty.yaml", "--modes", "react,react", "--providers",
+    args = ("run", "faulty.yaml", ".", "--modes", "react,react", "--providers",
             "mock,mock", "--no-progress")  # fmt: skip
     code, err = finish(cli(*args, cwd=tmp_path))
     assert code == 0, err
+    assert "suite file(s) named more than once" in err
     assert "--modes names 'react' 2 times" in err
     assert "--providers names 'mock' 2 times" in err
     db = tmp_path / "reports" / "harness.duckdb"
