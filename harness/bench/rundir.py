@@ -4,7 +4,8 @@
 ``cell-*`` workspace per cell in flight. The runner removes each workspace when its cell is done
 and the whole folder when the run ends, however it ends short of ``kill -9``. A folder left by a
 killed run (its pid is no longer alive) is removed by :func:`remove_stale`, which ``harness run``
-calls at every start, ``--resume`` included.
+calls at every start, ``--resume`` included; so are ``harness-cell-*`` folders older than a day
+(left by versions that had no run folder).
 """
 
 from __future__ import annotations
@@ -17,12 +18,16 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["RUN_PREFIX", "RunFolder", "remove_stale"]
+__all__ = ["LEGACY_CELL_PREFIX", "RUN_PREFIX", "RunFolder", "remove_stale"]
 
 RUN_PREFIX = "harness-run-"
 _PID_FILE = "pid"
 #: A folder without a pid file is left alone this long (its run may be writing it right now).
 _GRACE_S = 60.0
+#: Workspaces made outside a run folder (older versions, or a Runner used without one).
+LEGACY_CELL_PREFIX = "harness-cell-"
+#: Such a folder is removed once it is this old (no cell runs for a day).
+_LEGACY_AGE_S = 24 * 3600.0
 
 
 class RunFolder:
@@ -61,7 +66,19 @@ def remove_stale(root: Path | None = None) -> list[Path]:
             if folder.is_dir() and not folder.is_symlink() and not _alive(folder):
                 shutil.rmtree(folder, ignore_errors=True)
                 removed.append(folder)
+        # Cell folders of older harness versions (no run folder, no pid): only old ones.
+        for folder in root.glob(f"{LEGACY_CELL_PREFIX}*"):
+            if folder.is_dir() and not folder.is_symlink() and _age_s(folder) > _LEGACY_AGE_S:
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(folder)
     return removed
+
+
+def _age_s(folder: Path) -> float:
+    try:
+        return time.time() - folder.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _alive(folder: Path) -> bool:

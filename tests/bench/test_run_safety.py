@@ -7,13 +7,14 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from harness.bench.preflight import check_output_path, check_providers, dedupe
-from harness.bench.rundir import RUN_PREFIX, RunFolder, remove_stale
+from harness.bench.rundir import LEGACY_CELL_PREFIX, RUN_PREFIX, RunFolder, remove_stale
 from harness.bench.session import BenchRequest, run_bench
 from harness.errors import ConfigError
 
@@ -161,8 +162,15 @@ def test_stale_cell_folders_removed(suite: Path, tmp_path: Path, tmpdir_root: Pa
     # And `harness run` does it at start.
     (stale / "cell-x").mkdir(parents=True)
     (stale / "pid").write_text(f"{dead.stdout.strip()}\n{os.uname().nodename}\n")
+    legacy_old = tmpdir_root / f"{LEGACY_CELL_PREFIX}old"
+    legacy_new = tmpdir_root / f"{LEGACY_CELL_PREFIX}new"
+    legacy_old.mkdir()
+    legacy_new.mkdir()
+    os.utime(legacy_old, (time.time() - 2 * 86400,) * 2)
     run_bench(request(suite, tmp_path / "h.duckdb"))
     assert not stale.exists()
+    assert not legacy_old.exists()  # a day old: left by a killed run of an older version
+    assert legacy_new.exists()  # may belong to a cell running now
 
 
 def test_retry_errors_reruns_only_errored_cells(suite: Path, tmp_path: Path) -> None:
