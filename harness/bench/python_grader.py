@@ -137,7 +137,7 @@ def check_imports(
             {"function": ref, "paths": _paths(Path(b) if b else None)} for ref, b in wanted
         ],
     }
-    code, out, err, timed_out = _call_child(["check"], payload, timeout_s)
+    code, out, err, timed_out = _call_child(["check"], payload, timeout_s, stoppable=False)
     if timed_out:
         return [f"importing the python graders took more than {timeout_s:g}s"]
     try:
@@ -166,13 +166,13 @@ def _tail(text: str) -> str:
 
 
 def _call_child(
-    args: Sequence[str], payload: dict[str, Any], timeout_s: float
+    args: Sequence[str], payload: dict[str, Any], timeout_s: float, *, stoppable: bool = True
 ) -> tuple[int | None, str, str, bool]:
     """Run the child with ``payload`` on stdin: (exit status or None if stopped, stdout,
-    stderr tail, timed out)."""
+    stderr tail, timed out). ``stoppable=False``: runs even after :func:`terminate_all`."""
     with tempfile.TemporaryFile() as err_file:
         with _LOCK:
-            if _STOPPED.is_set():
+            if stoppable and _STOPPED.is_set():
                 return None, "", "", False
             proc = subprocess.Popen(
                 [sys.executable, "-m", "harness.bench.grader_child", *args],
@@ -187,7 +187,9 @@ def _call_child(
                 out, _ = proc.communicate(json.dumps(payload).encode(), timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 _kill(proc)
-                proc.communicate()
+                # A grandchild that left the process group may hold the pipes: do not wait on it.
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.communicate(timeout=2)
                 return proc.returncode, "", "", True
             except BaseException:
                 _kill(proc)
@@ -199,7 +201,7 @@ def _call_child(
         size = err_file.tell()
         err_file.seek(max(0, size - 4 * _STDERR_TAIL))
         err = err_file.read().decode("utf-8", errors="replace")
-    if _STOPPED.is_set() and proc.returncode is not None and proc.returncode < 0:
+    if stoppable and _STOPPED.is_set() and proc.returncode is not None and proc.returncode < 0:
         return None, "", err, False
     return proc.returncode, out.decode("utf-8", errors="replace"), err, False
 
