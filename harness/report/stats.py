@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy.stats import binomtest
+from scipy.stats import binomtest, norm, wilcoxon
 from statsmodels.stats.multitest import multipletests  # type: ignore[import-untyped]
 
 __all__ = [
@@ -32,7 +32,10 @@ __all__ = [
     "mcnemar_exact",
     "pass_at_k",
     "pass_hat_k",
+    "sign_test",
+    "signed_rank_test",
     "wilson_interval",
+    "wilson_interval_tasks",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -54,6 +57,50 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         confidence_level=confidence, method="wilson"
     )
     return (float(ci.low), float(ci.high))
+
+
+def wilson_interval_tasks(
+    successes: float, n: int, confidence: float = 0.95
+) -> tuple[float, float]:
+    """The Wilson score interval for a pass rate over ``n`` tasks, where ``successes`` is the
+    sum of the tasks' own pass rates over their epochs (fractional when epochs disagree).
+
+    With one epoch, or epochs that agree, this is the ordinary Wilson interval of the tasks;
+    extra identical epochs do not narrow it. ``(nan, nan)`` when ``n`` is 0."""
+    if n < 0 or not (0 <= successes <= n + 1e-9):
+        raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
+    if n == 0:
+        return (math.nan, math.nan)
+    if abs(successes - round(successes)) < 1e-9:
+        return wilson_interval(round(successes), n, confidence)
+    z = float(norm.ppf(0.5 + confidence / 2))
+    phat = successes / n
+    denom = 1 + z * z / n
+    centre = (phat + z * z / (2 * n)) / denom
+    half = z * math.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def sign_test(diffs: Sequence[float] | npt.NDArray[Any], tol: float = 1e-12) -> float:
+    """Two-sided exact sign test on paired differences (ties dropped); 1.0 when all tie. On
+    one epoch of pass/fail this is McNemar's exact test on the discordant tasks."""
+    d = np.asarray(diffs, dtype=float)
+    d = d[~np.isnan(d)]
+    pos, neg = int((d > tol).sum()), int((d < -tol).sum())
+    if pos + neg == 0:
+        return 1.0
+    return float(binomtest(pos, pos + neg, 0.5).pvalue)
+
+
+def signed_rank_test(diffs: Sequence[float] | npt.NDArray[Any], tol: float = 1e-15) -> float:
+    """Two-sided Wilcoxon signed-rank p-value on paired differences (zeros dropped); 1.0 when
+    every difference is zero. Robust to the heavy tails of cost data."""
+    d = np.asarray(diffs, dtype=float)
+    d = d[~np.isnan(d)]
+    d = d[np.abs(d) > tol]
+    if len(d) == 0:
+        return 1.0
+    return float(wilcoxon(d).pvalue)
 
 
 def mcnemar_exact(only_a: int, only_b: int) -> float:

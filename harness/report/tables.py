@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from harness.errors import ConfigError
-from harness.report.stats import pass_at_k, pass_hat_k, wilson_interval
+from harness.report.stats import pass_at_k, pass_hat_k, wilson_interval_tasks
 
 __all__ = [
     "CELL_KEY",
@@ -22,10 +22,13 @@ __all__ = [
     "NUMERIC_COLUMNS",
     "REQUIRED_COLUMNS",
     "ReportInputError",
+    "epochs_identical",
     "finish_reason_table",
     "pass_k_table",
     "prepare_results",
+    "scored",
     "summary_table",
+    "task_means",
 ]
 
 CELL_KEY: tuple[str, ...] = ("suite", "task_id", "mode", "provider", "epoch")
@@ -85,6 +88,8 @@ def prepare_results(df: pd.DataFrame, *, source: str = "results") -> tuple[pd.Da
     for col in _TEXT_COLUMNS:
         out[col] = df[col].astype(object).to_numpy() if col in df.columns else None
     out["finish_reason"] = out["finish_reason"].fillna("unknown").astype(str)
+    out["status"] = _statuses(df, out)
+    out["error"] = df["error"].astype(object).to_numpy() if "error" in df.columns else None
     dup = out.duplicated(list(CELL_KEY), keep="last")
     if dup.any():
         warnings.append(
@@ -93,6 +98,45 @@ def prepare_results(df: pd.DataFrame, *, source: str = "results") -> tuple[pd.Da
         )
         out = out.loc[~dup].reset_index(drop=True)
     return out, warnings
+
+
+def _statuses(df: pd.DataFrame, out: pd.DataFrame) -> np.ndarray:
+    """``status`` as given (passed | failed | error), else derived: passed from ``passed``; an
+    old row with an ``error`` and no verdict is an error cell."""
+    derived = np.array(np.where(out["passed"].to_numpy(), "passed", "failed"), dtype=object)
+    if "error" in df.columns and "status" not in df.columns:
+        err = df["error"].notna().to_numpy() & ~out["passed"].to_numpy()
+        derived[err] = "error"
+    if "status" not in df.columns:
+        return derived
+    given = np.array(df["status"].astype(object).to_numpy(), dtype=object, copy=True)
+    missing = pd.isna(given)
+    given[missing] = derived[missing]
+    return given
+
+
+def scored(p: pd.DataFrame) -> pd.DataFrame:
+    """The cells that were scored (status passed or failed): error cells are left out of pass
+    rates, costs and comparisons."""
+    return p.loc[p["status"] != "error"]
+
+
+def task_means(g: pd.DataFrame, column: str) -> pd.Series:
+    """Per-task means over epochs (the task is the statistical unit; epochs are repeated
+    measures of it), NaN values skipped."""
+    return g.groupby(["suite", "task_id"], sort=True)[column].mean()
+
+
+def epochs_identical(g: pd.DataFrame) -> bool:
+    """True when some task ran more than one epoch and every task's epochs agree on the
+    outcome and the cost: the extra epochs then add no information (cassette replay at
+    temperature 0 does this)."""
+    by_task = g.groupby(["suite", "task_id"], sort=False)
+    if by_task["epoch"].nunique().max() <= 1:
+        return False
+    same_pass = by_task["passed"].nunique().max() <= 1
+    same_cost = by_task["cost_usd"].nunique(dropna=False).max() <= 1
+    return bool(same_pass and same_cost)
 
 
 def _finish_mix(reasons: pd.Series) -> str:
@@ -104,10 +148,14 @@ def _finish_mix(reasons: pd.Series) -> str:
 def summary_frame(p: pd.DataFrame) -> pd.DataFrame:
     """:func:`summary_table` on an already prepared frame."""
     rows = []
-    for (mode, provider), g in p.groupby(GROUP, sort=True):
+    for (mode, provider), all_cells in p.groupby(GROUP, sort=True):
+        g = scored(all_cells)
+        errors = len(all_cells) - len(g)
         n = len(g)
         k = int(g["passed"].sum())
-        low, high = wilson_interval(k, n)
+        per_task = task_means(g, "passed")
+        # The interval is over tasks: epochs are repeated measures, not new trials.
+        low, high = wilson_interval_tasks(float(per_task.sum()), len(per_task))
         cost = g["cost_usd"].dropna()
         tokens = g["input_tokens"] + g["output_tokens"]
         rows.append(
@@ -116,9 +164,12 @@ def summary_frame(p: pd.DataFrame) -> pd.DataFrame:
                 "provider": provider,
                 "n": n,
                 "passed": k,
-                "pass_rate": k / n,
+                "pass_rate": float(per_task.mean()) if n else math.nan,
                 "pass_ci_low": low,
                 "pass_ci_high": high,
+                "tasks": len(per_task),
+                "errors": errors,
+                "epochs_identical": epochs_identical(g) if n else False,
                 "cost_known": len(cost),
                 "cost_unknown": n - len(cost),
                 "cost_mean": float(cost.mean()) if len(cost) else math.nan,
@@ -146,6 +197,9 @@ _SUMMARY_COLUMNS = [
     "pass_rate",
     "pass_ci_low",
     "pass_ci_high",
+    "tasks",
+    "errors",
+    "epochs_identical",
     "cost_known",
     "cost_unknown",
     "cost_mean",
@@ -166,9 +220,13 @@ _SUMMARY_COLUMNS = [
 def summary_table(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (mode, provider), sorted, with these columns:
 
-    ``n`` cells, ``passed``, ``pass_rate`` and its 95% Wilson interval ``pass_ci_low`` /
-    ``pass_ci_high``; ``cost_known`` / ``cost_unknown`` cells and, over the known costs only,
-    ``cost_mean`` / ``cost_median`` / ``cost_total`` (NaN when no cost is known); mean input and
+    ``n`` scored cells (``errors``: cells with status ``error``, left out of everything else),
+    ``passed``, ``pass_rate`` (the mean over ``tasks`` of each task's pass rate over its
+    epochs) and its 95% Wilson interval over tasks ``pass_ci_low`` / ``pass_ci_high`` (the task
+    is the unit: 10 tasks x 5 identical epochs give the interval of 10 tasks x 1 epoch),
+    ``epochs_identical`` (every task's epochs agree: they add no information); ``cost_known``
+    / ``cost_unknown`` cells and, over the known costs only, ``cost_mean`` / ``cost_median`` /
+    ``cost_total`` (NaN when no cost is known); mean input and
     output tokens and ``tokens_total``; mean and median iterations; mean LLM and tool calls;
     median duration; ``finish_reasons``, the mix as text ("stop 8, error_max_turns 2").
     Means skip unknown (NaN) values.

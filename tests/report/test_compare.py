@@ -1,8 +1,8 @@
-"""Paired comparisons: counts, McNemar p, Holm, bootstrap intervals and the verdict wording."""
+"""Paired comparisons: counts, task-level sign test (McNemar with one epoch), one Holm family
+for every claim, bootstrap intervals and the verdict wording."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import pandas as pd
@@ -25,10 +25,11 @@ def test_pitfalls_example_is_no_evidence(paired: Paired, counts: Counts) -> None
     assert (c["rate_a"], c["rate_b"]) == pytest.approx((0.60, 0.72))
     assert c["diff"] == pytest.approx(0.12)
     assert c["p_value"] == pytest.approx(2 * 299 / 4096)
-    assert math.isnan(c["p_holm"])
+    assert c["p_holm"] == pytest.approx(c["p_value"])  # equal costs: the only test made
     assert c["diff_ci_low"] <= 0 < c["diff_ci_high"]
     assert c["verdict"] == (
-        "reflexion vs react (mock): +12 pts, p=0.15 — no evidence of a difference"
+        "reflexion vs react (mock): +12 pts over 50 tasks, Holm-adjusted p=0.15 — "
+        "no evidence of a difference"
     )
 
 
@@ -37,7 +38,8 @@ def test_clear_difference_is_called(paired: Paired, counts: Counts) -> None:
     c = paired_comparisons(df).iloc[0]
     assert c["p_value"] == pytest.approx(2 / 1024)
     assert c["verdict"] == (
-        "reflexion vs react (mock): +25 pts, p=0.002 — reflexion passes more often than react"
+        "reflexion vs react (mock): +25 pts over 40 tasks, Holm-adjusted p=0.002 — "
+        "reflexion passes more often than react"
     )
     worse = paired_comparisons(df, modes=["reflexion", "react"]).iloc[0]
     assert (worse["mode_a"], worse["mode_b"], worse["only_a"], worse["only_b"]) == (
@@ -46,14 +48,17 @@ def test_clear_difference_is_called(paired: Paired, counts: Counts) -> None:
         10,
         0,
     )
-    assert worse["verdict"].endswith("-25 pts, p=0.002 — react passes less often than reflexion")
+    assert worse["verdict"].endswith(
+        "-25 pts over 40 tasks, Holm-adjusted p=0.002 — react passes less often than reflexion"
+    )
 
 
 def test_identical_modes(paired: Paired, counts: Counts) -> None:
     c = paired_comparisons(paired("a", "b", counts(5, 0, 0, 5))).iloc[0]
     assert c["p_value"] == 1.0
     assert c["verdict"] == (
-        "b vs a (mock): ±0 pts, p=1 — no evidence of a difference (they agree on every cell)"
+        "b vs a (mock): ±0 pts over 10 tasks, Holm-adjusted p=1 — no evidence of a difference "
+        "(they agree on every cell)"
     )
 
 
@@ -117,7 +122,8 @@ def test_cost_difference_and_ratio(paired: Paired, counts: Counts) -> None:
     assert (c["cost_ratio_ci_low"], c["cost_ratio_ci_high"]) == pytest.approx((2.0, 2.0))
     assert 0 < c["cost_diff_ci_low"] < c["cost_diff"] < c["cost_diff_ci_high"]
     assert c["cost_verdict"].startswith("b - a: +$0.105 per cell (95% CI +$")
-    assert c["cost_verdict"].endswith("2.00× the cost) — b costs more")
+    assert c["p_cost"] == pytest.approx(2 / 2**20)  # Wilcoxon: all 20 tasks cost more
+    assert c["cost_verdict"].endswith("2.00× the cost; Holm-adjusted p<0.001) — b costs more")
 
 
 def test_unknown_costs_are_left_out(paired: Paired, counts: Counts) -> None:
@@ -128,13 +134,13 @@ def test_unknown_costs_are_left_out(paired: Paired, counts: Counts) -> None:
     assert c["cost_verdict"].endswith("no evidence of a cost difference")
 
 
-def test_repeated_epochs_need_the_task_interval(paired: Paired, counts: Counts) -> None:
-    # One task flips in all 12 epochs: McNemar on 12 "independent" pairs says p < 0.001, but it is
-    # one task; the task bootstrap has a single varying cluster among 3 and cannot exclude zero...
+def test_repeated_epochs_are_not_new_tasks(paired: Paired, counts: Counts) -> None:
+    # One task flips in all 12 epochs: McNemar on 12 "independent" pairs would say p < 0.001,
+    # but it is one task out of 3; the task-level sign test has 1 untied task: p = 1.
     outcomes = counts(1, 0, 1, 1)
     c = paired_comparisons(paired("a", "b", outcomes, epochs=12)).iloc[0]
     assert (c["n_pairs"], c["tasks"], c["only_b"]) == (36, 3, 12)
-    assert c["p_value"] < 0.001
+    assert c["p_value"] == 1.0
     assert c["diff_ci_low"] <= 0
     assert c["verdict"].endswith("— no evidence of a difference")
 
@@ -148,4 +154,6 @@ def test_results_are_reproducible(paired: Paired, counts: Counts) -> None:
 
 def test_tiny_p_value_wording(paired: Paired, counts: Counts) -> None:
     c = paired_comparisons(paired("a", "b", counts(0, 0, 20, 0))).iloc[0]
-    assert c["verdict"] == "b vs a (mock): +100 pts, p<0.001 — b passes more often than a"
+    assert c["verdict"] == (
+        "b vs a (mock): +100 pts over 20 tasks, Holm-adjusted p<0.001 — b passes more often than a"
+    )

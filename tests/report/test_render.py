@@ -70,7 +70,10 @@ def test_markdown_has_every_section(results: pd.DataFrame) -> None:
     ):
         assert heading in md
     assert "| react | mock | 12 | 66.7% (8/12) | 39.1–86.2% | $0.0155 |" in md
-    assert "- reflexion vs react (mock): +8.3 pts, p=1 — no evidence of a difference." in md
+    assert (
+        "- reflexion vs react (mock): +8.3 pts over 12 tasks, Holm-adjusted p=1 — no evidence of a "
+        "difference." in md
+    )
     assert "run with `--epochs 3` or more" in md
     assert "Against reports/baseline.json: 2 newly failing, 0 newly passing" in md
     assert "| newly failing | s/t0 [react, mock, e0] |" in md
