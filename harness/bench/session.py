@@ -99,6 +99,9 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
         if request.retry_errors and request.label is not None:
             errored = store.existing_cells(request.label, status="error")
             cells = [c for c in cells if c.key in errored]
+            if not cells:  # nothing to do: no run row either
+                console.print(f"nothing to retry: no errored cell under label {request.label!r}")
+                return BenchReport("-", MatrixSummary(total=0))
         run_id = store.begin_run(
             label=request.label,
             suites=[s.suite for s in suites],

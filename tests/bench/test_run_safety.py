@@ -252,3 +252,11 @@ def test_a_run_that_fails_to_start_leaves_no_run_row(
     with pytest.raises(ConfigError, match=r"--trace-file .*Permission denied"):
         run_bench(request(suite, db))
     assert rows(db, "SELECT count(*), min(status) FROM bench_runs") == [(1, "finished")]
+
+
+def test_retry_errors_with_nothing_to_retry_writes_no_run(suite: Path, tmp_path: Path) -> None:
+    db = tmp_path / "h.duckdb"
+    run_bench(request(suite, db, label="clean"))
+    again = run_bench(request(suite, db, label="clean", retry_errors=True))
+    assert (again.summary.total, again.exit_code) == (0, 0)
+    assert rows(db, "SELECT count(*) FROM bench_runs") == [(1,)]
