@@ -52,6 +52,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from harness.bench.answer import final_answer
 from harness.kernel.result import Result
 from harness.kernel.terminations import FinishReason
 
@@ -282,40 +283,6 @@ def _subject(grader: Grader, result: Result) -> tuple[Any, str]:
     if target == "deliverable":
         return result.deliverable, "deliverable"
     return final_answer(result), "text"
-
-
-def final_answer(result: Result) -> str:
-    """The run's final answer: the last assistant text of the main conversation, leaving out a
-    Plan-and-Solve plan and Reflexion critiques. For a run that stopped this is the reply that
-    ended it; a run cut short is graded on it only with ``grade_on_error``."""
-    skip = _plan_and_critiques(result)
-    messages = result.messages
-    for i in range(len(messages) - 1, -1, -1):
-        message = messages[i]
-        if message.role == "assistant" and i not in skip and message.content.strip():
-            return message.content
-    return ""
-
-
-def _plan_and_critiques(result: Result) -> set[int]:
-    """Indexes of the assistant messages that are a plan or a critique, not an answer."""
-    from harness.modes.reflexion import REFLECTION_PROMPT
-
-    skip: set[int] = set()
-    messages = result.messages
-    if result.mode == "plan_and_solve":
-        first = next((i for i, m in enumerate(messages) if m.role == "assistant"), None)
-        if first is not None and not messages[first].tool_calls:
-            skip.add(first)
-    for i in range(1, len(messages)):
-        before = messages[i - 1]
-        if (
-            messages[i].role == "assistant"
-            and before.role == "user"
-            and before.content.strip() == REFLECTION_PROMPT.strip()
-        ):
-            skip.add(i)
-    return skip
 
 
 def _as_text(value: Any) -> str:

@@ -70,3 +70,17 @@ def test_grade_on_error_reads_the_last_main_reply() -> None:
 def test_non_text_graders_still_see_failed_runs() -> None:
     result = run([LOOPING_CALL], "react")
     assert grade(Grader(kind="finish_reason", value=["error_no_progress"]), result).passed
+
+
+def test_an_empty_final_reply_is_the_answer_of_a_stopped_run() -> None:
+    turns = [
+        {
+            "text": "Maybe 395?",
+            "tool_calls": [{"name": "calculator", "arguments": {"expression": "2"}}],
+        },
+        {"text": ""},
+    ]
+    result = run(turns, "react")
+    assert result.finish_reason == "stop"
+    assert final_answer(result) == ""  # the earlier musing is not the answer
+    assert not grade(CONTAINS, result).passed
