@@ -163,6 +163,19 @@ def report(
     help="Cells passing in the baseline that may fail now; default 0.",
 )
 @click.option(
+    "--allow-missing",
+    type=click.IntRange(0),
+    default=None,
+    help="Baseline cells the run may lack; default 0 (an incomplete run fails the gate).",
+)
+@click.option(
+    "--significance",
+    is_flag=True,
+    default=None,
+    help="Live providers: fail only on regressions that are also significant over the paired "
+    "tasks (p < 0.05). Replayed runs are deterministic: keep the exact thresholds.",
+)
+@click.option(
     "--pyproject",
     type=click.Path(dir_okay=False),
     default=None,
@@ -175,10 +188,13 @@ def gate(
     max_cost_increase: float | None,
     max_pass_rate_drop: float | None,
     allow_flips: int | None,
+    allow_missing: int | None,
+    significance: bool | None,
     pyproject: str | None,
 ) -> None:
-    """Fail (exit 1) when a run regresses against the baseline: cost up, pass rate down, or
-    cells that passed now failing. Writes $GITHUB_STEP_SUMMARY when set."""
+    """Fail (exit 1) when a run is incomplete (baseline cells missing, cells errored, another
+    suite set) or regresses against the baseline: cost up, pass rate down, or cells that passed
+    now failing. Writes $GITHUB_STEP_SUMMARY when set."""
 
     def action() -> int:
         from harness.report.gate import (
@@ -195,6 +211,8 @@ def gate(
             max_cost_increase=max_cost_increase,
             max_pass_rate_drop=max_pass_rate_drop,
             allow_flips=allow_flips,
+            allow_missing=allow_missing,
+            significance=significance or None,
         )
         from harness.report.baseline import load_baseline
 

@@ -28,7 +28,8 @@ import pandas as pd
 from harness.report.baseline import Baseline, load_baseline
 from harness.report.diff import diff_counts, diff_frame
 from harness.report.gate_output import gate_markdown, gate_text, github_annotations
-from harness.report.tables import CELL_KEY, ReportInputError, prepare_results
+from harness.report.stats import sign_test, signed_rank_test
+from harness.report.tables import CELL_KEY, ReportInputError, prepare_results, scored
 
 __all__ = [
     "GateCheck",
@@ -50,6 +51,11 @@ class GateThresholds:
     max_cost_increase: float = 0.10
     max_pass_rate_drop: float = 0.05
     allow_flips: int = 0
+    #: Baseline cells the run may lack before the gate fails (completeness check).
+    allow_missing: int = 0
+    #: Live providers: a regression must also be significant on the paired tasks (sign test
+    #: for pass rate and flips, Wilcoxon signed-rank for cost, p < 0.05) to fail the gate.
+    significance: bool = False
 
     def __post_init__(self) -> None:
         if not (self.max_cost_increase >= 0 and math.isfinite(self.max_cost_increase)):
@@ -60,8 +66,10 @@ class GateThresholds:
             )
         if self.allow_flips < 0:
             raise ReportInputError(f"allow_flips must be >= 0, got {self.allow_flips}")
+        if self.allow_missing < 0:
+            raise ReportInputError(f"allow_missing must be >= 0, got {self.allow_missing}")
 
-    def with_overrides(self, **overrides: float | int | None) -> GateThresholds:
+    def with_overrides(self, **overrides: float | int | bool | None) -> GateThresholds:
         """A copy with the non-None ``overrides`` applied."""
         changes: dict[str, Any] = {k: v for k, v in overrides.items() if v is not None}
         return replace(self, **changes)
@@ -156,7 +164,16 @@ def thresholds_from_pyproject(path: str | Path | None) -> dict[str, float | int]
     return out
 
 
-def _cost_check(scope: str, both: pd.DataFrame, limit: float) -> GateCheck:
+_ALPHA = 0.05
+
+
+def _task_diffs(frame: pd.DataFrame, now: str, base: str) -> Any:
+    """Per-task mean of ``now - base`` over the task's cells (the task is the unit)."""
+    d = frame[now].astype(float) - frame[base].astype(float)
+    return d.groupby([frame["suite"], frame["task_id"]]).mean().to_numpy()
+
+
+def _cost_check(scope: str, both: pd.DataFrame, limit: float, significance: bool) -> GateCheck:
     known = both.dropna(subset=["cost_base", "cost_now"])
     base, now = float(known["cost_base"].sum()), float(known["cost_now"].sum())
     if known.empty:
@@ -164,7 +181,45 @@ def _cost_check(scope: str, both: pd.DataFrame, limit: float) -> GateCheck:
     change = (now - base) / base if base else (0.0 if now == 0 else math.inf)
     ok = change <= limit + _EPS
     detail = f"{len(known)} cell(s) with known cost"
+    if significance and not ok:
+        p = signed_rank_test(_task_diffs(known, "cost_now", "cost_base"))
+        ok = p >= _ALPHA
+        detail += f"; Wilcoxon p={p:.3g} over tasks" + (" (not significant)" if ok else "")
     return GateCheck("cost", scope, base, now, change, limit, ok, detail)
+
+
+def _completeness(
+    diff: pd.DataFrame, now: pd.DataFrame, base: pd.DataFrame, t: GateThresholds
+) -> tuple[list[GateCheck], list[pd.DataFrame]]:
+    """Checked before any threshold: every baseline cell ran, none errored, same suites."""
+    checks: list[GateCheck] = []
+    offending: list[pd.DataFrame] = []
+    missing = diff[diff["status"] == "missing"]
+    n_base = float(len(base))
+    ok = len(missing) <= t.allow_missing
+    checks.append(
+        GateCheck("missing_cells", "total", n_base, n_base - len(missing), float(len(missing)),
+                  float(t.allow_missing), ok,
+                  "baseline cells not in this run (--allow-missing N permits some)")
+    )  # fmt: skip
+    if not ok:
+        offending.append(missing.assign(reason="missing from the run"))
+    errored = now[now["status"] == "error"]
+    checks.append(
+        GateCheck("errored_cells", "total", 0.0, float(len(errored)), float(len(errored)), 0.0,
+                  errored.empty, "cells that could not be scored (status error; see results.error)")
+    )  # fmt: skip
+    if not errored.empty:
+        offending.append(errored.assign(reason="errored: " + errored["error"].astype(str)))
+    base_suites, now_suites = set(base["suite"]), set(now["suite"])
+    same = base_suites == now_suites
+    detail = f"baseline: {', '.join(sorted(base_suites))}; run: {', '.join(sorted(now_suites))}"
+    changed = float(len(base_suites ^ now_suites))
+    checks.append(
+        GateCheck("suites", "total", float(len(base_suites)), float(len(now_suites)), changed,
+                  0.0, same, detail)
+    )  # fmt: skip
+    return checks, offending
 
 
 _COMPARED = ["newly_failing", "newly_passing", "still_failing", "still_passing"]
@@ -176,7 +231,7 @@ def _evaluate(diff: pd.DataFrame, t: GateThresholds) -> tuple[list[GateCheck], p
     checks: list[GateCheck] = []
     offending: list[pd.DataFrame] = []
     for scope, frame in scopes:
-        check = _cost_check(scope, frame, t.max_cost_increase)
+        check = _cost_check(scope, frame, t.max_cost_increase, t.significance)
         checks.append(check)
         if not check.ok:
             up = frame[frame["cost_change"] == "up"].sort_values("cost_delta", ascending=False)
@@ -188,13 +243,20 @@ def _evaluate(diff: pd.DataFrame, t: GateThresholds) -> tuple[list[GateCheck], p
     rate_ok = not n or drop <= t.max_pass_rate_drop + _EPS
     limit = t.max_pass_rate_drop
     detail = f"{n} cell(s) in both"
-    checks.append(
-        GateCheck("pass_rate", "total", base_rate, now_rate, drop, limit, rate_ok, detail)
-    )
     flipped = both[both["status"] == "newly_failing"]
     flips = float(len(flipped))
     flips_ok = len(flipped) <= t.allow_flips
-    detail = "cells that passed in the baseline and fail now"
+    flips_detail = "cells that passed in the baseline and fail now"
+    if t.significance and n and not (rate_ok and flips_ok):
+        p = sign_test(_task_diffs(both, "passed_now", "passed_base"))
+        note = f"; sign test p={p:.3g} over tasks" + (" (not significant)" if p >= _ALPHA else "")
+        rate_ok, flips_ok = rate_ok or p >= _ALPHA, flips_ok or p >= _ALPHA
+        detail += note
+        flips_detail += note
+    checks.append(
+        GateCheck("pass_rate", "total", base_rate, now_rate, drop, limit, rate_ok, detail)
+    )
+    detail = flips_detail
     checks.append(
         GateCheck("flips", "total", 0.0, flips, flips, float(t.allow_flips), flips_ok, detail)
     )
@@ -255,10 +317,14 @@ def run_gate(
     now, warnings = prepare_results(run, source="run")
     if now.empty:
         raise ReportInputError("run: no results to gate")
-    diff = diff_frame(now, base)
+    complete, incomplete = _completeness(diff_frame(now, base), now, base, t)
+    # Thresholds compare scored cells only; errored ones failed the completeness check.
+    diff = diff_frame(scored(now), base)
     checks, offending = _evaluate(diff, t)
+    if incomplete:
+        offending = pd.concat([*incomplete, offending], ignore_index=True)
     warnings += _warnings(diff, source)
-    return GateResult(checks, offending, warnings, t, diff_counts(diff), source)
+    return GateResult(complete + checks, offending, warnings, t, diff_counts(diff), source)
 
 
 def write_step_summary(result: GateResult, env: Mapping[str, str] | None = None) -> Path | None:

@@ -52,24 +52,35 @@ def check_message(c: GateCheck) -> str:
             f"pass rate dropped {c.change * 100:.1f} pts: {fmt_pct(c.baseline, 1)} -> "
             f"{fmt_pct(c.current, 1)} (limit {c.limit * 100:g} pts)"
         )
+    if c.name == "missing_cells":
+        return (
+            f"{c.change:.0f} of {c.baseline:.0f} baseline cell(s) are missing from the run "
+            f"(allowed: {c.limit:.0f}; --allow-missing N)"
+        )
+    if c.name == "errored_cells":
+        return f"{c.current:.0f} cell(s) errored and could not be scored (allowed: 0)"
+    if c.name == "suites":
+        return f"the run covers other suites than the baseline ({c.detail})"
     return f"{c.current:.0f} cell(s) passed in the baseline and fail now (allowed: {c.limit:.0f})"
 
 
 def _cell_rows(result: GateResult, max_cells: int) -> Iterator[list[str]]:
     for rec in result.offending.head(max_cells).to_dict("records"):
         verdict = {True: "pass", False: "fail"}
-        base = verdict.get(rec["passed_base"], "–")
-        now = verdict.get(rec["passed_now"], "–")
-        if rec["finish_reason_now"] and not rec["passed_now"]:
+        base = verdict.get(rec.get("passed_base"), "–")  # type: ignore[arg-type]
+        now = verdict.get(rec.get("passed_now"), "–")  # type: ignore[arg-type]
+        if rec.get("status") == "error":
+            now = "error"
+        elif rec.get("finish_reason_now") and not rec.get("passed_now"):
             now += f" ({rec['finish_reason_now']})"
         yield [
-            rec["reason"],
+            str(rec["reason"])[:120],
             cell_name(rec["suite"], rec["task_id"], rec["mode"], rec["provider"], rec["epoch"]),
             base,
             now,
-            fmt_usd(rec["cost_base"]),
-            fmt_usd(rec["cost_now"]),
-            fmt_usd(rec["cost_delta"], sign=True),
+            fmt_usd(rec.get("cost_base", math.nan)),
+            fmt_usd(rec.get("cost_now", rec.get("cost_usd", math.nan))),
+            fmt_usd(rec.get("cost_delta", math.nan), sign=True),
         ]
 
 

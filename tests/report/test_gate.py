@@ -80,7 +80,7 @@ def test_regressed_run_fails_and_names_the_cells(
     )
     assert len(result.offending) == 16
     text = result.to_text()
-    assert text.startswith("harness gate: FAILED (5 of 5 checks)")
+    assert text.startswith("harness gate: FAILED (5 of 8 checks)")
     assert "arith/t1 [react, mock, e0]" in text
     assert "fail (error_max_turns)" in text
     assert "+20.0%" in text
@@ -103,7 +103,7 @@ def test_clean_run_passes(base_run: pd.DataFrame, baseline_file: Path) -> None:
     assert result.passed
     assert result.offending.empty
     assert result.warnings == []
-    assert result.to_text().startswith(f"harness gate: PASSED (5 checks) against {baseline_file}")
+    assert result.to_text().startswith(f"harness gate: PASSED (8 checks) against {baseline_file}")
     assert result.annotations() == []
 
 
@@ -140,16 +140,18 @@ def test_thresholds_are_inclusive_and_configurable(
 def test_unmatched_cells_warn_but_do_not_fail(
     base_run: pd.DataFrame, baseline_file: Path, rows: Rows
 ) -> None:
+    """With --allow-missing and the same suites, cells missing, new or on another model are
+    warnings; the thresholds gate the rest."""
     run = base_run[~_cell(base_run, "arith", "t0", "react")].copy()
     run.loc[_cell(run, "arith", "t1", "react"), ["passed", "model"]] = [False, "mock-2"]
     run.loc[_cell(run, "files", "t2", "react"), "cost_usd"] = None
-    run = pd.concat([run, rows({"suite": "new", "task_id": "n1", "cost_usd": 5.0})])
-    result = run_gate(run, baseline_file)
+    run = pd.concat([run, rows({"suite": "arith", "task_id": "n1", "cost_usd": 5.0})])
+    result = run_gate(run, baseline_file, GateThresholds(allow_missing=1))
     assert result.passed  # the flip is on a cell whose model changed: not gated
     joined = "\n".join(result.warnings)
     assert "1 baseline cell(s) not in this run: arith/t0 [react, mock, e0]" in joined
     assert "1 cell(s) not in the baseline" in joined
-    assert "new/n1 [react, mock, e0]" in joined
+    assert "arith/n1 [react, mock, e0]" in joined
     assert "ran a different model than the baseline" in joined
     assert "arith/t1 [react, mock, e0]" in joined
     assert "1 cell(s) with unknown cost left out of the cost checks" in joined
@@ -304,3 +306,41 @@ def test_bad_baseline_files_name_the_field(tmp_path: Path, content: str, message
 def test_missing_baseline_says_how_to_make_one(tmp_path: Path) -> None:
     with pytest.raises(ReportInputError, match="harness baseline save"):
         load_baseline(tmp_path / "nope.json")
+
+
+def test_an_incomplete_run_fails_before_the_thresholds(
+    base_run: pd.DataFrame, baseline_file: Path
+) -> None:
+    partial = base_run[base_run["suite"] == "arith"].iloc[:1].copy()
+    result = run_gate(partial, baseline_file)
+    assert result.exit_code == 1
+    failed = {c.name for c in result.failed_checks()}
+    assert {"missing_cells", "suites"} <= failed
+    assert "baseline cell(s) are missing from the run" in "\n".join(result.annotations())
+    allowed = run_gate(partial, baseline_file, GateThresholds(allow_missing=len(base_run)))
+    assert "missing_cells" not in {c.name for c in allowed.failed_checks()}
+    assert "suites" in {c.name for c in allowed.failed_checks()}
+
+
+def test_an_errored_cell_fails_the_gate(base_run: pd.DataFrame, baseline_file: Path) -> None:
+    run = base_run.copy()
+    run["status"] = run["passed"].map({True: "passed", False: "failed"})
+    run["error"] = None
+    first = run.index[0]
+    run.loc[first, ["passed", "status", "error"]] = [False, "error", "CassetteMiss: no answer"]
+    result = run_gate(run, baseline_file)
+    assert [c.name for c in result.failed_checks()] == ["errored_cells"]
+    assert "CassetteMiss" in result.to_text()
+
+
+def test_significance_mode_forgives_one_flaky_cell(
+    base_run: pd.DataFrame, baseline_file: Path
+) -> None:
+    run = base_run.copy()
+    passing = run.index[run["passed"]]
+    run.loc[passing[0], "passed"] = False  # one cell flips
+    strict = run_gate(run, baseline_file)
+    assert "flips" in {c.name for c in strict.failed_checks()}
+    lenient = run_gate(run, baseline_file, GateThresholds(significance=True))
+    assert lenient.passed, lenient.to_text()
+    assert "sign test p=" in lenient.to_text() or "not significant" in str(lenient.checks)
