@@ -12,10 +12,12 @@ from harness.report.baseline import Baseline
 from harness.report.compare import comparisons_frame
 from harness.report.diff import diff_counts, diff_frame
 from harness.report.tables import (
+    CELL_KEY,
     GROUP,
     finish_reason_frame,
     pass_k_frame,
     prepare_results,
+    scored,
     summary_frame,
 )
 
@@ -40,6 +42,11 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     generated_at: str = ""
     alpha: float = 0.05
+    #: Cells that could not be scored (status ``error``): suite, task_id, mode, provider,
+    #: epoch and the cause; left out of every figure above.
+    errors: pd.DataFrame | None = None
+    #: Provider -> the model its costs are priced as (profiles with ``price_as``).
+    priced_as: dict[str, str] = field(default_factory=dict)
 
 
 def iteration_stats(p: pd.DataFrame) -> pd.DataFrame:
@@ -101,15 +108,33 @@ def build_report(
         n_results=len(p),
         summary=summary_frame(p),
         finish_reasons=finish_reason_frame(p),
-        pass_k=pass_k_frame(p, k),
+        pass_k=pass_k_frame(scored(p), k),
         comparisons=comparisons_frame(
             p, modes=modes, alpha=alpha, n_resamples=n_resamples, seed=seed
         ),
-        iterations=iteration_stats(p),
+        iterations=iteration_stats(scored(p)),
         diff=diff,
         diff_counts=counts,
         baseline_label=label,
         warnings=warnings,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         alpha=alpha,
+        errors=p.loc[p["status"] == "error", [*CELL_KEY, "error"]].reset_index(drop=True),
+        priced_as=_priced_as(sorted(set(p["provider"]))),
     )
+
+
+def _priced_as(providers: list[str]) -> dict[str, str]:
+    """Which providers' costs are real token counts priced at another model's rates."""
+    from harness.errors import HarnessError
+    from harness.providers.profiles import resolve_profile
+
+    out: dict[str, str] = {}
+    for provider in providers:
+        try:
+            profile, _ = resolve_profile(provider)
+        except HarnessError:  # a provider of an old run that this checkout no longer knows
+            continue
+        if profile.price_as:
+            out[provider] = profile.price_as
+    return out

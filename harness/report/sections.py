@@ -65,7 +65,8 @@ def _summary(report: Report) -> Section:
                 r["mode"],
                 r["provider"],
                 fmt_count(r["n"]),
-                f"{fmt_pct(r['pass_rate'], 1)} ({r['passed']:,}/{r['n']:,})",
+                f"{fmt_pct(r['pass_rate'], 1)} ({r['passed']:,}/{r['n']:,})"
+                + (f", {r['errors']:,} errored" if r["errors"] else ""),
                 _pct_ci(r["pass_ci_low"], r["pass_ci_high"]),
                 fmt_usd(r["cost_mean"]),
                 fmt_usd(r["cost_median"]),
@@ -92,7 +93,16 @@ def _summary(report: Report) -> Section:
         "LLM calls (mean)",
         "finish reasons",
     ]
-    outro = ["Costs are over the cells whose cost is known; 'cost unknown' counts the others."]
+    outro = [
+        "Pass rates are over scored cells, with each task counted once (its pass rate over its "
+        "epochs); the 95% Wilson interval is over tasks. Costs are over the cells whose cost "
+        "is known; 'cost unknown' counts the others."
+    ]
+    for provider, model in sorted(report.priced_as.items()):
+        outro.append(
+            f"Costs of {provider} are priced as {model}: its real token counts at that model's "
+            "genai-prices rates (the model itself is free to run)."
+        )
     return Section(
         "summary",
         "Pass rate and cost by mode × provider",
@@ -109,7 +119,7 @@ def _comparisons(report: Report) -> Section:
             "Mode comparisons (paired)",
             intro=["Only one mode ran: nothing to compare."],
         )
-    holm = bool(c["p_holm"].notna().any())
+    holm = True
     rows = []
     for _, r in c.iterrows():
         rows.append(
@@ -125,6 +135,7 @@ def _comparisons(report: Report) -> Section:
                 fmt_usd(r["cost_diff"], sign=True),
                 _ci(r["cost_diff_ci_low"], r["cost_diff_ci_high"], lambda v: fmt_usd(v, True)),
                 fmt_ratio(r["cost_ratio"]),
+                fmt_p(r["p_cost_holm"]),
             ]
         )
     headers = [
@@ -134,26 +145,28 @@ def _comparisons(report: Report) -> Section:
         "only B / only A passed",
         "Δ pass rate",
         "95% CI (tasks)",
-        "McNemar p",
+        "sign test p (tasks)",
         *(["Holm p"] if holm else []),
         "Δ cost per cell",
         "95% CI (tasks)",
         "cost ratio B/A",
+        "cost Holm p",
     ]
     bullets = [f"{r['verdict']}. Cost: {r['cost_verdict']}." for _, r in c.iterrows()]
     outro = [
-        "Pairs are the cells both modes ran (same suite, task, provider and epoch). The p-value "
-        "is McNemar's exact test on the discordant pairs"
-        + (", Holm-adjusted over all comparisons above" if holm else "")
-        + "; intervals are 95% percentile bootstraps that resample whole tasks. "
-        f"A difference is claimed only when p < {report.alpha:g} (and, with repeated epochs, "
-        "the task interval excludes 0)."
+        "Pairs are the cells both modes ran (same suite, task, provider and epoch); the task "
+        "is the unit (epochs are repeated measures of it). Pass rates are compared with an "
+        "exact sign test over the tasks' pass-rate differences (McNemar's exact test with one "
+        "epoch), costs with a Wilcoxon signed-rank test over the tasks' mean cost differences. "
+        "Every claim, pass rate and cost, every pair and provider, is Holm-adjusted as one "
+        f"family, and a difference is claimed only when its adjusted p < {report.alpha:g}; "
+        "intervals are 95% percentile bootstraps that resample whole tasks."
     ]
     return Section(
         "comparisons",
         "Mode comparisons (paired)",
         bullets=bullets,
-        table=Table(headers, rows, "llrrrrrrrrr"),
+        table=Table(headers, rows, "llrrrrrrrrrr"),
         outro=outro,
     )
 
@@ -254,9 +267,54 @@ def _baseline(report: Report) -> Section | None:
     return Section("baseline", "Against the baseline", intro=intro, table=table, outro=outro)
 
 
+#: Kernel settings that differ by mode (ExAthena's behaviour), stated in every report.
+MODE_ASYMMETRIES = (
+    "ReAct uses the strict no-progress check (the same tool calls with the same results); "
+    "Plan-and-Solve and Reflexion use the lax one (also no new text), as ExAthena does. The run "
+    'option progress_check = "strict" | "lax" holds it equal across modes.',
+    "Plan-and-Solve's planning call counts as one of its max_iterations, so it has one turn "
+    "fewer to act than ReAct under the same limit.",
+    "Reflexion adds a tool-less critique call (at most 256 tokens) after each of its first 3 "
+    "tool-using turns: more calls and tokens per run, counted in its cost.",
+)
+
+
+def _method(report: Report) -> Section:
+    bullets = list(MODE_ASYMMETRIES)
+    identical = report.summary.loc[report.summary["epochs_identical"].astype(bool)]
+    for _, r in identical.iterrows():
+        bullets.append(
+            f"{r['mode']} on {r['provider']}: every task's epochs were identical (same outcome "
+            "and cost), as cassette replay or temperature 0 give; they add no information, and "
+            "the statistics count each task once."
+        )
+    return Section("method", "Method notes", bullets=bullets)
+
+
+def _errors(report: Report) -> Section | None:
+    errors = report.errors
+    if errors is None or errors.empty:
+        return None
+    rows = [
+        [f"{r.suite}/{r.task_id}", str(r.mode), str(r.provider), f"e{r.epoch}",
+         str(r.error or "")[:160]]
+        for r in errors.head(MAX_DIFF_ROWS).itertuples()
+    ]  # fmt: skip
+    intro = [
+        f"{len(errors)} cell(s) could not be scored (status error): they are left out of every "
+        "figure above. Re-run them with `harness run ... --retry-errors --label LABEL`."
+    ]
+    table = Table(["task", "mode", "provider", "epoch", "cause"], rows, "lllll")
+    return Section("errors", "Cells that could not be scored", intro=intro, table=table)
+
+
 def report_sections(report: Report) -> list[Section]:
     """The sections in display order (the baseline one only when a baseline was given)."""
-    sections = [_summary(report), _comparisons(report), _pass_k(report), _finish(report)]
+    sections = [_summary(report)]
+    errors = _errors(report)
+    if errors is not None:
+        sections.append(errors)
+    sections += [_comparisons(report), _pass_k(report), _finish(report), _method(report)]
     base = _baseline(report)
     if base is not None:
         sections.append(base)
