@@ -4,6 +4,8 @@
 (``paths`` first on ``sys.path``: the suite's folder, then the parent's path), call it on the
 rebuilt Result and the workspace, and write ``{passed, score, explanation, error}`` on stdout.
 ``check``: read ``{graders: [{function, paths}]}`` and write ``{problems: [...]}``.
+``serve``: ``grade`` one request per line until stdin closes (a warm worker, see
+:mod:`harness.bench.grader_pool`).
 
 The grader's own output (print, logging, C-level writes) goes to stderr: file descriptor 1 is
 pointed at stderr before any user code runs, and the verdict goes to a private copy of the
@@ -110,8 +112,27 @@ def _check(payload: dict[str, Any]) -> dict[str, Any]:
     return {"problems": problems}
 
 
+def serve() -> int:
+    """Grade one JSON request per line on stdin, one JSON verdict per line, until EOF. The
+    requests come in on a private copy of stdin: a grader reading stdin gets /dev/null."""
+    requests = os.fdopen(os.dup(0), "rb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as we do
+    verdicts = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    for line in requests:
+        answer = _grade(json.loads(line))
+        verdicts.write(json.dumps(answer).encode() + b"\n")
+        verdicts.flush()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     command = (argv if argv is not None else sys.argv[1:])[:1]
+    if command == ["serve"]:
+        return serve()
     payload = json.loads(sys.stdin.buffer.read())
     # The verdict goes to a private copy of stdout; everything else written to fd 1 goes to
     # stderr, so a chatty grader cannot corrupt it.

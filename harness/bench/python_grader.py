@@ -2,12 +2,12 @@
 harness down with it.
 
 A ``python`` grader (``function: "module:name"``) is user code, run with the user's rights, like
-the suite itself. It runs in a fresh interpreter (``python -m harness.bench.grader_child``) that
-gets the run's :class:`~harness.Result` (as ``model_dump_json``, rebuilt there) and the workspace
-path, imports the function with the suite file's folder first on ``sys.path``, calls it and
-writes its verdict back as JSON. The parent waits at most ``timeout_s`` (default
-:data:`DEFAULT_TIMEOUT_S`; a grader's ``timeout_s`` field overrides it) and then kills the child's
-whole process group.
+the suite itself. It runs in a worker process (``python -m harness.bench.grader_child serve``,
+kept warm per suite folder by :mod:`harness.bench.grader_pool`) that gets the run's
+:class:`~harness.Result` (as ``model_dump_json``, rebuilt there) and the workspace path, imports
+the function with the suite file's folder first on ``sys.path``, calls it and writes its verdict
+back as JSON. The parent waits at most ``timeout_s`` (default :data:`DEFAULT_TIMEOUT_S`; a
+grader's ``timeout_s`` field overrides it) and then kills the worker's whole process group.
 
 Whatever the grader does (raise, ``sys.exit``, ``KeyboardInterrupt``, ``os._exit``, loop forever,
 print megabytes), the outcome is a :class:`~harness.bench.graders.Grade`; when the grader could
@@ -32,6 +32,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.bench import grader_pool
+
 if TYPE_CHECKING:
     from harness.bench.graders import Grade
     from harness.kernel.result import Result
@@ -40,6 +42,7 @@ __all__ = [
     "DEFAULT_TIMEOUT_S",
     "IMPORT_TIMEOUT_S",
     "check_imports",
+    "close",
     "python_graders",
     "reset",
     "run_python_grader",
@@ -60,17 +63,24 @@ _STOPPED = threading.Event()
 def reset() -> None:
     """Allow graders to start again after :func:`terminate_all` (a new run)."""
     _STOPPED.clear()
+    grader_pool.reset()
+
+
+def close() -> None:
+    """Stop the idle grader workers (the runner calls it when a run ends)."""
+    grader_pool.close_idle()
 
 
 def terminate_all() -> int:
     """Kill every running grader (and its children) and refuse new ones until :func:`reset`.
     Returns how many were killed."""
     _STOPPED.set()
+    busy = grader_pool.kill_all()
     with _LOCK:
         live = list(_LIVE)
     for proc in live:
         _kill(proc)
-    return len(live)
+    return busy + len(live)
 
 
 def python_graders(grader: Any) -> list[tuple[str, Path | None]]:
@@ -97,17 +107,21 @@ def run_python_grader(
     from harness.bench.graders import Grade
 
     limit = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
+    paths = _paths(base_dir)
     payload = {
         "function": ref,
-        "paths": _paths(base_dir),
+        "paths": paths,
         "workspace": str(workspace) if workspace is not None else None,
         "result": result.model_dump_json(),
     }
-    code, out, err, timed_out = _call_child(["grade"], payload, limit)
+    answer = grader_pool.ask(tuple(paths), payload, limit)
+    if answer is None:
+        return _error(f"grader {ref} was stopped (the run was interrupted)")
+    code, out, err, timed_out = answer
+    if code is not None and code < 0 and grader_pool.stopped():
+        return _error(f"grader {ref} was stopped (the run was interrupted)")
     if timed_out:
         return _error(f"grader {ref} timed out after {limit:g}s (set timeout_s on the grader)")
-    if code is None:
-        return _error(f"grader {ref} was stopped (the run was interrupted)")
     try:
         verdict = json.loads(out)
         return Grade(
@@ -118,7 +132,8 @@ def run_python_grader(
         )
     except (ValueError, KeyError, TypeError):
         tail = _tail(err)
-        how = f"exit status {code}" if code >= 0 else f"signal {-code}"
+        how = "no exit status" if code is None else f"exit status {code}"
+        how = f"signal {-code}" if code is not None and code < 0 else how
         return _error(
             f"grader {ref} died ({how}) without a verdict" + (f": {tail}" if tail else "")
         )

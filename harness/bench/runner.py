@@ -226,6 +226,7 @@ class Runner:
                     raise value
         finally:
             stopper.cancel()
+            python_grader.close()  # idle grader workers
             summary.elapsed_s = time.perf_counter() - started
             summary.skipped = summary.total - summary.done
         return summary

@@ -40,6 +40,12 @@ def sleeps(result, workspace):
     time.sleep(0.3)
     return True
 
+def pid(result, workspace):
+    return True, f"pid {os.getpid()}"
+
+def reads_stdin(result, workspace):
+    return sys.stdin.read() == "", "stdin is empty"
+
 def sees_workspace(result, workspace):
     return (workspace / "marker.txt").read_text() == "yes"
 """
@@ -162,3 +168,33 @@ def test_check_imports_lists_missing_graders(folder: Path) -> None:
     assert any("my_checks:nope" in p and "AttributeError" in p for p in problems)
     assert any("no_such_mod_q:f" in p and "ModuleNotFoundError" in p for p in problems)
     assert python_grader.check_imports([("my_checks:ok", folder)]) == []
+
+
+def test_python_grader_workers_are_reused_and_survive_exceptions(
+    folder: Path, result: harness.Result
+) -> None:
+    first = grade(python(folder, "pid"), result).explanation
+    assert grade(python(folder, "exits"), result).error  # SystemExit: contained in the worker
+    assert grade(python(folder, "pid"), result).explanation == first
+    assert grade(python(folder, "dies"), result).error  # os._exit: that worker is gone
+    assert grade(python(folder, "pid"), result).passed
+
+
+def test_python_graders_of_two_suites_never_share_a_module(
+    tmp_path: Path, result: harness.Result
+) -> None:
+    graders = []
+    for name, verdict in (("one", True), ("two", False)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "same_name_checks.py").write_text(
+            f"def check(result, ws):\n    return {verdict}\n"
+        )
+        grader = Grader.model_validate({"kind": "python", "function": "same_name_checks:check"})
+        grader.with_base_dir(tmp_path / name)
+        graders.append(grader)
+    assert [grade(g, result).passed for g in graders * 2] == [True, False, True, False]
+
+
+def test_python_grader_reading_stdin_gets_nothing(folder: Path, result: harness.Result) -> None:
+    assert grade(python(folder, "reads_stdin"), result).passed
+    assert grade(python(folder, "ok"), result).passed  # the request stream was not touched
