@@ -94,7 +94,9 @@ def server_command(provider: str, model: str, llama_server: Path | None) -> list
             "--host", "127.0.0.1", "--port", port,
             # Plain Gemma turns: tools travel as text (the profile's tool_calls = "text"); the
             # function-calling handlers drop tools without tool_choice and ignore the seed.
-            "--chat_format", "gemma", "--n_ctx", "4096", "--n_threads", "2",
+            # One thread per server: two servers with two threads each on 2 cores spin against
+            # each other (llama.cpp's busy-waiting workers) and ran 5x slower here.
+            "--chat_format", "gemma", "--n_ctx", "4096", "--n_threads", "1",
         ]  # fmt: skip
     assert llama_server is not None
     return [
@@ -171,6 +173,7 @@ def main() -> int:
             runs.append(subprocess.Popen(cmd))
         codes = [run.wait() for run in runs]
         return max(codes, default=0)
+
 
 if __name__ == "__main__":
     raise SystemExit(main())
