@@ -67,8 +67,9 @@ __all__ = [
 ]
 
 GraderKind = Literal[
-    "equals", "contains", "regex", "json_schema", "file_contains", "finish_reason", "python"
-]
+    "equals", "contains", "regex", "json_schema", "file_contains", "finish_reason", "python",
+    "tool_calls", "all", "any",
+]  # fmt: skip
 GRADER_KINDS: tuple[str, ...] = get_args(GraderKind)
 #: A python grader's float score passes at or above this.
 PASS_THRESHOLD = 0.5
@@ -83,6 +84,9 @@ _FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "json_schema": (("schema",), ("target",)),
     "finish_reason": (("value",), ()),
     "python": (("function",), ("timeout_s",)),
+    "tool_calls": ((), ("value", "min")),
+    "all": (("graders",), ()),
+    "any": (("graders",), ()),
 }
 _WHAT = {
     "value": "the accepted string (or a list of them)",
@@ -90,6 +94,7 @@ _WHAT = {
     "schema": "a JSON Schema mapping",
     "function": "'package.module:function'",
     "timeout_s": "seconds before the grader is stopped",
+    "graders": "a list of graders to combine",
 }
 
 
@@ -133,6 +138,11 @@ class Grader(BaseModel):
     case_sensitive: bool = False
     #: python graders: seconds before the grader is killed and its cell is an error.
     timeout_s: float | None = Field(default=None, gt=0)
+    #: ``tool_calls``: at least this many calls (default 1) of the tools in ``value`` (default:
+    #: any tool but ``finish``).
+    min: int | None = Field(default=None, ge=1)
+    #: ``all`` / ``any``: the graders combined.
+    graders: list[Grader] | None = None
     _base_dir: Path | None = PrivateAttr(default=None)
 
     @property
@@ -168,6 +178,8 @@ class Grader(BaseModel):
         values = self.value or []
         if "value" in required and not values:
             raise field_error("value", "give at least one accepted string")
+        if self.graders is not None and not self.graders:
+            raise field_error("graders", f"{self.kind} needs at least one grader")
         for i, v in enumerate(values):
             where = f"value.{i}" if len(values) > 1 else "value"
             if self.kind in ("contains", "file_contains") and v == "":
@@ -235,6 +247,11 @@ def grade(
     assistant reply of a run that stopped. A run that ended any other way has no answer (a plan
     or a critique is never one), so text graders fail it, unless ``grade_on_error`` is set, in
     which case they read the last assistant text of the main conversation."""
+    if grader.kind in ("all", "any"):
+        parts = [
+            grade(g, result, workspace, grade_on_error=grade_on_error) for g in grader.graders or []
+        ]
+        return _combine(grader.kind, parts)
     if grader.kind in TEXT_KINDS and not result.success and not grade_on_error:
         reason = result.finish_reason.value
         return Grade.of(
@@ -416,7 +433,34 @@ def _coerce(out: Any, ref: str) -> Grade:
     )
 
 
+def _combine(kind: str, parts: list[Grade]) -> Grade:
+    """``all``: every part passes; ``any``: one does. An errored part makes the whole an error
+    unless ``any`` passed without it."""
+    passed = all(p.passed for p in parts) if kind == "all" else any(p.passed for p in parts)
+    errored = any(p.error for p in parts) and not (kind == "any" and passed)
+    joined = "; ".join(p.explanation for p in parts)
+    score = min(p.score for p in parts) if kind == "all" else max(p.score for p in parts)
+    return Grade(passed, score if passed or kind == "all" else 0.0, f"{kind}: {joined}", errored)
+
+
+def _tool_calls(grader: Grader, result: Result, _ws: Path | None) -> Grade:
+    names = set(grader.value or [])
+    made = [
+        call.name
+        for m in result.messages
+        if m.role == "assistant" and m.tool_calls
+        for call in m.tool_calls
+        if (call.name in names if names else call.name != "finish")
+    ]
+    need = grader.min or 1
+    which = f" of {', '.join(sorted(names))}" if names else ""
+    if len(made) >= need:
+        return Grade.of(True, f"{len(made)} tool call(s){which}")
+    return Grade.of(False, f"expected at least {need} tool call(s){which}, got {len(made)}")
+
+
 _KINDS: dict[str, Callable[[Grader, Result, Path | None], Grade]] = {
+    "tool_calls": _tool_calls,
     "equals": _text_grade,
     "contains": _text_grade,
     "regex": _text_grade,

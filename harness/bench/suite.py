@@ -160,6 +160,16 @@ _NOT_NULL = frozenset(
 )
 
 
+class AuditPolicy(BaseModel):
+    """``audit: {allow: true, reason: "..."}``: the task may pass a model that does nothing
+    (say why, e.g. a task about refusing), so ``harness suites audit`` does not fail on it."""
+
+    model_config = _STRICT
+
+    allow: bool
+    reason: str = Field(min_length=3)
+
+
 class Task(RunOverrides):
     """One task; after loading, the suite's defaults are merged in (the task's own values win)."""
 
@@ -171,6 +181,8 @@ class Task(RunOverrides):
     tags: list[str] = Field(default_factory=list)
     #: Grade text answers of runs that did not end in success too (default: they fail).
     grade_on_error: bool = False
+    #: ``harness suites audit``: excuse this task when a do-nothing model passes it.
+    audit: AuditPolicy | None = None
 
     def run_options(self) -> dict[str, Any]:
         """Keyword options for :func:`harness.arun` (not prompt, provider, mode or cwd; the

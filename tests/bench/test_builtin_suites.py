@@ -50,11 +50,14 @@ def test_builtin_suites_load(suites: list[Suite]) -> None:
         assert task.run_options().get("temperature") is not None, f"{suite.name}/{task.id}"
         assert "max_iterations" in task.run_options()
     kinds = {t.expect.kind for _, t in tasks_of(suites)}
-    assert kinds >= {"equals", "contains", "regex", "json_schema", "file_contains", "finish_reason"}
+    assert kinds >= {"equals", "contains", "regex", "json_schema", "file_contains", "all"}
     by_name = {s.name: s for s in suites}
     assert {t.expect.kind for t in by_name["files"].tasks} == {"file_contains"}
     assert {t.expect.kind for t in by_name["structured"].tasks} == {"json_schema"}
-    assert {t.expect.kind for t in by_name["traps"].tasks} == {"finish_reason"}
+    # A trap passes only when the model tried (a tool call) and then named the problem.
+    for trap in by_name["traps"].tasks:
+        assert trap.expect.kind == "all", trap.id
+        assert [g.kind for g in trap.expect.graders or []] == ["tool_calls", "contains"]
     single = [t for t in by_name["arithmetic"].tasks if "single-step" in t.tags]
     assert len(single) >= 3
 

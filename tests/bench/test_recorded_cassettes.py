@@ -3,6 +3,7 @@ both wire formats are there, and the model really acted (tool calls, critiques).
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,7 @@ def test_every_tool_and_the_previous_result_reach_the_model(
     for path in cassettes(provider, "*", mode):
         suite, task = path.parts[-4], path.name.split(".e")[0]
         recorded = interactions(path)
-        for before, after in zip(recorded, recorded[1:], strict=False):
+        for before, after in itertools.pairwise(recorded):
             call = reply_text(before)
             if "<tool_call>" not in call or "tools" in json.loads(after["request"]["body"]):
                 continue

@@ -1,0 +1,109 @@
+"""`harness suites audit`: tasks that a do-nothing or empty-arguments model passes are listed and
+fail the audit, unless the task allows it with a reason; the built-in suites pass it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import harness
+from harness.bench.audit import audit_suites
+from harness.bench.graders import Grader, grade
+from harness.bench.suite import load_suites
+from harness.providers.mock import MockProvider
+
+ROOT = Path(__file__).resolve().parents[2]
+
+LENIENT = """\
+suite: lenient
+tasks:
+  - id: accepts-any-stop
+    prompt: "Find the key."
+    tools: [kv_get]
+    expect: {kind: finish_reason, value: [stop]}
+  - id: file-already-there
+    prompt: "Write hello into a.txt."
+    tools: [write_file]
+    workspace: {files: {a.txt: "hello"}}
+    expect: {kind: file_contains, path: a.txt, value: hello}
+  - id: excused
+    prompt: "Decline politely."
+    expect: {kind: contains, value: "know"}
+    audit: {allow: true, reason: "a task about declining"}
+  - id: strict
+    prompt: "What is 6*7?"
+    tools: [calculator]
+    expect:
+      kind: all
+      graders:
+        - {kind: tool_calls, value: [calculator]}
+        - {kind: contains, value: "42"}
+"""
+
+
+def write(tmp_path: Path) -> Path:
+    path = tmp_path / "lenient.yaml"
+    path.write_text(LENIENT, encoding="utf-8")
+    return path
+
+
+def test_audit_lists_tasks_that_pass_without_work(tmp_path: Path) -> None:
+    report = audit_suites(load_suites([str(write(tmp_path))]))
+    assert report.tasks == 4
+    found = {(f.task_id, f.adversary) for f in report.findings}
+    assert ("accepts-any-stop", "do-nothing") in found
+    assert ("file-already-there", "empty-args") in found
+    assert all(f.task_id != "strict" for f in report.findings)
+    assert {f.task_id for f in report.failing} == {"accepts-any-stop", "file-already-there"}
+    excused = [f for f in report.findings if f.task_id == "excused"]
+    assert excused
+    assert all(f.allowed for f in excused)
+    assert excused[0].reason == "a task about declining"
+    assert report.exit_code == 1
+
+
+def test_cli_audit_exit_codes(tmp_path: Path) -> None:
+    bad = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "suites", "audit", str(write(tmp_path))],
+        capture_output=True, text=True, cwd=ROOT, check=False, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "accepts-any-stop" in bad.stdout
+    assert "do-nothing: passes" in bad.stdout
+    builtin = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "suites", "audit", "suites"],
+        capture_output=True, text=True, cwd=ROOT, check=False, timeout=300,
+    )  # fmt: skip
+    assert builtin.returncode == 0, builtin.stdout + builtin.stderr
+    assert "do-nothing: passes 0 of" in builtin.stdout
+    missing = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "suites", "audit", str(tmp_path / "nope.yaml")],
+        capture_output=True, text=True, cwd=ROOT, check=False, timeout=60,
+    )  # fmt: skip
+    assert missing.returncode == 2
+
+
+def test_tool_calls_and_combined_graders() -> None:
+    turns = [
+        {"tool_calls": [{"name": "calculator", "arguments": {"expression": "6*7"}}]},
+        {"text": "42"},
+    ]
+    result = harness.run("6*7?", provider=MockProvider(turns), tools=["calculator", "kv_get"])
+    assert grade(Grader(kind="tool_calls"), result).passed
+    assert grade(Grader(kind="tool_calls", value=["calculator"], min=1), result).passed
+    assert not grade(Grader(kind="tool_calls", value=["kv_get"]), result).passed
+    assert not grade(Grader(kind="tool_calls", min=2), result).passed
+    both = Grader.model_validate(
+        {"kind": "all", "graders": [{"kind": "tool_calls"}, {"kind": "contains", "value": "42"}]}
+    )
+    verdict = grade(both, result)
+    assert verdict.passed
+    assert verdict.explanation.startswith("all: ")
+    either = Grader.model_validate(
+        {"kind": "any", "graders": [{"kind": "contains", "value": "7"},
+                                    {"kind": "contains", "value": "nope"}]}
+    )  # fmt: skip
+    assert not grade(either, result).passed
+    idle = harness.run("6*7?", provider=MockProvider([{"text": "42"}]), tools=["calculator"])
+    assert not grade(both, idle).passed  # the right answer without a tool call
