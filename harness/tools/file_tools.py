@@ -18,16 +18,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import regex
+
 from harness.errors import ToolError
 from harness.kernel.messages import UIPayload
 from harness.tools.base import ToolContext, ToolOutput
 from harness.tools.builtin_base import BuiltinTool, object_schema
+from harness.tools.grep_worker import run_killable
 from harness.tools.workspace import Workspace
 
 __all__ = [
+    "GREP_TIME_LIMIT_S",
     "MAX_FILE_BYTES",
     "MAX_MATCHES",
     "MAX_READ_CHARS",
+    "MAX_WORKSPACE_FILES",
+    "MAX_WRITE_BYTES",
     "EditFileTool",
     "GlobTool",
     "GrepTool",
@@ -39,6 +45,12 @@ __all__ = [
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_READ_CHARS = 16_000
 MAX_MATCHES = 200
+#: Largest file write_file / edit_file may write (bytes; HARNESS_MAX_WRITE_BYTES overrides).
+MAX_WRITE_BYTES = 10 * 1024 * 1024
+#: Files a workspace may hold before write_file refuses new ones (HARNESS_MAX_WORKSPACE_FILES).
+MAX_WORKSPACE_FILES = 10_000
+#: Wall-clock budget of one grep call; past it the worker process searching is killed.
+GREP_TIME_LIMIT_S = 5.0
 _MAX_LINE = 300
 _MAX_DIFF_CHARS = 200_000
 _PATH = {"type": "string", "description": "A path relative to the workspace root."}
@@ -68,14 +80,46 @@ def _read_text(path: Path, rel: str, *, strict: bool) -> str:
         raise ToolError(f"{rel} is not valid UTF-8 text") from None
 
 
+def _limit(name: str, default: int) -> int:
+    """A resource limit: ``default``, or the environment variable ``name`` when set."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ToolError(f"{name}={raw!r} is not an integer") from None
+    return max(value, 1)
+
+
 def _write_text(path: Path, rel: str, content: str) -> None:
     if path.is_dir():
         raise ToolError(f"{rel} is a directory")
+    size = len(content.encode("utf-8"))
+    limit = _limit("HARNESS_MAX_WRITE_BYTES", MAX_WRITE_BYTES)
+    if size > limit:
+        raise ToolError(
+            f"refused: {size:,} bytes for {rel} exceed the {limit:,}-byte write limit "
+            "(HARNESS_MAX_WRITE_BYTES)"
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8", newline="")
     except OSError as exc:
         raise ToolError(f"cannot write {rel}: {exc.strerror or exc}") from None
+
+
+def _check_room(root: Path) -> None:
+    """Refuse a new file when the workspace already holds the maximum number of files."""
+    limit = _limit("HARNESS_MAX_WORKSPACE_FILES", MAX_WORKSPACE_FILES)
+    n = 0
+    for _, _, filenames in os.walk(root):
+        n += len(filenames)
+        if n >= limit:
+            raise ToolError(
+                f"refused: the workspace already holds {limit:,} files "
+                "(HARNESS_MAX_WORKSPACE_FILES)"
+            )
 
 
 def _diff(rel: str, before: str | None, after: str, *, created: bool) -> UIPayload:
@@ -134,6 +178,8 @@ class WriteFileTool(BuiltinTool):
 
         def work() -> tuple[bool, str | None]:
             created = not path.exists()
+            if created:
+                _check_room(ctx.workspace.root)
             before: str | None = ""
             if not created:
                 try:
@@ -323,15 +369,23 @@ class GrepTool(BuiltinTool):
         args = self._check(args)
         pattern = self._str(args, "pattern")
         try:
-            regex = re.compile(pattern)
-        except re.error as exc:
+            compiled = regex.compile(pattern)
+        except regex.error as exc:
             raise ToolError(f"invalid regex {pattern!r}: {exc}") from None
         ws = ctx.workspace
         top = ws.resolve(self._str(args, "path", "."))
         if not top.exists():
             raise ToolError(f"not found: {ws.relative(top)}")
-        out: list[str] = []
-        searched = await asyncio.to_thread(_grep, ws, top, regex, out)
+        del compiled  # checked here; the worker process compiles its own
+        try:
+            searched, out = await run_killable(
+                _grep_in_worker, ws, top, pattern, timeout_s=GREP_TIME_LIMIT_S
+            )
+        except TimeoutError:
+            raise ToolError(
+                f"pattern {pattern!r} took over {GREP_TIME_LIMIT_S:g} s (catastrophic "
+                "backtracking?); use a simpler pattern"
+            ) from None
         if not out:
             return f"no matches for {pattern!r} in {ws.relative(top)} (searched {searched} files)"
         if len(out) > MAX_MATCHES:
@@ -341,7 +395,13 @@ class GrepTool(BuiltinTool):
         return "\n".join(out)
 
 
-def _grep(ws: Workspace, top: Path, regex: re.Pattern[str], out: list[str]) -> int:
+def _grep_in_worker(ws: Workspace, top: Path, pattern: str) -> tuple[int, list[str]]:
+    """Runs in grep's worker process (see :mod:`harness.tools.grep_worker`)."""
+    out: list[str] = []
+    return _grep(ws, top, regex.compile(pattern), out), out
+
+
+def _grep(ws: Workspace, top: Path, compiled: regex.Pattern[str], out: list[str]) -> int:
     """Append matches to ``out`` (one past the cap means "more"); return the files searched."""
     root = ws.resolve(".")
     files = [top]
@@ -366,7 +426,7 @@ def _grep(ws: Workspace, top: Path, regex: re.Pattern[str], out: list[str]) -> i
         rel = file.relative_to(root).as_posix()
         for lineno, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
             line = line.removesuffix("\r")
-            if regex.search(line):
+            if compiled.search(line):
                 shown = line if len(line) <= _MAX_LINE else line[:_MAX_LINE] + "…"
                 out.append(f"{rel}:{lineno}:{shown}")
                 if len(out) > MAX_MATCHES:

@@ -1,0 +1,124 @@
+"""Resource limits of the builtin tools: a catastrophic grep pattern is stopped at its time
+limit (and never holds the interpreter lock), writes and new files are capped."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+import harness
+from harness.errors import ToolError
+from harness.providers.mock import MockProvider
+from harness.tools import file_tools
+from harness.tools.base import ToolContext
+from harness.tools.builtins import GrepTool, WriteFileTool
+from harness.tools.workspace import Workspace
+
+# Exponential in a backtracking engine. The issue's "(a+)+$" is not slow at all in the `regex`
+# engine grep uses (it finds no match at once: checked below); this one is.
+EVIL = "(a|aa)+$"
+VICTIM = "a" * 40 + "!\n"
+
+
+def ctx(root: Path) -> ToolContext:
+    return ToolContext(Workspace(root), "session-1")
+
+
+async def test_catastrophic_grep_pattern_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "victim.txt").write_text(VICTIM)
+    monkeypatch.setattr(file_tools, "GREP_TIME_LIMIT_S", 0.5)
+    started = time.monotonic()
+    with pytest.raises(ToolError, match="catastrophic backtracking"):
+        await GrepTool().run({"pattern": EVIL}, ctx(tmp_path))
+    assert time.monotonic() - started < 5
+
+
+async def test_the_issue_pattern_finishes_at_once(tmp_path: Path) -> None:
+    (tmp_path / "victim.txt").write_text(VICTIM)
+    started = time.monotonic()
+    out = await GrepTool().run({"pattern": "(a+)+$"}, ctx(tmp_path))
+    assert "no matches" in out
+    assert time.monotonic() - started < 2
+
+
+def test_a_run_with_a_catastrophic_grep_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "victim.txt").write_text(VICTIM)
+    monkeypatch.setattr(file_tools, "GREP_TIME_LIMIT_S", 0.5)
+    turns = [
+        {"tool_calls": [{"name": "grep", "arguments": {"pattern": EVIL}}]},
+        {"text": "That pattern is too slow."},
+    ]
+    result = harness.run(
+        "search", provider=MockProvider(turns), tools=["grep"], cwd=tmp_path, tool_timeout_s=2
+    )
+    assert result.finish_reason == "stop"
+    tool_results = [m for m in result.messages if m.role == "tool"]
+    assert tool_results[0].tool_result is not None
+    assert tool_results[0].tool_result.is_error
+    assert "catastrophic" in tool_results[0].content
+
+
+async def test_write_size_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tool = WriteFileTool()
+    big = "x" * (file_tools.MAX_WRITE_BYTES + 1)
+    with pytest.raises(ToolError, match="write limit"):
+        await tool.run({"path": "big.txt", "content": big}, ctx(tmp_path))
+    assert not (tmp_path / "big.txt").exists()
+    monkeypatch.setenv("HARNESS_MAX_WRITE_BYTES", "10")
+    with pytest.raises(ToolError, match="HARNESS_MAX_WRITE_BYTES"):
+        await tool.run({"path": "small.txt", "content": "x" * 11}, ctx(tmp_path))
+    await tool.run({"path": "small.txt", "content": "x" * 10}, ctx(tmp_path))
+
+
+async def test_files_per_workspace_are_capped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_MAX_WORKSPACE_FILES", "3")
+    tool = WriteFileTool()
+    for i in range(3):
+        await tool.run({"path": f"d/f{i}.txt", "content": "x"}, ctx(tmp_path))
+    with pytest.raises(ToolError, match="already holds 3 files"):
+        await tool.run({"path": "f9.txt", "content": "x"}, ctx(tmp_path))
+    # Overwriting an existing file is still allowed.
+    await tool.run({"path": "d/f0.txt", "content": "y"}, ctx(tmp_path))
+
+
+EVIL_SUITE = """\
+suite: evil
+tasks:
+  - id: slow-grep
+    prompt: "search"
+    tools: [grep]
+    workspace: {files: {victim.txt: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\\n"}}
+    expect: {kind: contains, value: x}
+    mock:
+      turns:
+        - tool_calls: [{name: grep, arguments: {pattern: "(a|aa)+$"}}]
+        - {text: "done"}
+"""
+
+
+def test_ctrl_c_during_a_catastrophic_grep_exits_130_within_2s(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    (tmp_path / "evil.yaml").write_text(EVIL_SUITE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "run", "evil.yaml", "--providers", "mock",
+         "--modes", "react", "--no-progress", "--db", str(tmp_path / "h.duckdb")],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    time.sleep(3)  # the grep is running (its worker needs ~20 s of backtracking)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 130, out
+    assert time.monotonic() - started < 2.0
+    assert "interrupted" in out
