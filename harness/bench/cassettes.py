@@ -115,8 +115,9 @@ class CassetteTransport(httpx.AsyncBaseTransport):
     """An httpx transport that records to and replays from one cassette file (one matrix cell).
 
     ``rerecord_hint`` is the command a :class:`CassetteMiss` tells the user to run;
-    ``secrets`` are values scrubbed wherever they appear; requests to ``ignore_hosts``
-    (``host`` or ``host:port``) go to the network and are never recorded, in every mode;
+    ``secrets`` are values scrubbed wherever they appear; while recording, requests to
+    ``ignore_hosts`` (exact ``host:port``) go to the network unrecorded; a replay (record mode
+    ``none``) never sends anything to the network;
     ``real_transport`` is what records (default: a new ``httpx.AsyncHTTPTransport``).
     """
 
@@ -189,7 +190,9 @@ class CassetteTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
-        if url.host.lower() in self.ignore_hosts or f"{url.host}:{url.port}" in self.ignore_hosts:
+        port = url.port or (443 if url.scheme == "https" else 80)
+        # Replay (record mode none) never reaches the network, whatever is ignored.
+        if self.record_mode != "none" and f"{url.host.lower()}:{port}" in self.ignore_hosts:
             self.passed_through += 1
             return await self._real_transport().handle_async_request(request)
         body = await request.aread()

@@ -264,10 +264,15 @@ def _check_names(modes: Sequence[str], providers: Sequence[str]) -> None:
 
 
 def _collector_hosts(endpoint: str | None) -> tuple[str, ...]:
+    """The collector's exact ``host:port``, never the host alone: a local model server on the
+    same host (127.0.0.1) must stay recorded and replayed."""
     if not endpoint:
         return ()
     parts = urlsplit(endpoint if "://" in endpoint else f"http://{endpoint}")
-    return tuple(h for h in (parts.netloc, parts.hostname) if h)
+    if not parts.hostname:
+        return ()
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return (f"{parts.hostname.lower()}:{port}",)
 
 
 def _drive(

@@ -721,7 +721,7 @@ async def test_hooks_are_idempotent_when_a_cassette_is_loaded_and_saved_again(
     assert len(again) == 3
 
 
-async def test_ignored_hosts_pass_through_and_are_never_recorded(
+async def test_ignored_hosts_pass_through_only_while_recording(
     server: HTTPServer, tmp_path: Path
 ) -> None:
     _counter(server)
@@ -730,23 +730,46 @@ async def test_ignored_hosts_pass_through_and_are_never_recorded(
     other.start()
     try:
         file = tmp_path / "c.yaml"
-        ignore = [f"127.0.0.1:{other.port}", "LocalHost"]
+        ignore = [f"127.0.0.1:{other.port}"]
         t = transport(file, "all", ignore_hosts=ignore)
         async with httpx.AsyncClient(transport=t) as client:
             assert (await client.post(other.url_for("/v1/traces"), content=b"x")).text == "ok"
             await client.post(server.url_for("/q"), json={"q": 1})
         assert (t.passed_through, t.recorded) == (1, 1)
         assert [i["request"]["uri"] for i in interactions(file)] == [server.url_for("/q")]
-        # ...in replay too (the collector is live), while the model traffic replays.
+        # A replay never reaches the network, not even an ignored host: the model traffic
+        # replays and the unrecorded request is a miss.
         t = transport(file, ignore_hosts=ignore)
         async with httpx.AsyncClient(transport=t) as client:
-            url = f"http://localhost:{other.port}/v1/traces"
-            assert (await client.post(url, content=b"x")).text == "ok"
             assert (await client.post(server.url_for("/q"), json={"q": 1})).json()["n"] == 1
-        assert (t.passed_through, t.played) == (1, 1)
-        assert len(other.log) == 2
+            with pytest.raises(CassetteMiss):
+                await client.post(other.url_for("/v1/traces"), content=b"x")
+        assert (t.passed_through, t.played) == (0, 1)
+        assert len(other.log) == 1
     finally:
         other.stop()
+
+
+async def test_replay_never_reaches_a_live_server_on_the_recorded_port(tmp_path: Path) -> None:
+    """A live server listens where the cassette was recorded and the collector shares its host:
+    a request missing from the cassette is a miss, and the server sees nothing."""
+    from harness.bench.session import _collector_hosts
+
+    live = HTTPServer(host="127.0.0.1", port=0)
+    live.expect_request("/v1/chat/completions").respond_with_json({"live": True})
+    live.start()
+    try:
+        file = tmp_path / "c.yaml"
+        file.write_text("interactions: []\nversion: 1\n")
+        ignore = _collector_hosts("http://127.0.0.1:4318")  # the docs' form: same host
+        assert ignore == ("127.0.0.1:4318",)
+        t = transport(file, "none", ignore_hosts=ignore)
+        async with httpx.AsyncClient(transport=t) as client:
+            with pytest.raises(CassetteMiss):
+                await client.post(live.url_for("/v1/chat/completions"), json={"q": 1})
+        assert live.log == []
+    finally:
+        live.stop()
 
 
 def test_cassette_paths_follow_the_layout_and_keep_provider_names() -> None:
