@@ -99,13 +99,13 @@ def _safe_name(what: str, name: str) -> str:
 
 
 def profile_secrets(spec: str) -> list[str]:
-    """The key value of the profile named by ``spec`` (``NAME[:MODEL]``), if its environment
-    variable is set: pass it as ``secrets=`` so it is scrubbed wherever it appears."""
-    from harness.providers.profiles import resolve_profile
+    """The secret values of the profile named by ``spec`` (``NAME[:MODEL]``): its declared
+    header values, its key, and every ``*_KEY`` / ``*_TOKEN`` / ``*_SECRET`` variable's value
+    (see :mod:`harness.bench.secrets`); pass them as ``secrets=`` so they are scrubbed
+    wherever they appear."""
+    from harness.bench.secrets import secret_values
 
-    profile, _ = resolve_profile(spec)
-    key = os.environ.get(profile.api_key_env) if profile.api_key_env else None
-    return [key] if key else []
+    return secret_values([spec])
 
 
 # --- the transport ---------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from harness.bench.preflight import check_graders, check_output_path, check_prov
 from harness.bench.python_grader import DEFAULT_TIMEOUT_S
 from harness.bench.rundir import RunFolder, remove_stale
 from harness.bench.runner import CellOutcome, MatrixSummary, Runner, RunnerOptions
+from harness.bench.secrets import scrub_file, scrub_text, secret_values
 from harness.bench.suite import Suite, SuiteError, load_suites, suite_files
 from harness.errors import ConfigError
 
@@ -127,6 +128,7 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
             raise
         ignore = _collector_hosts(request.otlp_endpoint)
         report = BenchReport(run_id, MatrixSummary(total=len(cells)), trace_file=trace_file)
+        secrets = secret_values(providers)  # scrubbed from rows and the trace file
 
         def sink(outcome: CellOutcome) -> None:
             cell = outcome.cell
@@ -156,7 +158,7 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
                 row = crashed_row(
                     error=outcome.error or "unknown error", cassette=cassette, **common
                 )
-            store.write_result(row)
+            store.write_result(_scrubbed(row, secrets))
             report.per_cell[cell.key] = outcome.passed
 
         runner = Runner(
@@ -182,6 +184,7 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
             tracing.shutdown()
             if trace_file.exists():
                 try:
+                    scrub_file(trace_file, secrets)  # before the spans reach the store
                     report.spans = store.ingest_spans(run_id, trace_file)
                 except Exception as exc:  # spans are a bonus; never lose the results for them
                     console.print(f"[yellow]warning:[/] spans not ingested: {exc}")
@@ -261,6 +264,33 @@ def _check_names(modes: Sequence[str], providers: Sequence[str]) -> None:
             resolve_profile(spec)
         except ConfigError as exc:
             raise ConfigError(f"--providers: {exc}") from None
+
+
+_SCRUBBED_COLUMNS = (
+    "text", "grader_explanation", "error", "halted_reason", "deliverable", "error_diagnostic",
+    "no_progress_snapshot",
+)  # fmt: skip
+
+
+def _scrubbed(row: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
+    """``row`` with every secret value replaced in its free-text and JSON columns."""
+    if not secrets:
+        return row
+    import json
+
+    out = dict(row)
+    for column in _SCRUBBED_COLUMNS:
+        value = out.get(column)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            out[column] = scrub_text(value, secrets)
+            continue
+        encoded = json.dumps(value, default=str)
+        cleaned = scrub_text(encoded, secrets)
+        if cleaned != encoded:
+            out[column] = json.loads(cleaned)
+    return out
 
 
 def _collector_hosts(endpoint: str | None) -> tuple[str, ...]:

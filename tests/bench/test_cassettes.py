@@ -476,9 +476,15 @@ async def test_api_key_queries_cookies_and_echoed_keys_are_scrubbed(
     assert lint_cassettes(tmp_path) == []
 
 
-def test_profile_secrets_reads_the_profiles_key_variable() -> None:
-    assert profile_secrets("openai:gpt-4o-mini") == [KEY]
-    assert profile_secrets("ollama") == []
+def test_profile_secrets_reads_the_profiles_key_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert KEY in profile_secrets("openai:gpt-4o-mini")
+    # Every *_KEY / *_TOKEN / *_SECRET value is a secret too, whatever the profile.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert KEY not in profile_secrets("ollama")
+    monkeypatch.setenv("UNRELATED_TOKEN", "tok-123456789")
+    assert "tok-123456789" in profile_secrets("ollama")
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate", "br"])
