@@ -63,6 +63,23 @@ def _guarded(action: Callable[[], int]) -> int:
         _fail(str(exc))
 
 
+def _check_out_dir(out: str) -> None:
+    """Create ``out`` and prove it writable, or raise ConfigError naming it and the fix."""
+    import tempfile
+
+    from harness.errors import ConfigError
+
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".harness-probe-"):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ConfigError(
+            f"--out {out}: cannot write there ({reason}); pass a writable folder"
+        ) from None
+
+
 def _baseline_arg(db: str, value: str) -> tuple[Baseline | pd.DataFrame, str]:
     """``--baseline``: a baseline JSON file, else a run id in the database."""
     from harness.report.baseline import load_baseline
@@ -113,6 +130,7 @@ def report(
         from harness.report.build import build_report
         from harness.report.render import write_report
 
+        _check_out_dir(out)  # before any work: a bad --out is bad input (exit 2)
         run_id, frame = _load(db, run)
         base, label = _baseline_arg(db, baseline_ref) if baseline_ref else (None, None)
         rep = build_report(

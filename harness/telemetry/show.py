@@ -143,17 +143,22 @@ def _summary(traces: dict[str, list[SpanRecord]]) -> Table:
 
 
 def show_traces(path: str | Path, run: str | None = None, console: Console | None = None) -> int:
-    """Print the span tree(s) of ``path``; returns a process exit code."""
+    """Print the span tree(s) of ``path``; returns a process exit code (2: bad input, a file
+    that holds no spans or no such run; never the gate's 1)."""
     console = console or Console()
-    traces = group_traces(read_spans(path))
+    try:
+        traces = group_traces(read_spans(path))
+    except (OSError, UnicodeDecodeError) as exc:
+        console.print(f"[red]cannot read {escape(str(path))}: {escape(str(exc))}[/]")
+        return 2
     if not traces:
-        console.print(f"[yellow]no spans in {escape(str(path))}[/]")
-        return 1
+        console.print(f"[yellow]no spans in {escape(str(path))}[/] (is it a harness trace file?)")
+        return 2
     if run is not None:
         traces = select_traces(traces, run)
         if not traces:
             console.print(f"[red]no run {escape(run)!s} in {escape(str(path))}[/]")
-            return 1
+            return 2
     if run is None and len(traces) > MAX_TREES:
         console.print(_summary(traces))
         return 0

@@ -181,3 +181,12 @@ def test_bad_input_exits_2(db: Path, tmp_path: Path, args: list[str], message: s
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_an_unwritable_report_out_is_bad_input(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = CliRunner().invoke(report, ["--out", str(blocker / "sub")])
+    assert result.exit_code == 2
+    assert "--out" in result.output
+    assert "Traceback" not in result.output
