@@ -62,6 +62,8 @@ class ProviderError(HarnessError):
         self.message = message
         self.status = status
         self.retry_after_s = retry_after_s
+        #: How many times the call was tried before this error was raised (retries included).
+        self.attempts = 1
 
     @classmethod
     def from_status(cls, status: int, message: str) -> ProviderError:

@@ -76,7 +76,7 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
     try:
         response = await provider.complete(request, on_delta)
     except ProviderError as exc:
-        _record(state, index, request, None, started, t0, error=str(exc))
+        _record(state, index, request, None, started, t0, error=str(exc), attempts=exc.attempts)
         raise
     except HarnessError as exc:  # e.g. a cassette miss: a clear failure, not a crash
         reason = f"{type(exc).__name__}: {exc}"
@@ -98,6 +98,7 @@ def _record(
     t0: float,
     *,
     error: str | None,
+    attempts: int = 1,
 ) -> None:
     latency_ms = (time.perf_counter() - t0) * 1000.0
     usage = (response.usage if response is not None else None) or _ZERO
@@ -116,7 +117,7 @@ def _record(
         finish_reason=response.finish_reason if response is not None else None,
         iteration=state.iterations,
         error=error,
-        attempts=1 + len(response.retries) if response is not None else 1,
+        attempts=1 + len(response.retries) if response is not None else attempts,
     )
     state.budget.record(record)
     if state.subscribers:

@@ -108,10 +108,16 @@ class HTTPClient:
     ) -> tuple[dict[str, Any], Attempts]:
         """POST JSON, return the decoded JSON object (retrying as the policy allows)."""
         attempts = Attempts()
-        async for attempt in self._retrying(attempts):
-            with attempt:
-                response = await self._send(path, body, timeout_s, stream=False)
-                data = _decode_json(response)
+        tries = 0
+        try:
+            async for attempt in self._retrying(attempts):
+                tries += 1
+                with attempt:
+                    response = await self._send(path, body, timeout_s, stream=False)
+                    data = _decode_json(response)
+        except ProviderError as exc:
+            exc.attempts = max(tries, 1)  # every try, the failed last one included
+            raise
         if attempts.errors and len(attempts.errors) > self.retry.max_retries:
             attempts.errors.pop()  # the last error was raised, not retried
         return data, attempts
@@ -130,9 +136,15 @@ class HTTPClient:
         appended to ``attempts``."""
         attempts = attempts if attempts is not None else Attempts()
         response: httpx.Response | None = None
-        async for attempt in self._retrying(attempts):
-            with attempt:
-                response = await self._send(path, body, timeout_s, stream=True)
+        tries = 0
+        try:
+            async for attempt in self._retrying(attempts):
+                tries += 1
+                with attempt:
+                    response = await self._send(path, body, timeout_s, stream=True)
+        except ProviderError as exc:
+            exc.attempts = max(tries, 1)
+            raise
         assert response is not None
         if len(attempts.errors) > self.retry.max_retries:
             attempts.errors.pop()

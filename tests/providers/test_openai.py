@@ -817,6 +817,7 @@ async def test_server_errors_exhaust_retries(server: HTTPServer) -> None:
     assert "server_error (HTTP 500)" in (result.halted_reason or "")
     assert "Sorry about that" in (result.halted_reason or "")
     assert len(server.log) == 3  # max_retries=2
+    assert result.calls[-1].attempts == 3  # every try is counted, the failed last one too
 
 
 @pytest.mark.parametrize(
