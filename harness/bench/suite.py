@@ -107,6 +107,7 @@ class RunOverrides(BaseModel):
     max_iterations: int | None = Field(default=None, ge=1)
     max_consecutive_mistakes: int | None = Field(default=None, ge=1)
     max_unproductive_iterations: int | None = Field(default=None, ge=0)
+    progress_check: Literal["mode", "strict", "lax"] | None = None
     max_budget_usd: float | None = Field(default=None, gt=0)
     system_prompt: str | None = None
     temperature: float | None = Field(default=None, ge=0, le=2)
@@ -152,6 +153,7 @@ _NOT_NULL = frozenset(
         "max_iterations",
         "max_consecutive_mistakes",
         "max_unproductive_iterations",
+        "progress_check",
         "phase",
         "tool_timeout_s",
         "until_tool_success",

@@ -29,6 +29,7 @@ from harness.kernel.progress import (
     default_productivity_signal,
     fingerprint,
     last_assistant_text,
+    strict_productivity_signal,
 )
 from harness.kernel.result import Result, UsageTotals
 from harness.kernel.state import State, Subscriber
@@ -229,12 +230,16 @@ async def _loop(state: State) -> None:
         # Progress tracking, then count the iteration.
         current = fingerprint(state.messages[prev.message_count :])
         state.fingerprint = current
-        if signal is not None:
+        new = state.messages[prev.message_count :]
+        check = cfg.progress_check
+        if check == "strict":
+            productive = strict_productivity_signal(prev, new, current)
+        elif check == "lax":
+            productive = default_productivity_signal(prev, new, current)
+        elif signal is not None:
             productive = bool(signal(prev, state))
         else:
-            productive = default_productivity_signal(
-                prev, state.messages[prev.message_count :], current
-            )
+            productive = default_productivity_signal(prev, new, current)
         state.unproductive_iterations = 0 if productive else state.unproductive_iterations + 1
         state.last_fingerprint = current
         state.iterations += 1

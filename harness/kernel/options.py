@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -49,6 +49,7 @@ class RunOptions(TypedDict, total=False):
     max_iterations: int
     max_consecutive_mistakes: int
     max_unproductive_iterations: int
+    progress_check: Literal["mode", "strict", "lax"]
     max_budget_usd: float | None
     tool_timeout_s: float
     max_concurrency: int
@@ -99,6 +100,10 @@ class RunConfig(BaseModel):
     max_iterations: int = Field(default=25, ge=1)
     max_consecutive_mistakes: int = Field(default=3, ge=1)
     max_unproductive_iterations: int = Field(default=3, ge=0)
+    #: Which no-progress check counts an iteration as productive: ``mode`` (ExAthena: ReAct
+    #: strict, the other modes lax), or ``strict`` / ``lax`` for every mode, so that a
+    #: comparison of modes can hold it equal.
+    progress_check: Literal["mode", "strict", "lax"] = "mode"
     max_budget_usd: float | None = Field(default=None, gt=0)
     tool_timeout_s: float = Field(default=60.0, gt=0)
     max_concurrency: int = Field(default=4, ge=1)
