@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import harness
 from harness.bench.audit import audit_suites
 from harness.bench.graders import Grader, grade
@@ -63,6 +65,7 @@ def test_audit_lists_tasks_that_pass_without_work(tmp_path: Path) -> None:
     assert report.exit_code == 1
 
 
+@pytest.mark.timeout(600)  # three CLI subprocesses; the built-in audit runs 158 short runs
 def test_cli_audit_exit_codes(tmp_path: Path) -> None:
     bad = subprocess.run(
         [sys.executable, "-m", "harness.cli", "suites", "audit", str(write(tmp_path))],
