@@ -51,9 +51,9 @@ def test_run_report_gate_on_the_recorded_cassettes(project: Path) -> None:
         ).fetchone()
     finally:
         con.close()
-    # 'auto' providers: the mock plus the model the cassettes were recorded from.
-    assert set(providers) == {"mock", "llamacpp-gemma"}
-    assert providers["mock"] == providers["llamacpp-gemma"] > 0
+    # 'auto' providers: the mock plus the two servers the cassettes were recorded from.
+    assert set(providers) == {"mock", "llamacpp-gemma", "llamaserver-gemma"}
+    assert providers["mock"] == providers["llamacpp-gemma"] == providers["llamaserver-gemma"] > 0
     assert crashed == (0,)  # every llamacpp cell replayed from its cassette
     assert tokens is not None
     assert tokens[0] > 0
