@@ -162,13 +162,25 @@ def cassettes() -> None:
 
 @cassettes.command("lint")
 @click.argument("directory", default="cassettes", type=click.Path())
-def cassettes_lint(directory: str) -> None:
-    """Fail on secret-looking values in the cassettes under DIRECTORY (default ./cassettes).
+@click.option(
+    "--traces",
+    "traces",
+    multiple=True,
+    type=click.Path(),
+    help="Trace files or folders of *.jsonl to check too (default: reports/traces if present).",
+)
+def cassettes_lint(directory: str, traces: tuple[str, ...]) -> None:
+    """Fail on secret-looking values in the cassettes under DIRECTORY (default ./cassettes)
+    and in trace files.
 
     Exit 0 when clean, 1 on a secret, 2 on a corrupt cassette or a missing DIRECTORY."""
+    from pathlib import Path
+
     from harness.bench.cassette_lint import lint_main
 
-    code = lint_main(directory, click.echo)
+    if not traces and Path("reports/traces").is_dir():
+        traces = ("reports/traces",)
+    code = lint_main(directory, click.echo, traces)
     if code:
         raise SystemExit(code)
 

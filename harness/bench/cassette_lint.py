@@ -22,11 +22,12 @@ Values are printed masked (their first 4 characters and length), never in full.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -170,14 +171,56 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def lint_main(directory: str | os.PathLike[str], echo: Callable[[str], None] = print) -> int:
-    """The CLI: print the findings; 0 when clean, 1 on a secret, 2 on a corrupt file."""
+def lint_trace_file(path: Path) -> list[Finding]:
+    """Secret-looking values in a JSON-lines span file (what ``--trace-file`` writes): API
+    keys, bearer tokens, and any value of a ``*_KEY`` / ``*_TOKEN`` / ``*_SECRET`` variable set
+    in this environment."""
+    from harness.bench.secrets import secret_values
+
+    literal = secret_values()
+    found: list[Finding] = []
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        return [Finding(path, "", "corrupt", f"not readable: {_one_line(exc)}")]
+    for n, line in enumerate(lines, 1):
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue  # not a span line; traces show reports those
+        for where, text in _strings(data, f"line {n}"):
+            for match in _KEYS.finditer(text):
+                found.append(Finding(path, _at(where, match), "api-key", _mask(match.group(1))))
+            for match in _BEARER.finditer(text):
+                token = match.group(1)
+                if not _is_placeholder(token) and _entropy(token) >= 3.0:
+                    found.append(Finding(path, _at(where, match), "bearer-token", _mask(token)))
+            for secret in literal:
+                if secret in text:
+                    found.append(Finding(path, where, "env-secret", _mask(secret)))
+    return found
+
+
+def lint_main(
+    directory: str | os.PathLike[str],
+    echo: Callable[[str], None] = print,
+    traces: Sequence[str | os.PathLike[str]] = (),
+) -> int:
+    """The CLI: print the findings; 0 when clean, 1 on a secret, 2 on a corrupt file. Trace
+    files (``*.jsonl`` under ``traces``, files or folders) are checked for secrets too."""
     try:
         files = cassette_files(directory)
     except ConfigError as exc:
         echo(str(exc))
         return 2
+    trace_files = sorted(
+        f
+        for t in traces
+        for f in ([Path(t)] if Path(t).is_file() else Path(t).rglob("*.jsonl"))
+        if f.is_file()
+    )
     findings = [f for path in files for f in lint_file(path)]
+    findings += [f for path in trace_files for f in lint_trace_file(path)]
     for finding in findings:
         echo(str(finding))
     corrupt = [f for f in findings if f.rule == "corrupt"]
@@ -189,5 +232,6 @@ def lint_main(directory: str | os.PathLike[str], echo: Callable[[str], None] = p
         return 2
     if secrets:
         return 1
-    echo(f"{len(files)} cassette(s) clean under {directory}")
+    traced = f" and {len(trace_files)} trace file(s)" if trace_files else ""
+    echo(f"{len(files)} cassette(s){traced} clean under {directory}")
     return 0

@@ -233,3 +233,22 @@ def test_cli_exits_2_on_a_missing_directory(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["cassettes", "lint", str(tmp_path / "nope")])
     assert result.exit_code == 2
     assert "is not a directory" in result.output
+
+
+def test_trace_files_are_linted_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.bench.cassette_lint import lint_main
+
+    (tmp_path / "cassettes").mkdir()
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    monkeypatch.setenv("LEAKY_SERVICE_TOKEN", "tok-9f8e7d6c5b4a")
+    (traces / "run.jsonl").write_text(
+        '{"name": "chat", "events": [{"text": "the token is tok-9f8e7d6c5b4a"}]}\nnot json\n',
+        encoding="utf-8",
+    )
+    lines: list[str] = []
+    assert lint_main(tmp_path / "cassettes", lines.append, [traces]) == 1
+    assert any("env-secret" in line for line in lines)
+    assert all("tok-9f8e7d6c5b4a" not in line for line in lines)  # masked
+    (traces / "run.jsonl").write_text('{"name": "chat"}\n', encoding="utf-8")
+    assert lint_main(tmp_path / "cassettes", lines.append, [traces]) == 0
