@@ -19,9 +19,9 @@ import email.utils
 import json
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import httpx
 from tenacity import (
@@ -33,6 +33,8 @@ from tenacity import (
 )
 
 from harness.errors import ProviderError, kind_from_status
+
+T = TypeVar("T")
 
 __all__ = ["Attempts", "HTTPClient", "RetryPolicy", "error_from_response"]
 
@@ -103,23 +105,32 @@ class HTTPClient:
             reraise=True,
         )
 
-    async def post_json(
-        self, path: str, body: Mapping[str, Any], *, timeout_s: float | None = None
-    ) -> tuple[dict[str, Any], Attempts]:
-        """POST JSON, return the decoded JSON object (retrying as the policy allows)."""
-        attempts = Attempts()
+    async def _with_retries(self, attempts: Attempts, once: Callable[[], Awaitable[T]]) -> T:
+        """``once()`` under the retry policy; failed tries land in ``attempts``. A final error
+        carries the number of tries made (``ProviderError.attempts``)."""
         tries = 0
         try:
             async for attempt in self._retrying(attempts):
                 tries += 1
                 with attempt:
-                    response = await self._send(path, body, timeout_s, stream=False)
-                    data = _decode_json(response)
+                    result = await once()
         except ProviderError as exc:
             exc.attempts = max(tries, 1)  # every try, the failed last one included
             raise
-        if attempts.errors and len(attempts.errors) > self.retry.max_retries:
+        if len(attempts.errors) > self.retry.max_retries:
             attempts.errors.pop()  # the last error was raised, not retried
+        return result
+
+    async def post_json(
+        self, path: str, body: Mapping[str, Any], *, timeout_s: float | None = None
+    ) -> tuple[dict[str, Any], Attempts]:
+        """POST JSON, return the decoded JSON object (retrying as the policy allows)."""
+        attempts = Attempts()
+
+        async def once() -> dict[str, Any]:
+            return _decode_json(await self._send(path, body, timeout_s, stream=False))
+
+        data = await self._with_retries(attempts, once)
         return data, attempts
 
     async def stream(
@@ -135,19 +146,9 @@ class HTTPClient:
         line. Retries happen only before the first item is yielded; failed attempts are
         appended to ``attempts``."""
         attempts = attempts if attempts is not None else Attempts()
-        response: httpx.Response | None = None
-        tries = 0
-        try:
-            async for attempt in self._retrying(attempts):
-                tries += 1
-                with attempt:
-                    response = await self._send(path, body, timeout_s, stream=True)
-        except ProviderError as exc:
-            exc.attempts = max(tries, 1)
-            raise
-        assert response is not None
-        if len(attempts.errors) > self.retry.max_retries:
-            attempts.errors.pop()
+        response = await self._with_retries(
+            attempts, lambda: self._send(path, body, timeout_s, stream=True)
+        )
         try:
             if framing == "sse":
                 async for item in _sse(response):
