@@ -168,6 +168,8 @@ class ChatProvider(ABC):
                 ) from None
         if text_mode:
             text_tools.finish_response(response, profile.text_tool_format)
+        elif not self.capabilities.native_tool_calls and response.text:
+            response.text = text_tools.drop_run_on(response.text, profile.text_tool_format)
         response.retries = attempts.errors
         response.cost_usd = price_usage(
             self.profile, response.model or request.model, response.usage

@@ -31,7 +31,9 @@ from harness.providers.base import Request, Response, ToolSpec
 from harness.providers.text_tool_parse import parse_tool_calls
 
 __all__ = [
+    "NEXT_TURN",
     "TextFormat",
+    "drop_run_on",
     "example_messages",
     "finish_response",
     "prepare_request",
@@ -41,6 +43,12 @@ __all__ = [
 
 
 _LINE_CLOSE = "</tool_call>"
+
+#: The user turn written between two assistant turns, and after a history that ends with one (a
+#: Plan-and-Solve plan, a Reflexion critique). On a chat API a trailing assistant message is a
+#: prefill (Anthropic messages continue it; templates that need alternating turns reject two in
+#: a row), while the kernel means the model's next turn: this makes that turn explicit.
+NEXT_TURN = "Continue with the task."
 
 #: How calls are written: fenced ``tool_call`` blocks, or one ``<tool_call>...</tool_call>`` line.
 TextFormat = Literal["fenced", "line"]
@@ -64,9 +72,12 @@ def prepare_request(
     prompt = render_tool_prompt(request.tools or [], request.tool_choice, fmt=fmt)
     system = f"{request.system_prompt.rstrip()}\n\n{prompt}" if request.system_prompt else prompt
     shots = [m for example in examples for m in example]
+    messages = rewrite_history([*shots, *request.messages], fmt=fmt)
+    if messages and messages[-1].role == "assistant":
+        messages.append(Message("user", NEXT_TURN))
     return dataclasses.replace(
         request,
-        messages=rewrite_history([*shots, *request.messages], fmt=fmt),
+        messages=messages,
         system_prompt=system,
         tools=None,
         tool_choice=None,
@@ -165,12 +176,15 @@ def rewrite_history(messages: list[Message], *, fmt: TextFormat = "fenced") -> l
     result becomes a user message ``Result of tool call NAME (ID):`` followed by the content, with
     ``[error]`` before the colon for a failed call. Results that follow each other (and a user
     message right after them) are merged into one user message, since some chat templates
-    require user and assistant turns to alternate.
+    require user and assistant turns to alternate; for the same reason two assistant turns in a
+    row get a :data:`NEXT_TURN` user message between them.
     """
     out: list[Message] = []
     names: dict[str, str] = {}
     merge_next = False  # the last message in ``out`` holds tool results
     for message in messages:
+        if message.role == "assistant" and out and out[-1].role == "assistant":
+            out.append(Message("user", NEXT_TURN))
         if message.role == "assistant" and message.tool_calls:
             blocks = [_render_call(call, fmt) for call in message.tool_calls]
             names.update((call.id, call.name) for call in message.tool_calls)
@@ -250,6 +264,19 @@ def example_messages(examples: Iterable[Any], tool_names: Iterable[str]) -> list
 # --- the response side --------------------------------------------------------------------------
 
 
+def drop_run_on(text: str, fmt: TextFormat) -> str:
+    """``text`` cut after its first ``</tool_call>`` under the one-line protocol (else as is).
+
+    What follows the closing tag is the model going on past its turn (a stray token, an invented
+    result). It is dropped from every reply of a line-format profile, tool-less ones (a plan, a
+    critique) included, so that it never reaches the history, where the model would imitate it.
+    """
+    if fmt != "line":
+        return text
+    end = text.lower().find(_LINE_CLOSE)
+    return text if end < 0 else text[: end + len(_LINE_CLOSE)]
+
+
 def finish_response(response: Response, fmt: TextFormat = "fenced") -> None:
     """Read text-tagged tool calls out of ``response`` (in place).
 
@@ -261,11 +288,7 @@ def finish_response(response: Response, fmt: TextFormat = "fenced") -> None:
     """
     if response.tool_calls or not response.text:
         return
-    source = response.text
-    if fmt == "line":
-        end = source.lower().find(_LINE_CLOSE)
-        if end >= 0:
-            source = source[: end + len(_LINE_CLOSE)]
+    source = drop_run_on(response.text, fmt)
     calls, text, error = parse_tool_calls(source)
     if error is not None:
         response.tool_call_error = error

@@ -248,3 +248,35 @@ def test_tool_less_calls_get_the_tool_history_as_text(
     texts = "\n".join(m["content"] for m in critique["messages"])
     assert call in texts
     assert "Result of tool call calculator (call_1):\n1591" in texts
+
+
+def test_a_plan_is_not_a_prefill_and_loses_its_run_on(
+    tmp_path: Path, httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plan-and-Solve's plan is a tool-less reply: under the one-line protocol its run-on after a
+    closing tag is dropped like any other reply's, and the next request does not end with it
+    (on /v1/messages a trailing assistant message is a prefill the model would continue)."""
+    from harness.providers.text_tools import NEXT_TURN
+
+    write_profile(tmp_path, httpserver.url_for(""), "anthropic", 'text_tool_format = "line"\n')
+    monkeypatch.chdir(tmp_path)
+    path = "/v1/messages"
+    call = '<tool_call>{"name": "calculator", "arguments": {"expression": "37*43"}}</tool_call>'
+    for reply in (call + " mendatang", call + "した場合", "1591"):
+        httpserver.expect_ordered_request(path, method="POST").respond_with_json(
+            anthropic_reply(reply)
+        )
+    result = harness.run("37*43?", provider="tiny", tools=["calculator"], mode="plan_and_solve")
+    httpserver.check_assertions()
+    assert result.finish_reason == "stop", result.halted_reason
+    assert result.text == "1591"
+    plan = next(m for m in result.messages if m.role == "assistant")
+    assert plan.content == call  # the plan as kept in the transcript, without " mendatang"
+    execute, answer = (json.loads(req.get_data()) for req, _ in httpserver.log[1:])
+    assert [m["role"] for m in execute["messages"][-2:]] == ["assistant", "user"]
+    assert execute["messages"][-2]["content"] == call
+    assert execute["messages"][-1]["content"] == NEXT_TURN
+    texts = [m["content"] for m in answer["messages"]]
+    assert texts[texts.index(NEXT_TURN) - 1] == call
+    assert "mendatang" not in json.dumps(answer)
+    assert "した場合" not in json.dumps(answer, ensure_ascii=False)

@@ -15,7 +15,13 @@ import harness
 from harness.kernel.messages import Message, TokenUsage, ToolCall, ToolResult
 from harness.providers.base import Capabilities, Request, Response, ToolSpec
 from harness.providers.text_tool_parse import parse_tool_calls
-from harness.providers.text_tools import finish_response, prepare_request, rewrite_history
+from harness.providers.text_tools import (
+    NEXT_TURN,
+    drop_run_on,
+    finish_response,
+    prepare_request,
+    rewrite_history,
+)
 
 CALC = ToolSpec(
     "calculator",
@@ -148,8 +154,37 @@ def conversation() -> list[Message]:
 
 def test_history_has_no_tool_roles_and_no_native_calls() -> None:
     rewritten = prepare_request(Request(conversation(), tools=[CALC, READ])).messages
-    assert [m.role for m in rewritten] == ["user", "assistant", "user", "assistant"]
+    # The history ends with an assistant turn, so the model's next turn is asked for explicitly
+    # (a trailing assistant message would be a prefill that the model continues).
+    assert [m.role for m in rewritten] == ["user", "assistant", "user", "assistant", "user"]
+    assert rewritten[-1].content == NEXT_TURN
     assert all(m.tool_calls is None and m.tool_result is None for m in rewritten)
+
+
+def test_two_assistant_turns_in_a_row_get_a_user_turn_between() -> None:
+    plan = Message.assistant("1. Goal: 17*23. 2. Steps: calculator.")
+    history = [Message.user("What is 17*23?"), plan]
+    call = Message.assistant("", [ToolCall("c1", "calculator", {"expression": "17*23"})])
+    first = prepare_request(Request(history, tools=[CALC]), fmt="line").messages
+    later = prepare_request(
+        Request([*history, call, Message.tool(ToolResult("c1", "391"))], tools=[CALC]), fmt="line"
+    ).messages
+    assert [(m.role, m.content) for m in first] == [
+        ("user", "What is 17*23?"),
+        ("assistant", plan.content),
+        ("user", NEXT_TURN),
+    ]
+    # The same turn sits in the same place once the model has answered it: the history only grows.
+    assert [(m.role, m.content) for m in later[:3]] == [(m.role, m.content) for m in first]
+    assert [m.role for m in later[3:]] == ["assistant", "user"]
+    assert later[3].content.startswith("<tool_call>")
+
+
+def test_drop_run_on_cuts_after_the_closing_tag_only_for_the_line_format() -> None:
+    reply = '<tool_call>{"name": "calculator", "arguments": {}}</tool_call> mendatang'
+    assert drop_run_on(reply, "line") == reply.removesuffix(" mendatang")
+    assert drop_run_on(reply, "fenced") == reply
+    assert drop_run_on("42 mendatang", "line") == "42 mendatang"
 
 
 def test_assistant_calls_are_written_back_as_blocks_that_parse_again() -> None:
