@@ -7,16 +7,16 @@ harness, so every layer can use it) and re-exported where they are used, e.g.
 
     HarnessError
     ├── ConfigError (also a ValueError)   bad input found before a run starts
-    │   ├── YAMLSyntaxError               malformed YAML (``line``, ``column``, ``problem``)
-    │   ├── SuiteError                    invalid suite file(s) (``issues``, one line each)
+    │   ├── YAMLSyntaxError               malformed YAML (line, column, problem)
+    │   ├── SuiteError                    invalid suite file(s) (issues, one line each)
     │   └── ReportInputError              unusable results or baseline for a report or the gate
-    ├── ProviderError                     a provider call failed (``kind``, ``status``, ...)
+    ├── ProviderError                     a provider call failed (kind, status, ...)
     ├── ContextOverflow                   the prompt no longer fits the context window
     ├── CompactionError                   a compaction stage failed
     ├── ToolError                         raised by a tool: an error result for the model
     ├── StoreError                        the results store cannot do what was asked
     │   ├── SchemaTooNew                  the file was written by a newer harness
-    │   └── StoreLocked                   another process holds the database (``pid``)
+    │   └── StoreLocked                   another process holds the database (pid)
     └── CassetteError                     a cassette problem (never retried)
         ├── CassetteMiss                  no recorded answer, and recording is forbidden
         └── CassetteCorrupt               the cassette file cannot be read
