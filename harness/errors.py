@@ -1,24 +1,59 @@
-"""The harness error hierarchy.
+"""The harness error hierarchy: every exception the library raises on purpose, in one place.
 
-Every error the library raises on purpose derives from :class:`HarnessError`:
+Every class derives from :class:`HarnessError`, so ``except HarnessError`` catches anything the
+harness raises deliberately. The classes are defined here (this module imports nothing else from
+harness, so every layer can use it) and re-exported where they are used, e.g.
+``harness.store.errors.StoreError`` or ``harness.bench.suite.SuiteError``::
 
-- :class:`ConfigError`: bad input detected *before* a run starts (unknown provider, mode or tool,
-  an option out of range). ``harness.run`` raises only these; every termination after the loop has
-  started is reported in the :class:`~harness.Result` instead.
-- :class:`ProviderError`: a provider call failed; ``kind`` says how (see :data:`ErrorKind`).
-- :class:`ToolError`: raised by a tool to report a failure to the model as an error result.
+    HarnessError
+    ├── ConfigError (also a ValueError)   bad input found before a run starts
+    │   ├── YAMLSyntaxError               malformed YAML (line, column, problem)
+    │   ├── SuiteError                    invalid suite file(s) (issues, one line each)
+    │   └── ReportInputError              unusable results or baseline for a report or the gate
+    ├── ProviderError                     a provider call failed (kind, status, ...)
+    ├── ContextOverflow                   the prompt no longer fits the context window
+    ├── CompactionError                   a compaction stage failed
+    ├── ToolError                         raised by a tool: an error result for the model
+    ├── StoreError                        the results store cannot do what was asked
+    │   ├── SchemaTooNew                  the file was written by a newer harness
+    │   └── StoreLocked                   another process holds the database (pid)
+    └── CassetteError                     a cassette problem (never retried)
+        ├── CassetteMiss                  no recorded answer, and recording is forbidden
+        └── CassetteCorrupt               the cassette file cannot be read
+
+- :class:`ConfigError`: ``harness.run`` raises only these; every termination after the loop has
+  started is reported in the :class:`~harness.Result` instead. Being a ``ValueError`` too, it is
+  caught by ``except ValueError``.
+- :class:`ProviderError`: ``kind`` says how the call failed (see :data:`ErrorKind`).
+- :class:`ToolError`: raise it inside a tool to report a failure to the model as an error result.
+
+Every error pickles (the state travels across processes, e.g. from a worker back to the runner):
+:meth:`HarnessError.__reduce__` rebuilds the instance from its ``args`` and attributes without
+calling ``__init__``, so subclasses with their own constructor need nothing extra.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
 
 __all__ = [
+    "CassetteCorrupt",
+    "CassetteError",
+    "CassetteMiss",
+    "CompactionError",
     "ConfigError",
+    "ContextOverflow",
     "ErrorKind",
     "HarnessError",
     "ProviderError",
+    "ReportInputError",
+    "SchemaTooNew",
+    "StoreError",
+    "StoreLocked",
+    "SuiteError",
     "ToolError",
+    "YAMLSyntaxError",
 ]
 
 ErrorKind = Literal[
@@ -37,6 +72,18 @@ ErrorKind = Literal[
 
 class HarnessError(Exception):
     """Base class of every error raised by harness."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuild from args and attributes without calling __init__: a subclass whose __init__
+        # takes other arguments than ``args`` (ProviderError, SuiteError...) still unpickles.
+        return (_rebuild, (type(self), self.args, dict(self.__dict__)))
+
+
+def _rebuild(cls: type[HarnessError], args: tuple[Any, ...], state: dict[str, Any]) -> HarnessError:
+    """Unpickle a :class:`HarnessError` as ``__reduce__`` described it, without ``__init__``."""
+    exc = cls.__new__(cls, *args)
+    exc.__dict__.update(state)
+    return exc
 
 
 class ConfigError(HarnessError, ValueError):
@@ -113,3 +160,84 @@ def kind_from_status(status: int, message: str = "") -> ErrorKind:
 
 class ToolError(HarnessError):
     """Raise inside a tool to return an error result (``is_error=True``) to the model."""
+
+
+class ContextOverflow(HarnessError):
+    """The prompt no longer fits the model's context window (the kernel compacts and retries)."""
+
+
+class CompactionError(HarnessError):
+    """A compaction stage failed."""
+
+
+# --- configuration files -------------------------------------------------------------------------
+
+
+class YAMLSyntaxError(ConfigError):
+    """Malformed YAML; ``line`` and ``column`` are 1-based (None when the parser gave none).
+
+    A :class:`ConfigError`, hence also a ``ValueError`` (what it was before it joined the tree).
+    """
+
+    def __init__(self, problem: str, line: int | None, column: int | None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line
+        self.column = column
+
+
+class SuiteError(ConfigError):
+    """Invalid suite file(s). ``issues`` holds one line per problem (file:line: where: what).
+
+    The message shows the first :attr:`max_shown` issues and counts the rest.
+    """
+
+    max_shown: ClassVar[int] = 20
+
+    def __init__(self, issues: Sequence[str]) -> None:
+        self.issues = list(issues)
+        shown = self.issues[: self.max_shown]
+        if len(self.issues) > self.max_shown:
+            shown.append(f"... and {len(self.issues) - self.max_shown} more errors")
+        super().__init__("\n".join(shown))
+
+
+class ReportInputError(ConfigError):
+    """The results or baseline given to a report or the gate are unusable; the message says why."""
+
+
+# --- the results store ---------------------------------------------------------------------------
+
+
+class StoreError(HarnessError):
+    """The results store cannot do what was asked (bad row, unknown run, unreadable file...)."""
+
+
+class SchemaTooNew(StoreError):
+    """The file was written by a newer harness than this one."""
+
+
+class StoreLocked(StoreError):
+    """Another process (or another writer in this one) has the database open.
+
+    ``pid`` is the holder's process id when it could be found.
+    """
+
+    def __init__(self, message: str, *, pid: int | None = None) -> None:
+        super().__init__(message)
+        self.pid = pid
+
+
+# --- cassettes -----------------------------------------------------------------------------------
+
+
+class CassetteError(HarnessError):
+    """A cassette problem (a base class; never retried by the HTTP layer)."""
+
+
+class CassetteMiss(CassetteError):
+    """A request has no recorded answer and the record mode forbids recording it."""
+
+
+class CassetteCorrupt(CassetteError):
+    """A cassette file exists but cannot be read as a cassette."""

@@ -1,6 +1,9 @@
 """The event classes of a run, for ``match`` in an ``on_event`` callback (see
 :mod:`harness.kernel.events`)."""
 
+import warnings
+from typing import Any
+
 from harness.kernel.events import (
     CallFinished,
     CallStarted,
@@ -9,6 +12,7 @@ from harness.kernel.events import (
     Done,
     Event,
     Iteration,
+    RunWarning,
     StructuredRetry,
     SubagentResult,
     SubagentSpawn,
@@ -18,7 +22,6 @@ from harness.kernel.events import (
     ToolResultEvent,
     ToolUI,
     Usage,
-    Warning,
     event_classes,
 )
 
@@ -30,6 +33,7 @@ __all__ = [
     "Done",
     "Event",
     "Iteration",
+    "RunWarning",
     "StructuredRetry",
     "SubagentResult",
     "SubagentSpawn",
@@ -39,6 +43,17 @@ __all__ = [
     "ToolResultEvent",
     "ToolUI",
     "Usage",
-    "Warning",
     "event_classes",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``Warning`` is the deprecated name of :class:`RunWarning` (it shadowed the builtin)."""
+    if name == "Warning":
+        warnings.warn(
+            "harness.events.Warning is deprecated; use RunWarning",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return RunWarning
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

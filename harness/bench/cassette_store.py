@@ -42,7 +42,7 @@ from vcr.request import Request as VcrRequest  # type: ignore[import-untyped]
 from vcr.serialize import serialize  # type: ignore[import-untyped]
 from vcr.serializers import compat  # type: ignore[import-untyped]
 
-from harness.errors import HarnessError
+from harness.errors import CassetteCorrupt, CassetteError, CassetteMiss
 
 try:  # the encodings this httpx can decode (br and zstd need optional packages)
     from httpx._decoders import SUPPORTED_DECODERS
@@ -78,18 +78,6 @@ _MIN_SECRET = 8
 _KEY_ATTR = "_harness_match_key"
 
 Key = tuple[str, str, str, str]  # method, path, query, sha256 of the normalised body
-
-
-class CassetteError(HarnessError):
-    """A cassette problem (a base class; never retried by the HTTP layer)."""
-
-
-class CassetteMiss(CassetteError):
-    """A request has no recorded answer and the record mode forbids recording it."""
-
-
-class CassetteCorrupt(CassetteError):
-    """A cassette file exists but cannot be read as a cassette."""
 
 
 # --- normalisation and matching --------------------------------------------------------------

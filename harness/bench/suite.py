@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,7 +37,7 @@ from pydantic_core import ErrorDetails
 
 from harness.bench.graders import GRADER_KINDS, Grader, field_error, relative_path_ok
 from harness.bench.yaml_nodes import YAMLSyntaxError, duplicate_keys, line_of, parse_yaml
-from harness.errors import ConfigError
+from harness.errors import ConfigError, SuiteError
 from harness.kernel.options import parse_options
 from harness.kernel.permissions import Phase
 from harness.providers.mock import MockProvider
@@ -59,7 +59,7 @@ __all__ = [
     "suite_files",
 ]
 
-MAX_ERRORS = 20
+MAX_ERRORS = SuiteError.max_shown
 _STRICT = ConfigDict(extra="forbid", strict=True)
 
 
@@ -257,17 +257,6 @@ class Suite(BaseModel):
             merged.append(task)
         self.tasks = merged
         return self
-
-
-class SuiteError(ConfigError):
-    """Invalid suite file(s). ``issues`` holds one line per problem (file:line: where: what)."""
-
-    def __init__(self, issues: Sequence[str]) -> None:
-        self.issues = list(issues)
-        shown = self.issues[:MAX_ERRORS]
-        if len(self.issues) > MAX_ERRORS:
-            shown.append(f"... and {len(self.issues) - MAX_ERRORS} more errors")
-        super().__init__("\n".join(shown))
 
 
 def suite_files(paths: Iterable[str | Path]) -> list[Path]:

@@ -7,17 +7,9 @@ from typing import Any
 
 import yaml
 
+from harness.errors import YAMLSyntaxError
+
 __all__ = ["YAMLSyntaxError", "duplicate_keys", "line_of", "parse_yaml"]
-
-
-class YAMLSyntaxError(ValueError):
-    """Malformed YAML; ``line`` and ``column`` are 1-based (None when the parser gave none)."""
-
-    def __init__(self, problem: str, line: int | None, column: int | None) -> None:
-        super().__init__(problem)
-        self.problem = problem
-        self.line = line
-        self.column = column
 
 
 def parse_yaml(text: str) -> tuple[Any, yaml.Node | None]:

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Literal
 
 from harness.errors import HarnessError, ProviderError
 from harness.kernel.budget import CallPurpose, CallRecord
-from harness.kernel.events import CallFinished, CallStarted, Content, Thinking, Usage, Warning
+from harness.kernel.events import (
+    CallFinished,
+    CallStarted,
+    Content,
+    RunWarning,
+    Thinking,
+    Usage,
+)
 from harness.kernel.messages import Message, TokenUsage
 from harness.providers.base import Request, Response
 
@@ -123,7 +130,7 @@ def _record(
     if state.subscribers:
         if response is not None and response.retries:
             state.emit(
-                Warning(
+                RunWarning(
                     f"call {index} ({request.purpose}) succeeded after {len(response.retries)} "
                     f"retried attempt(s): {'; '.join(response.retries)}",
                     "provider",

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
-from harness.errors import HarnessError
+from harness.errors import CompactionError
 from harness.kernel.calls import build_request, call_provider
 from harness.kernel.events import Compaction
 from harness.kernel.hooks import HookEvent
@@ -41,10 +41,6 @@ _SUMMARY_SYSTEM = (
     "You condense agent transcripts. Write one terse paragraph that keeps the decisions made, "
     "the facts the tools returned (numbers, names, paths) and what is still open. No preamble."
 )
-
-
-class CompactionError(HarnessError):
-    """A compaction stage failed."""
 
 
 def estimate_tokens(messages: Sequence[Message], system_prompt: str | None = None) -> int:

@@ -15,6 +15,7 @@ and ``CallFinished`` (unstreamed text comes as one ``Content`` right after ``Cal
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,6 +33,7 @@ __all__ = [
     "Done",
     "Event",
     "Iteration",
+    "RunWarning",
     "StructuredRetry",
     "SubagentResult",
     "SubagentSpawn",
@@ -41,7 +43,6 @@ __all__ = [
     "ToolResultEvent",
     "ToolUI",
     "Usage",
-    "Warning",
     "event_classes",
 ]
 
@@ -155,8 +156,12 @@ class StructuredRetry:
 
 
 @dataclass(slots=True, frozen=True)
-class Warning:
-    """A non-fatal problem worth seeing (a skipped reflection, a crashing Stop hook...)."""
+class RunWarning:
+    """A non-fatal problem worth seeing (a skipped reflection, a crashing Stop hook...).
+
+    Formerly ``Warning``, which shadowed the builtin; that name still imports, with a
+    ``DeprecationWarning``. Telemetry still records it as the ``harness.warning`` span event.
+    """
 
     message: str
     source: str = "kernel"
@@ -191,7 +196,7 @@ Event = (
     | SubagentResult
     | Usage
     | StructuredRetry
-    | Warning
+    | RunWarning
     | Submitted
     | Done
 )
@@ -213,7 +218,19 @@ def event_classes() -> tuple[type, ...]:
         SubagentResult,
         Usage,
         StructuredRetry,
-        Warning,
+        RunWarning,
         Submitted,
         Done,
     )
+
+
+def __getattr__(name: str) -> Any:
+    """``Warning`` is the deprecated name of :class:`RunWarning` (it shadowed the builtin)."""
+    if name == "Warning":
+        warnings.warn(
+            "harness.kernel.events.Warning is deprecated; use RunWarning",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return RunWarning
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,7 +19,7 @@ from typing import cast
 
 from harness.errors import ConfigError
 from harness.kernel.compaction import CompactionError, compact, maybe_compact
-from harness.kernel.events import Done, Iteration, Submitted, Warning
+from harness.kernel.events import Done, Iteration, RunWarning, Submitted
 from harness.kernel.hooks import HookEvent, Hooks
 from harness.kernel.messages import Message, message_from_dict
 from harness.kernel.options import RunConfig
@@ -120,7 +120,7 @@ async def run_loop(state: State, *, owns_provider: bool = False) -> Result:
             try:
                 await state.provider.aclose()
             except Exception as exc:  # closing must not hide the result
-                state.emit(Warning(f"provider close failed: {exc}", "provider"))
+                state.emit(RunWarning(f"provider close failed: {exc}", "provider"))
         state.ctx.workspace.cleanup()
     result = to_result(state)
     await _finish(state, result)
@@ -311,7 +311,7 @@ async def _finish(state: State, result: Result) -> None:
         for hook in (event, HookEvent.SESSION_END):
             out = await hooks.fire(hook, payload)
             if out.halt is not None:  # too late to halt: say so, keep going
-                state.emit(Warning(f"{hook.value} hook: {out.halt}", "hooks"))
+                state.emit(RunWarning(f"{hook.value} hook: {out.halt}", "hooks"))
     if result.finish_reason is FinishReason.SUBMITTED:
         state.emit(Submitted(result.deliverable))
     state.emit(Done(result))

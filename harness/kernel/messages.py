@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from harness.errors import ConfigError
+
 __all__ = [
     "INVALID_JSON_KEY",
     "Message",
@@ -118,18 +120,19 @@ _ROLES = frozenset({"system", "user", "assistant", "tool"})
 def message_from_dict(data: Message | dict[str, Any], *, where: str = "messages") -> Message:
     """Build a :class:`Message` from a ``{"role": ..., "content": ...}`` dict (or pass one through).
 
-    Raises ``ValueError`` naming ``where`` when the dict is not a message.
+    Raises :class:`~harness.errors.ConfigError` (a ``ValueError``) naming ``where`` when the dict
+    is not a message.
     """
     if isinstance(data, Message):
         return data
     if not isinstance(data, dict):
-        raise ValueError(f"{where}: expected a Message or a dict, got {type(data).__name__}")
+        raise ConfigError(f"{where}: expected a Message or a dict, got {type(data).__name__}")
     role = data.get("role")
     if role not in _ROLES:
-        raise ValueError(f"{where}: role must be one of {sorted(_ROLES)}, got {role!r}")
+        raise ConfigError(f"{where}: role must be one of {sorted(_ROLES)}, got {role!r}")
     content = data.get("content") or ""
     if not isinstance(content, str):
-        raise ValueError(f"{where}: content must be a string, got {type(content).__name__}")
+        raise ConfigError(f"{where}: content must be a string, got {type(content).__name__}")
     calls = [
         ToolCall(
             id=str(c.get("id") or f"call_{i}"),

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from harness.errors import ConfigError
+
 __all__ = ["Category", "FinishReason", "all", "category", "is_error", "is_success"]
 
 
@@ -65,7 +67,7 @@ def _coerce(reason: FinishReason | str) -> FinishReason:
         return FinishReason(reason)
     except ValueError:
         known = ", ".join(r.value for r in FinishReason)
-        raise ValueError(f"unknown finish reason {reason!r}; known: {known}") from None
+        raise ConfigError(f"unknown finish reason {reason!r}; known: {known}") from None
 
 
 def category(reason: FinishReason | str) -> Category:

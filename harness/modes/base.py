@@ -18,7 +18,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, ContextOverflow
 
 if TYPE_CHECKING:
     from harness.kernel.state import State
@@ -34,10 +34,6 @@ class Continue:
 @dataclass(slots=True, frozen=True)
 class Halt:
     """Stop: the run ends with ``state.finish_reason`` (``stop`` when unset)."""
-
-
-class ContextOverflow(HarnessError):
-    """The prompt no longer fits the model's context window."""
 
 
 @runtime_checkable

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from harness.errors import ProviderError
 from harness.kernel.calls import build_request, call_provider
-from harness.kernel.events import Warning
+from harness.kernel.events import RunWarning
 from harness.kernel.messages import Message
 from harness.modes.base import Continue, Halt
 from harness.modes.react import ReAct, emit_text
@@ -28,7 +28,7 @@ and if so, what will you do differently now? Be brief: your next turn acts on th
 class Reflexion:
     """ReAct plus a critique call (purpose ``reflect``, no tools, at most 256 output tokens) after
     each of the first ``max_reflections`` (<= 3) continued turns. The prompt and the critique are
-    kept in the transcript. A failed critique is skipped with a Warning event, never fatal."""
+    kept in the transcript. A failed critique is skipped with a RunWarning event, never fatal."""
 
     name = "reflexion"
 
@@ -56,7 +56,7 @@ class Reflexion:
         try:
             response, streamed = await call_provider(state, request)
         except ProviderError as exc:
-            state.emit(Warning(f"reflection skipped: {exc}", "reflexion"))
+            state.emit(RunWarning(f"reflection skipped: {exc}", "reflexion"))
             return outcome
         state.messages.append(prompt)
         state.messages.append(Message.assistant(response.text, None, response.thinking))

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from harness.errors import ConfigError
+from harness.errors import ReportInputError
 from harness.report.stats import pass_at_k, pass_hat_k, wilson_interval_tasks
 
 __all__ = [
@@ -46,10 +46,6 @@ NUMERIC_COLUMNS: tuple[str, ...] = (
     "duration_ms",
 )
 _TEXT_COLUMNS = ("run_id", "model", "finish_reason", "category", "trace_id")
-
-
-class ReportInputError(ConfigError):
-    """The results or baseline given to a report or the gate are unusable; the message says why."""
 
 
 def prepare_results(df: pd.DataFrame, *, source: str = "results") -> tuple[pd.DataFrame, list[str]]:

@@ -13,7 +13,7 @@ never mix their spans. The tree::
     │  ├─ chat {model}
     │  └─ execute_tool {tool}                per tool call (parallel calls are siblings), TOOL
     │     └─ invoke_agent subagent           SubagentSpawn..SubagentResult, AGENT
-    └─ (Content, Thinking, Usage, Warning, StructuredRetry, Submitted, ToolUI: span events)
+    └─ (Content, Thinking, Usage, RunWarning, StructuredRetry, Submitted, ToolUI: span events)
 
 The root, a tool span and a sub-agent span are also made the ambient context *in the task that
 runs them* (attached at start, detached at end in that same task), so the user's own spans in
@@ -191,7 +191,7 @@ class RunTracer(CallSpans, ToolSpans):
         )
         span.end()
 
-    def _on_warning(self, e: ev.Warning) -> None:
+    def _on_warning(self, e: ev.RunWarning) -> None:
         self._point(
             c.EVENT_WARNING,
             {
@@ -275,7 +275,7 @@ _HANDLERS: dict[type, Callable[[RunTracer, Any], None]] = {
     ev.SubagentResult: RunTracer._on_subagent_result,
     ev.Usage: RunTracer._on_usage,
     ev.StructuredRetry: RunTracer._on_structured_retry,
-    ev.Warning: RunTracer._on_warning,
+    ev.RunWarning: RunTracer._on_warning,
     ev.Submitted: RunTracer._on_submitted,
     ev.Done: RunTracer._on_done,
 }

@@ -18,13 +18,13 @@ from harness.events import (
     Done,
     Event,
     Iteration,
+    RunWarning,
     Submitted,
     Thinking,
     ToolCallEvent,
     ToolResultEvent,
     ToolUI,
     Usage,
-    Warning,
     event_classes,
 )
 
@@ -34,7 +34,7 @@ def test_event_classes_are_frozen_slotted_dataclasses() -> None:
     assert len(classes) == len(set(classes))
     contract = {
         "Content", "Thinking", "ToolCallEvent", "ToolResultEvent", "ToolUI", "Iteration",
-        "Compaction", "SubagentSpawn", "SubagentResult", "Usage", "StructuredRetry", "Warning",
+        "Compaction", "SubagentSpawn", "SubagentResult", "Usage", "StructuredRetry", "RunWarning",
         "Submitted", "Done", "CallStarted", "CallFinished",
     }  # fmt: skip
     assert contract <= {c.__name__ for c in classes}
@@ -194,7 +194,7 @@ def test_done_once_when_a_stop_hook_raises(events: Recorder) -> None:
         provider_opts=script(text("fine")),
     )
     assert r.finish_reason is FinishReason.STOP  # too late to change the ending
-    warnings = events.of(Warning)
+    warnings = events.of(RunWarning)
     assert len(warnings) == 1
     assert warnings[0].source == "hooks"
     assert "stop hook broke" in warnings[0].message

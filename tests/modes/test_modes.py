@@ -8,7 +8,7 @@ import pytest
 
 import harness
 from harness import FinishReason, tool
-from harness.events import Content, Warning
+from harness.events import Content, RunWarning
 from harness.modes.plan_and_solve import PLANNING_INSTRUCTIONS
 from harness.modes.reflexion import REFLECTION_PROMPT
 from harness.providers.mock import MockProvider
@@ -242,7 +242,7 @@ def test_reflexion_failed_reflection_is_skipped_with_a_warning() -> None:
     assert result.success
     assert result.text == "final"
     assert [r.purpose for r in p.requests] == ["main", "reflect", "main", "reflect", "main"]
-    warnings = [e for e in events if isinstance(e, Warning)]
+    warnings = [e for e in events if isinstance(e, RunWarning)]
     assert len(warnings) == 1
     assert warnings[0].source == "reflexion"
     assert warnings[0].message.startswith("reflection skipped:")

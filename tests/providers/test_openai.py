@@ -27,7 +27,7 @@ from werkzeug import Response as WResponse
 
 import harness
 from harness import ConfigError, FinishReason, ProviderError, Result, tool
-from harness.events import Content, Done, Event, Thinking, Warning
+from harness.events import Content, Done, Event, RunWarning, Thinking
 from harness.kernel.messages import INVALID_JSON_KEY, Message, ToolCall, ToolResult
 from harness.providers.base import Request, ToolSpec
 from harness.providers.openai import OpenAIProvider
@@ -656,7 +656,7 @@ def _check_react(result: Result, server: HTTPServer, events: list[Event], *, str
     assert "".join(contents) == fx.FINAL_TEXT
     assert len(contents) == (3 if stream else 1)
     assert isinstance(events[-1], Done)
-    assert not [e for e in events if isinstance(e, Warning)]
+    assert not [e for e in events if isinstance(e, RunWarning)]
 
 
 async def test_react_two_tool_calls_non_streaming(server: HTTPServer) -> None:
@@ -804,7 +804,7 @@ async def test_rate_limit_is_retried_after_retry_after(server: HTTPServer) -> No
     result = await run(server.url_for("/v1"), events=events)
     assert result.finish_reason is FinishReason.STOP, result.halted_reason
     assert result.calls[0].attempts == 2
-    (warning,) = [e for e in events if isinstance(e, Warning)]
+    (warning,) = [e for e in events if isinstance(e, RunWarning)]
     assert "rate_limited" in warning.message
     assert "Rate limit reached" in warning.message
     assert len(server.log) == 2

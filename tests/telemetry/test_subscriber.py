@@ -80,7 +80,7 @@ def test_every_mapped_event_leaves_a_mark_in_the_trace(provider: Any, spans: Any
         ev.SubagentResult: ev.SubagentResult("sub1", "done", "stop"),
         ev.Usage: ev.Usage(TokenUsage(1, 2), 0.1),
         ev.StructuredRetry: ev.StructuredRetry(1, "bad json"),
-        ev.Warning: ev.Warning("careful"),
+        ev.RunWarning: ev.RunWarning("careful"),
         ev.Submitted: ev.Submitted({"x": 1}),
         ev.Done: ev.Done(
             Result.model_construct(finish_reason=FinishReason.STOP, category=Category.SUCCESS)
