@@ -127,3 +127,23 @@ def integration(session: nox.Session) -> None:
         *session.posargs,
         env={"HARNESS_INTEGRATION_REQUIRED": "1"},
     )
+
+
+#: The OpenTelemetry distributions the harness depends on, upgraded by telemetry_latest.
+OTEL_PACKAGES = [
+    "opentelemetry-api",
+    "opentelemetry-sdk",
+    "opentelemetry-exporter-otlp-proto-http",
+    "opentelemetry-exporter-otlp-proto-grpc",
+]
+
+
+@nox.session(default=False)
+def telemetry_latest(session: nox.Session) -> None:
+    """The telemetry tests against the newest OpenTelemetry release, past the upper bound in
+    pyproject.toml (pip warns that the bound is broken; that is the point): a failure here
+    means the bound must stay, a pass that it can be raised. nox -s telemetry_latest."""
+    session.install("-e", ".[test]")
+    session.install("-U", "--upgrade-strategy", "eager", *OTEL_PACKAGES)
+    session.run("pip", "list")  # which versions were tested, in the log
+    session.run("pytest", "tests/telemetry", "-p", "no:cacheprovider", *session.posargs)

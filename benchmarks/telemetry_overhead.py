@@ -10,7 +10,7 @@ sample: 9 spans and a handful of span events) is run, rounds interleaved, with:
   JSON-lines span file), with a flush at the end of each round counted in its time, so the
   background export is paid for;
 - ``file``: ``configure_tracing(file=...)``, the default for a span file alone: the light tracer
-  (``harness.telemetry.light``), same lines, written at the end of each run.
+  (``harness.telemetry._light``), same lines, written at the end of each run.
 
 It reuses kernel_overhead's ``harness_round`` unchanged: the traced variants wrap
 ``harness.arun`` to pass ``tracer_provider=``. Reported, as medians over the rounds: µs per

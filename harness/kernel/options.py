@@ -3,6 +3,13 @@
 Names and defaults follow ``ExAthena.Loop`` in snake_case (``max_iterations=25``,
 ``max_consecutive_mistakes=3``, ``max_unproductive_iterations=3``, ``tool_timeout_s=60``,
 ``max_concurrency=4``). Any problem raises :class:`~harness.errors.ConfigError` naming the option.
+
+:class:`RunConfig` is the source: the names, defaults, bounds and validators of every option.
+:class:`RunOptions` is its typed view for ``**options`` (:func:`harness.run` takes
+``Unpack[RunOptions]``, which a type checker can check and a pydantic model cannot provide): the
+same keys, each typed as the input RunConfig accepts (a ``Sequence`` for a ``list`` field, a
+``Mapping`` for a ``dict``, ``str`` too for a ``Path``, one string for the fields in
+:data:`ONE_OR_MANY`). ``tests/kernel/test_options.py`` fails when the two drift apart.
 """
 
 from __future__ import annotations
@@ -16,11 +23,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harness.errors import ConfigError
 
-__all__ = ["RunConfig", "RunOptions", "parse_options"]
+__all__ = ["ONE_OR_MANY", "RunConfig", "RunOptions", "parse_options"]
+
+#: Options that take one string or a list of them (RunConfig stores a list).
+ONE_OR_MANY = ("stop", "until_tool")
 
 
 class RunOptions(TypedDict, total=False):
-    """Keyword options of :func:`harness.run` / :func:`harness.arun` (for type checkers)."""
+    """Keyword options of :func:`harness.run` / :func:`harness.arun`, for type checkers: the
+    typed view of :class:`RunConfig` (see the module docs), which defines and validates them."""
 
     provider: Any
     model: str | None
@@ -34,14 +45,14 @@ class RunOptions(TypedDict, total=False):
     timeout_s: float | None
     tool_choice: str | dict[str, Any] | None
     response_format: dict[str, Any] | None
-    provider_opts: Mapping[str, Any] | None
-    metadata: Mapping[str, Any] | None
+    provider_opts: Mapping[str, Any]
+    metadata: Mapping[str, Any]
     tools: Any
     mode: Any
     cwd: str | Path | None
     workspace_files: Mapping[str, str] | None
     phase: str
-    assigns: Mapping[str, Any] | None
+    assigns: Mapping[str, Any]
     allowed_tools: Sequence[str] | None
     disallowed_tools: Sequence[str] | None
     can_use_tool: Callable[..., Any] | None
@@ -67,7 +78,8 @@ class RunOptions(TypedDict, total=False):
 
 
 class RunConfig(BaseModel):
-    """The validated options of one run."""
+    """The validated options of one run: the one definition of every option (name, default,
+    bounds); :class:`RunOptions` mirrors it for type checkers."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=True)
 
@@ -121,7 +133,7 @@ class RunConfig(BaseModel):
     capture_content: bool | None = None
     trace_attributes: dict[str, Any] | None = None
 
-    @field_validator("stop", "until_tool", mode="before")
+    @field_validator(*ONE_OR_MANY, mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value

@@ -3,8 +3,8 @@
 - :class:`RunTracer` (``subscriber``, with ``_calls`` and ``_tools``): the subscriber turning one
   run's events into spans; ``resolve``: which tracer (and content settings) a run reports to;
 - :func:`configure_tracing` (``setup``, with ``_export``): a TracerProvider with file / OTLP /
-  in-memory exporters, or for a span file alone the light tracer (``light``, with
-  ``_lightspan``: the same lines without the SDK's spans and batch processor);
+  in-memory exporters, or for a span file alone the light tracer (the ``_light`` package: the
+  same lines without the SDK's spans and batch processor);
 - :class:`JsonLinesSpanExporter`, :func:`read_spans` (``exporters``): the JSON-lines span file,
   encoded by ``otlpjson`` (one encoder for both tracers);
 - ``show``: the ``harness traces show`` tree; ``conventions``: every span and attribute name.
@@ -24,35 +24,34 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from harness.kernel.state import State, Subscriber
-    from harness.telemetry.exporters import JsonLinesSpanExporter, SpanRecord, read_spans
-    from harness.telemetry.light import LightTracerProvider
-    from harness.telemetry.setup import TracingHandle, configure_tracing
-    from harness.telemetry.subscriber import RunTracer
 
-__all__ = [
-    "CAPTURE_CONTENT_ENV",
-    "JsonLinesSpanExporter",
-    "LightTracerProvider",
-    "RunTracer",
-    "SpanRecord",
-    "TracingHandle",
-    "configure_tracing",
-    "read_spans",
-    "tracing_subscriber",
-]
+    # The lazy exports as a type checker sees them (``X as X``: re-exported, as mypy cannot
+    # read the computed __all__): the names of _EXPORTS below, from the same modules.
+    # tests/telemetry/test_exports.py checks that they agree.
+    from harness.telemetry._light import LightTracerProvider as LightTracerProvider
+    from harness.telemetry.exporters import JsonLinesSpanExporter as JsonLinesSpanExporter
+    from harness.telemetry.exporters import SpanRecord as SpanRecord
+    from harness.telemetry.exporters import read_spans as read_spans
+    from harness.telemetry.setup import TracingHandle as TracingHandle
+    from harness.telemetry.setup import configure_tracing as configure_tracing
+    from harness.telemetry.subscriber import RunTracer as RunTracer
+
+#: The one table of the public names imported on first use (they load OpenTelemetry): each
+#: module and what it exports here. ``__all__`` and ``__getattr__`` are derived from it.
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "harness.telemetry._light": ("LightTracerProvider",),
+    "harness.telemetry.exporters": ("JsonLinesSpanExporter", "SpanRecord", "read_spans"),
+    "harness.telemetry.setup": ("TracingHandle", "configure_tracing"),
+    "harness.telemetry.subscriber": ("RunTracer",),
+}
+_LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
+
+#: The names defined here; with the lazy ones, the public API.
+_EAGER = ("CAPTURE_CONTENT_ENV", "tracing_subscriber")
+__all__ = sorted((*_EAGER, *_LAZY))
 
 #: The GenAI instrumentations' opt-in for message content; honoured when nothing else decides.
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-
-_LAZY = {
-    "JsonLinesSpanExporter": "harness.telemetry.exporters",
-    "SpanRecord": "harness.telemetry.exporters",
-    "read_spans": "harness.telemetry.exporters",
-    "LightTracerProvider": "harness.telemetry.light",
-    "TracingHandle": "harness.telemetry.setup",
-    "configure_tracing": "harness.telemetry.setup",
-    "RunTracer": "harness.telemetry.subscriber",
-}
 
 
 def __getattr__(name: str) -> Any:

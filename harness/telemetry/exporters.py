@@ -8,7 +8,7 @@ carries its ``resource`` and ``scope``. As in OTLP/JSON, ids are lowercase hex, 
 (kind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer; status code: 0 unset, 1 ok,
 2 error) and 64-bit integers are decimal strings. :func:`read_spans` reads a file back (and
 accepts numbers where strings are expected). The encoding itself is in
-:mod:`harness.telemetry.otlpjson`; the light tracer (:mod:`harness.telemetry.light`) writes
+:mod:`harness.telemetry.otlpjson`; the light tracer (:mod:`harness.telemetry._light`) writes
 through :meth:`JsonLinesSpanExporter.write_text`.
 """
 

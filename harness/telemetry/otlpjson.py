@@ -3,7 +3,7 @@ them (field names and value encodings are described in :mod:`harness.telemetry.e
 
 One encoder serves both tracers: :func:`encode_fields` takes a span's :data:`SpanFields`, which
 :func:`sdk_span_fields` reads off the SDK's ``ReadableSpan`` and
-:meth:`~harness.telemetry.light.LightSpan.span_fields` off a light span.
+:meth:`~harness.telemetry._light.LightSpan.span_fields` off a light span.
 """
 
 from __future__ import annotations
@@ -169,24 +169,9 @@ class HasSpanFields(Protocol):
 
 
 def sdk_span_fields(span: ReadableSpan) -> SpanFields:
-    """The :data:`SpanFields` of one of the SDK's finished spans. On the SDK's own ReadableSpan
-    it reads the fields behind the properties (each property is a Python call)."""
-    if type(span) is ReadableSpan:
-        ctx, parent, name, kind = span._context, span._parent, span._name, span._kind
-        start, end, attributes, status = (
-            span._start_time,
-            span._end_time,
-            span._attributes,
-            span._status,
-        )
-    else:
-        ctx, parent, name, kind = span.context, span.parent, span.name, span.kind
-        start, end, attributes, status = (
-            span.start_time,
-            span.end_time,
-            span.attributes,
-            span.status,
-        )
+    """The :data:`SpanFields` of one of the SDK's finished spans (read through its public
+    properties only)."""
+    ctx, parent, kind, status = span.context, span.parent, span.kind, span.status
     assert ctx is not None
     events = span.events
     links = span.links
@@ -194,16 +179,16 @@ def sdk_span_fields(span: ReadableSpan) -> SpanFields:
         ctx.trace_id,
         ctx.span_id,
         None if parent is None else parent.span_id,
-        name,
-        kind._value_ + 1,  # OTLP counts from UNSPECIFIED=0
-        start or 0,
-        end or 0,
-        attributes,
+        span.name,
+        kind.value + 1,  # OTLP counts from UNSPECIFIED=0
+        span.start_time or 0,
+        span.end_time or 0,
+        span.attributes,
         [(e.timestamp, e.name, e.attributes) for e in events] if events else (),
         [(x.context.trace_id, x.context.span_id, x.attributes) for x in links] if links else (),
         span.dropped_attributes,
         span.dropped_events,
-        status.status_code._value_,
+        status.status_code.value,
         status.description,
     )
 

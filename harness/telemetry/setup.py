@@ -6,7 +6,7 @@
 Exporters: a JSON-lines span file and OTLP (http/protobuf or gRPC) behind a
 ``BatchSpanProcessor`` (never on the hot path), the SDK's in-memory exporter behind a
 ``SimpleSpanProcessor`` (tests). A span file alone gets the light tracer instead
-(:mod:`harness.telemetry.light`: the same lines at a fraction of the cost) unless ``sdk=True``.
+(:mod:`harness.telemetry._light`: the same lines at a fraction of the cost) unless ``sdk=True``.
 The OTLP endpoint comes from the arguments or the standard ``OTEL_EXPORTER_OTLP_*`` variables.
 An unreachable collector never fails or stalls a run (:mod:`harness.telemetry._export`): its
 export errors become one warning line, batches are dropped while it stays down, and
@@ -35,8 +35,8 @@ from harness._version import __version__
 from harness.errors import ConfigError
 from harness.telemetry import conventions as c
 from harness.telemetry._export import Guarded, OtlpProtocol, otlp_exporter, quiet
+from harness.telemetry._light import LightTracerProvider
 from harness.telemetry.exporters import JsonLinesSpanExporter
-from harness.telemetry.light import LightTracerProvider
 from harness.telemetry.resolve import (
     DEFAULT_CONTENT_MAX_CHARS,
     TraceSettings,
@@ -200,7 +200,7 @@ def configure_tracing(
     soon as spans also leave the machine. ``set_global`` also makes it the global provider.
 
     A ``file`` alone (no OTLP, no ``in_memory``) is written by the light tracer
-    (:mod:`harness.telemetry.light`), unless ``sdk=True``, ``OTEL_SDK_DISABLED`` is set or
+    (:mod:`harness.telemetry._light`), unless ``sdk=True``, ``OTEL_SDK_DISABLED`` is set or
     ``OTEL_TRACES_SAMPLER`` asks for another sampler than the default: the same lines without the
     SDK's spans and batch processor. Its provider is then a ``LightTracerProvider``.
     """

@@ -1,15 +1,14 @@
-"""The light tracer's span (:class:`LightSpan`) and its attribute rules, which copy the SDK's
-(``opentelemetry.attributes`` and ``SpanLimits``) so both paths write the same lines: values
-cleaned the same way, strings truncated, the oldest attribute, event or link dropped first when a
-limit is reached, a key set again moving to the end. Split out of :mod:`harness.telemetry.light`,
-which has the provider, the tracer and the buffers.
+"""The light tracer's span (:class:`LightSpan`): plain fields, the SDK's limits and status
+rules, handed to its local root's buffer (:class:`Run`) when it ends. The attribute rules are in
+:mod:`~harness.telemetry._light.attributes`; the provider, the tracer and the buffers' writing in
+:mod:`~harness.telemetry._light.provider`.
 """
 
 from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from random import getrandbits
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -18,106 +17,24 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags, TraceState
 from opentelemetry.util import types
 
+from harness.telemetry._light.attributes import clean_attributes, clean_value, put
 from harness.telemetry.otlpjson import SpanFields
 
 if TYPE_CHECKING:
-    from harness.telemetry.light import LightTracer
+    from harness.telemetry._light.provider import LightTracer
 
-__all__ = ["LightSpan", "Run", "clean_attributes", "clean_value"]
+__all__ = ["LightSpan", "Run"]
 
-_OK = StatusCode.OK._value_
+_OK: int = StatusCode.OK.value
 _SCALARS = (bool, int, float)
 
 Event = tuple[int, str, Mapping[str, Any] | None]
 LinkFields = tuple[int, int, Mapping[str, Any] | None]
 
 
-def _has_str(value: Any) -> bool:
-    t: Any = type(value)
-    return bool(t.__str__ is not object.__str__ or t.__repr__ is not object.__repr__)
-
-
-def _clean_seq(value: list[Any] | tuple[Any, ...], max_len: int | None) -> tuple[Any, ...]:
-    """:func:`clean_value` of a list or tuple, without a generator for the usual strings."""
-    out = []
-    for v in value:
-        if type(v) is not str or (max_len is not None and len(v) > max_len):
-            v = clean_value(v, max_len)
-        out.append(v)
-    return tuple(out)
-
-
-def clean_value(value: Any, max_len: int | None) -> Any:
-    """An attribute value as the SDK stores it: scalars and bytes kept, strings truncated,
-    sequences as tuples, mappings copied (bad keys dropped), anything else as ``str``."""
-    if value is None or isinstance(value, bool | int | float | bytes):
-        return value
-    if isinstance(value, str):
-        return value[:max_len] if max_len is not None and len(value) > max_len else value
-    if type(value) is list or type(value) is tuple:
-        return _clean_seq(value, max_len)
-    if isinstance(value, Sequence):
-        return tuple(clean_value(v, max_len) for v in value)
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            if not k:
-                continue
-            if not isinstance(k, str):
-                if not _has_str(k):
-                    continue
-                k = str(k)
-            out[k] = clean_value(v, max_len)
-        return out
-    return str(value) if _has_str(value) else None
-
-
-def _put(attrs: dict[str, Any], key: str, value: Any, max_count: int | None) -> int:
-    """BoundedAttributes' set: a key set again moves to the end; when full, the oldest goes.
-    Returns how many attributes were dropped."""
-    if key in attrs:
-        del attrs[key]
-    elif max_count is not None and len(attrs) >= max_count:
-        if max_count == 0:
-            return 1
-        del attrs[next(iter(attrs))]
-        attrs[key] = value
-        return 1
-    attrs[key] = value
-    return 0
-
-
-def clean_attributes(
-    given: Mapping[str, Any], max_len: int | None, max_count: int | None
-) -> tuple[dict[str, Any], int]:
-    """A cleaned copy of ``given`` within the limits, and how many attributes were dropped."""
-    out = dict(given)
-    odd = False
-    for k, v in out.items():  # values replaced in place: the dict does not change size
-        t = type(v)
-        if t is str:
-            if max_len is not None and len(v) > max_len:
-                out[k] = v[:max_len]
-        elif t is not int and t is not float and t is not bool:
-            out[k] = clean_value(v, max_len)
-        if type(k) is not str or not k:
-            odd = True
-    if odd:  # keys that are empty or not strings: the slow, exact way
-        cleaned = clean_value(dict(given), max_len)
-        dropped = len(given) - len(cleaned)
-        out = {}
-        for k, v in cleaned.items():
-            dropped += _put(out, k, v, max_count)
-        return out, dropped
-    if max_count is None or len(out) <= max_count:
-        return out, 0
-    extra = len(out) - max_count
-    return dict(list(out.items())[extra:]), extra
-
-
 class Run:
     """The buffer of one local root's ended spans, not yet written (see
-    :mod:`harness.telemetry.light`)."""
+    :mod:`harness.telemetry._light`)."""
 
     __slots__ = ("done", "root", "since", "spans")
 
@@ -129,7 +46,7 @@ class Run:
 
 
 class LightSpan(trace.Span):
-    """A span of :class:`~harness.telemetry.light.LightTracer`: plain fields, handed to its
+    """A span of :class:`~harness.telemetry._light.LightTracer`: plain fields, handed to its
     run's buffer when it ends. Made by ``LightTracer.start_span`` only."""
 
     __slots__ = (
@@ -209,7 +126,7 @@ class LightSpan(trace.Span):
                 v = v[:max_len]
         elif type(v) not in _SCALARS:
             v = clean_value(v, max_len)
-        self._dropped_attrs += _put(self._attrs, key, v, self._tracer.max_attrs)
+        self._dropped_attrs += put(self._attrs, key, v, self._tracer.max_attrs)
 
     def set_attributes(self, attributes: Mapping[str, types.AnyValue]) -> None:
         if self._end is not None or not attributes:
@@ -220,7 +137,7 @@ class LightSpan(trace.Span):
         else:
             cleaned, dropped = clean_attributes(attributes, tracer.max_len, None)
             for k, v in cleaned.items():
-                dropped += _put(self._attrs, k, v, tracer.max_attrs)
+                dropped += put(self._attrs, k, v, tracer.max_attrs)
         self._dropped_attrs += dropped
 
     def add_event(
@@ -276,7 +193,7 @@ class LightSpan(trace.Span):
             status = Status(status, description)  # keeps a description only with ERROR
         if status.status_code is StatusCode.UNSET:
             return
-        self._code = status.status_code._value_
+        self._code = status.status_code.value
         self._message = status.description
 
     def record_exception(
