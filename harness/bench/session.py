@@ -98,7 +98,6 @@ def run_bench(
 ) -> BenchReport:
     """Run a bench request to completion (or until ``drive`` stops the runner, e.g. on Ctrl-C).
     Raises ConfigError for bad input. ``drive`` defaults to :func:`drive_plain`."""
-    from harness.store.rows import crashed_row, result_row
     from harness.store.writer import Store
     from harness.telemetry.setup import configure_tracing, git_sha
 
@@ -140,35 +139,8 @@ def run_bench(
         secrets = secret_values(providers)  # scrubbed from rows and the trace file
 
         def sink(outcome: CellOutcome) -> None:
-            cell = outcome.cell
-            common: dict[str, Any] = {
-                "run_id": run_id,
-                "suite": cell.suite.suite,
-                "task_id": cell.task.id,
-                "mode": cell.mode,
-                "provider": cell.provider,
-                "epoch": cell.epoch,
-                "cell_key": cell.key,
-            }
-            cassette = str(outcome.cassette) if outcome.cassette is not None else None
-            if outcome.result is not None and outcome.grade is not None:
-                status = outcome.status
-                row = result_row(
-                    outcome.result,
-                    passed=status == "passed",
-                    status=status,
-                    error=outcome.error_cause,
-                    score=outcome.grade.score,
-                    grader_explanation=outcome.grade.explanation,
-                    cassette=cassette,
-                    **common,
-                )
-            else:
-                row = crashed_row(
-                    error=outcome.error or "unknown error", cassette=cassette, **common
-                )
-            store.write_result(_scrubbed(row, secrets))
-            report.per_cell[cell.key] = outcome.passed
+            store.write_result(_scrubbed(_row(outcome, run_id), secrets))
+            report.per_cell[outcome.cell.key] = outcome.passed
 
         runner = Runner(
             RunnerOptions(
@@ -199,6 +171,36 @@ def run_bench(
                     console.print(f"[yellow]warning:[/] spans not ingested: {exc}")
             store.finish_run(run_id, status)  # type: ignore[arg-type]
     return report
+
+
+def _row(outcome: CellOutcome, run_id: str) -> dict[str, Any]:
+    """The ``results`` row of one cell: scored (passed, failed or errored), or crashed."""
+    from harness.store.rows import crashed_row, result_row
+
+    cell = outcome.cell
+    common: dict[str, Any] = {
+        "run_id": run_id,
+        "suite": cell.suite.suite,
+        "task_id": cell.task.id,
+        "mode": cell.mode,
+        "provider": cell.provider,
+        "epoch": cell.epoch,
+        "cell_key": cell.key,
+    }
+    cassette = str(outcome.cassette) if outcome.cassette is not None else None
+    if outcome.result is not None and outcome.grade is not None:
+        status = outcome.status
+        return result_row(
+            outcome.result,
+            passed=status == "passed",
+            status=status,
+            error=outcome.error_cause,
+            score=outcome.grade.score,
+            grader_explanation=outcome.grade.explanation,
+            cassette=cassette,
+            **common,
+        )
+    return crashed_row(error=outcome.error or "unknown error", cassette=cassette, **common)
 
 
 def _prepare(
