@@ -1,16 +1,16 @@
-"""``harness run``: load suites, expand the matrix, run it with a progress bar, store every cell
-in DuckDB as it finishes, ingest the run's spans, and close the run (finished or interrupted).
+"""``harness run``: load suites, expand the matrix, run it, store every cell in DuckDB as it
+finishes, ingest the run's spans, and close the run (finished or interrupted).
 
-This is the orchestration behind the CLI; the CLI itself only parses arguments.
+This is the orchestration behind the CLI; the CLI itself only parses arguments, and passes
+``drive=`` (:func:`harness.cli.progress.drive`: the progress bar and the Ctrl-C handling) so this
+module stays free of terminal concerns.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,6 @@ from urllib.parse import urlsplit
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.bench.matrix import Cell, expand
 from harness.bench.preflight import check_graders, check_output_path, check_providers, dedupe
@@ -29,12 +28,18 @@ from harness.bench.secrets import scrub_file, scrub_text, secret_values
 from harness.bench.suite import Suite, SuiteError, load_suites, suite_files
 from harness.errors import ConfigError
 
-__all__ = ["BenchReport", "BenchRequest", "discover_providers", "run_bench"]
+__all__ = ["BenchReport", "BenchRequest", "Drive", "discover_providers", "drive_plain", "run_bench"]
 
 EXIT_INTERRUPTED = 130
 #: Some cells errored (could not be scored): they are listed, stored with their cause and left
 #: out of pass rates.
 EXIT_ERRORED = 3
+
+#: How a run drives its matrix: ``(runner, cells, console, progress) -> summary``. It runs
+#: ``runner.run(cells, ...)`` to the end (or until something calls ``runner.request_stop()``);
+#: ``progress`` is :attr:`BenchRequest.progress`. The CLI passes one with a progress bar and
+#: Ctrl-C handling (:func:`harness.cli.progress.drive`); the default draws nothing.
+Drive = Callable[[Runner, Sequence[Cell], Console, bool], MatrixSummary]
 
 
 @dataclass(slots=True)
@@ -56,6 +61,7 @@ class BenchRequest:
     resume: bool = False
     #: Re-run only the cells of ``label``'s latest runs whose status is ``error``.
     retry_errors: bool = False
+    #: Passed to the ``drive`` of :func:`run_bench` (the CLI's draws a progress bar).
     progress: bool = True
 
 
@@ -87,9 +93,11 @@ def discover_providers(cassettes: Path, suites: Sequence[str]) -> list[str]:
     return ["mock", *sorted(found - {"mock"})]
 
 
-def run_bench(request: BenchRequest, console: Console | None = None) -> BenchReport:
-    """Run a bench request to completion (or Ctrl-C). Raises ConfigError for bad input."""
-    from harness.store.rows import crashed_row, result_row
+def run_bench(
+    request: BenchRequest, console: Console | None = None, *, drive: Drive | None = None
+) -> BenchReport:
+    """Run a bench request to completion (or until ``drive`` stops the runner, e.g. on Ctrl-C).
+    Raises ConfigError for bad input. ``drive`` defaults to :func:`drive_plain`."""
     from harness.store.writer import Store
     from harness.telemetry.setup import configure_tracing, git_sha
 
@@ -131,35 +139,8 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
         secrets = secret_values(providers)  # scrubbed from rows and the trace file
 
         def sink(outcome: CellOutcome) -> None:
-            cell = outcome.cell
-            common: dict[str, Any] = {
-                "run_id": run_id,
-                "suite": cell.suite.suite,
-                "task_id": cell.task.id,
-                "mode": cell.mode,
-                "provider": cell.provider,
-                "epoch": cell.epoch,
-                "cell_key": cell.key,
-            }
-            cassette = str(outcome.cassette) if outcome.cassette is not None else None
-            if outcome.result is not None and outcome.grade is not None:
-                status = outcome.status
-                row = result_row(
-                    outcome.result,
-                    passed=status == "passed",
-                    status=status,
-                    error=outcome.error_cause,
-                    score=outcome.grade.score,
-                    grader_explanation=outcome.grade.explanation,
-                    cassette=cassette,
-                    **common,
-                )
-            else:
-                row = crashed_row(
-                    error=outcome.error or "unknown error", cassette=cassette, **common
-                )
-            store.write_result(_scrubbed(row, secrets))
-            report.per_cell[cell.key] = outcome.passed
+            store.write_result(_scrubbed(_row(outcome, run_id), secrets))
+            report.per_cell[outcome.cell.key] = outcome.passed
 
         runner = Runner(
             RunnerOptions(
@@ -177,7 +158,7 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
         folder = RunFolder(run_id)
         runner.options.work_root = folder.path
         try:
-            report.summary = _drive(runner, cells, console, request.progress)
+            report.summary = (drive or drive_plain)(runner, cells, console, request.progress)
             status = "interrupted" if report.summary.interrupted else "finished"
         finally:
             folder.remove()
@@ -190,6 +171,36 @@ def run_bench(request: BenchRequest, console: Console | None = None) -> BenchRep
                     console.print(f"[yellow]warning:[/] spans not ingested: {exc}")
             store.finish_run(run_id, status)  # type: ignore[arg-type]
     return report
+
+
+def _row(outcome: CellOutcome, run_id: str) -> dict[str, Any]:
+    """The ``results`` row of one cell: scored (passed, failed or errored), or crashed."""
+    from harness.store.rows import crashed_row, result_row
+
+    cell = outcome.cell
+    common: dict[str, Any] = {
+        "run_id": run_id,
+        "suite": cell.suite.suite,
+        "task_id": cell.task.id,
+        "mode": cell.mode,
+        "provider": cell.provider,
+        "epoch": cell.epoch,
+        "cell_key": cell.key,
+    }
+    cassette = str(outcome.cassette) if outcome.cassette is not None else None
+    if outcome.result is not None and outcome.grade is not None:
+        status = outcome.status
+        return result_row(
+            outcome.result,
+            passed=status == "passed",
+            status=status,
+            error=outcome.error_cause,
+            score=outcome.grade.score,
+            grader_explanation=outcome.grade.explanation,
+            cassette=cassette,
+            **common,
+        )
+    return crashed_row(error=outcome.error or "unknown error", cassette=cassette, **common)
 
 
 def _prepare(
@@ -305,50 +316,9 @@ def _collector_hosts(endpoint: str | None) -> tuple[str, ...]:
     return (f"{parts.hostname.lower()}:{port}",)
 
 
-def _drive(
+def drive_plain(
     runner: Runner, cells: Sequence[Cell], console: Console, progress: bool
 ) -> MatrixSummary:
-    async def main() -> MatrixSummary:
-        loop = asyncio.get_running_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, runner.request_stop)
-            loop.add_signal_handler(signal.SIGTERM, runner.request_stop)
-        try:
-            with _progress(console, len(cells), progress) as update:
-                return await runner.run(cells, update)
-        finally:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signal.SIGINT)
-                loop.remove_signal_handler(signal.SIGTERM)
-
-    return asyncio.run(main())
-
-
-@contextlib.contextmanager
-def _progress(console: Console, total: int, enabled: bool) -> Iterator[Any]:
-    if not enabled:
-        yield None
-        return
-    bar = Progress(
-        TextColumn("[bold]cells"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/]"),
-        TextColumn("${task.fields[cost]:.4f}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    )
-    task = bar.add_task("cells", total=total, passed=0, failed=0, cost=0.0)
-
-    def update(outcome: CellOutcome, summary: MatrixSummary) -> None:
-        bar.update(
-            task,
-            completed=summary.done,
-            passed=summary.passed,
-            failed=summary.failed,
-            cost=summary.cost_usd,
-        )
-
-    with bar:
-        yield update
+    """The default :data:`Drive`: run every cell on a fresh event loop, with no progress bar and
+    no signal handlers (a library caller decides what Ctrl-C does)."""
+    return asyncio.run(runner.run(cells))

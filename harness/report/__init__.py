@@ -11,45 +11,43 @@ Work on a ``results`` DataFrame (DESIGN.md section 6; :func:`load_run` reads one
   gate (exit code 0/1, offending cells, ``$GITHUB_STEP_SUMMARY``);
 - :mod:`harness.report.stats`: the statistics on their own.
 
-Names load on first use, so importing this package (e.g. for the CLI) does not import pandas.
+The package imports its modules eagerly, so pandas, scipy and statsmodels load with it (any of its
+modules loads them anyway). The light entry points (``import harness``, ``harness --help``) do not
+import this package: the CLI commands import it when they run.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from harness.report.baseline import Baseline, baseline_save, load_baseline
-    from harness.report.build import Report, build_report
-    from harness.report.compare import paired_comparisons
-    from harness.report.diff import baseline_diff, diff_counts
-    from harness.report.gate import (
-        GateCheck,
-        GateResult,
-        GateThresholds,
-        run_gate,
-        thresholds_from_pyproject,
-        write_step_summary,
-    )
-    from harness.report.loader import load_run
-    from harness.report.render import render_html, render_markdown, write_report
-    from harness.report.stats import (
-        BootstrapResult,
-        cluster_bootstrap,
-        holm_adjust,
-        mcnemar_exact,
-        pass_at_k,
-        pass_hat_k,
-        wilson_interval,
-    )
-    from harness.report.tables import (
-        ReportInputError,
-        finish_reason_table,
-        pass_k_table,
-        prepare_results,
-        summary_table,
-    )
+from harness.report.baseline import Baseline, baseline_save, load_baseline
+from harness.report.build import Report, build_report
+from harness.report.compare import paired_comparisons
+from harness.report.diff import baseline_diff, diff_counts
+from harness.report.gate import (
+    GateCheck,
+    GateResult,
+    GateThresholds,
+    run_gate,
+    thresholds_from_pyproject,
+    write_step_summary,
+)
+from harness.report.loader import load_run
+from harness.report.render import render_html, render_markdown, write_report
+from harness.report.stats import (
+    BootstrapResult,
+    cluster_bootstrap,
+    holm_adjust,
+    mcnemar_exact,
+    pass_at_k,
+    pass_hat_k,
+    wilson_interval,
+)
+from harness.report.tables import (
+    ReportInputError,
+    finish_reason_table,
+    pass_k_table,
+    prepare_results,
+    summary_table,
+)
 
 __all__ = [
     "Baseline",
@@ -83,49 +81,3 @@ __all__ = [
     "write_report",
     "write_step_summary",
 ]
-
-_HOME = {
-    "Baseline": "baseline",
-    "baseline_save": "baseline",
-    "load_baseline": "baseline",
-    "Report": "build",
-    "build_report": "build",
-    "paired_comparisons": "compare",
-    "baseline_diff": "diff",
-    "diff_counts": "diff",
-    "GateCheck": "gate",
-    "GateResult": "gate",
-    "GateThresholds": "gate",
-    "run_gate": "gate",
-    "thresholds_from_pyproject": "gate",
-    "write_step_summary": "gate",
-    "load_run": "loader",
-    "render_html": "render",
-    "render_markdown": "render",
-    "write_report": "render",
-    "BootstrapResult": "stats",
-    "cluster_bootstrap": "stats",
-    "holm_adjust": "stats",
-    "mcnemar_exact": "stats",
-    "pass_at_k": "stats",
-    "pass_hat_k": "stats",
-    "wilson_interval": "stats",
-    "ReportInputError": "tables",
-    "finish_reason_table": "tables",
-    "pass_k_table": "tables",
-    "prepare_results": "tables",
-    "summary_table": "tables",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'harness.report' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"harness.report.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)

@@ -10,7 +10,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from harness.report.cli_commands import baseline, gate, report
+from harness.cli.baseline import baseline
+from harness.cli.gate import gate
+from harness.cli.report import report
 
 pytest.importorskip("duckdb")
 store = pytest.importorskip("harness.store")
@@ -20,7 +22,7 @@ Rows = Callable[..., pd.DataFrame]
 
 @click.group()
 def cli() -> None:
-    """The three commands as harness/cli.py registers them."""
+    """The three commands as harness/cli/__init__.py registers them."""
 
 
 cli.add_command(report)

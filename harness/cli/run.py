@@ -1,25 +1,22 @@
-"""The ``harness`` command (thin: parses arguments, calls the packages)."""
+"""``harness run``: parse the run options, run the bench with a progress bar, print the summary.
+
+The work is :func:`harness.bench.session.run_bench`; this module only turns arguments into a
+:class:`~harness.bench.session.BenchRequest` and the outcome into lines and an exit code. Heavy
+imports (rich, the bench) happen when the command runs, so ``harness --help`` stays fast.
+"""
 
 from __future__ import annotations
 
 import click
 
-from harness._version import __version__
-
-__all__ = ["main"]
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="harness")
-def main() -> None:
-    """Evaluate and benchmark LLM agent loops."""
+__all__ = ["COMMANDS", "run_cmd"]
 
 
 def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-@main.command("run")
+@click.command("run")
 @click.argument("suite_paths", metavar="SUITE...", nargs=-1, required=True)
 @click.option("--modes", default="react,plan_and_solve,reflexion", show_default=True)
 @click.option(
@@ -85,6 +82,7 @@ def run_cmd(
     from rich.markup import escape
 
     from harness.bench.session import BenchRequest, run_bench
+    from harness.cli.progress import drive
     from harness.errors import HarnessError
 
     console = Console(stderr=True)
@@ -113,6 +111,7 @@ def run_cmd(
                 progress=not no_progress,
             ),
             console,
+            drive=drive,
         )
     except HarnessError as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}")
@@ -138,131 +137,5 @@ def run_cmd(
     raise SystemExit(report.exit_code)
 
 
-@main.group()
-def traces() -> None:
-    """Inspect span files written by the tracing setup."""
-
-
-@traces.command("show")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--run", "run_id", default=None, help="Trace id (or prefix) or session id of a run.")
-def traces_show(file: str, run_id: str | None) -> None:
-    """Print the span tree of the runs in a JSON-lines span FILE."""
-    from harness.telemetry.show import show_traces
-
-    code = show_traces(file, run_id)
-    if code:
-        raise SystemExit(code)
-
-
-@main.group()
-def cassettes() -> None:
-    """Check the VCR cassettes the bench replays."""
-
-
-@cassettes.command("lint")
-@click.argument("directory", default="cassettes", type=click.Path())
-@click.option(
-    "--traces",
-    "traces",
-    multiple=True,
-    type=click.Path(),
-    help="Trace files or folders of *.jsonl to check too (default: reports/traces if present).",
-)
-def cassettes_lint(directory: str, traces: tuple[str, ...]) -> None:
-    """Fail on secret-looking values in the cassettes under DIRECTORY (default ./cassettes)
-    and in trace files.
-
-    Exit 0 when clean, 1 on a secret, 2 on a corrupt cassette or a missing DIRECTORY."""
-    from pathlib import Path
-
-    from harness.bench.cassette_lint import lint_main
-
-    if not traces and Path("reports/traces").is_dir():
-        traces = ("reports/traces",)
-    code = lint_main(directory, click.echo, traces)
-    if code:
-        raise SystemExit(code)
-
-
-@main.group()
-def suites() -> None:
-    """Check suite files."""
-
-
-@suites.command("validate")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
-def suites_validate(paths: tuple[str, ...]) -> None:
-    """Validate suite files (a folder means every *.yaml / *.yml in it).
-
-    Prints one OK line per valid suite; exits 2 with every error (file:line, task, field) if any
-    file is invalid or a python grader cannot be imported (from the suite file's folder)."""
-    from harness.bench.preflight import check_graders
-    from harness.bench.suite import collect_suites
-    from harness.errors import ConfigError
-
-    found, issues = collect_suites(paths)
-    try:
-        check_graders(found)  # python graders must import (relative to their suite file)
-    except ConfigError as exc:
-        issues.extend(str(exc).splitlines())
-    for suite in found:
-        if any(issue.startswith(f"{suite.source}:") for issue in issues):
-            continue
-        n = len(suite.tasks)
-        click.echo(f"OK {suite.name}: {n} task{'s' * (n != 1)} ({suite.source})")
-    for issue in issues:
-        click.echo(issue, err=True)
-    if issues:
-        raise SystemExit(2)
-
-
-@suites.command("audit")
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
-def suites_audit(paths: tuple[str, ...]) -> None:
-    """List tasks a model passes without doing the work: each task is run against a do-nothing
-    model ("I don't know.") and one that calls each tool once with empty arguments, then stops.
-
-    Exits 1 when any task passes either (unless the task says `audit: {allow: true, reason:
-    ...}`), 2 on bad input, 0 otherwise."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from harness.bench.audit import ADVERSARIES, audit_suites
-    from harness.bench.suite import load_suites
-    from harness.errors import HarnessError
-
-    console = Console()
-    try:
-        found = load_suites(paths)
-    except HarnessError as exc:
-        click.echo(f"error: {exc}", err=True)
-        raise SystemExit(2) from None
-    report = audit_suites(found)
-    if report.findings:
-        table = Table("suite", "task", "adversary", "allowed", "grader said", title="Tasks passed")
-        for f in report.findings:
-            allowed = f"yes: {f.reason}" if f.allowed else "NO"
-            table.add_row(f.suite, f.task_id, f.adversary, allowed, f.explanation)
-        console.print(table)
-    for adversary in ADVERSARIES:
-        n = report.passed[adversary]
-        share = n / report.tasks if report.tasks else 0.0
-        console.print(f"{adversary}: passes {n} of {report.tasks} tasks ({share:.1%})")
-    if report.failing:
-        console.print(f"[red]{len(report.failing)} task(s) pass without the model's work[/]")
-    raise SystemExit(report.exit_code)
-
-
-def _register_report_commands() -> None:
-    from harness.report.cli_commands import baseline, gate, report
-
-    main.add_command(report)
-    main.add_command(gate)
-    main.add_command(baseline)
-
-
-_register_report_commands()
-
-if __name__ == "__main__":
-    main()
+#: The commands this module adds to the root group.
+COMMANDS: tuple[click.Command, ...] = (run_cmd,)

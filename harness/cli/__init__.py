@@ -1,0 +1,38 @@
+"""The ``harness`` command: the root group, with one module per command group.
+
+- :mod:`harness.cli.run`: ``harness run`` (with :mod:`harness.cli.progress`, the progress bar
+  and the Ctrl-C handling);
+- :mod:`harness.cli.report`, :mod:`harness.cli.gate`, :mod:`harness.cli.baseline`: the report,
+  the CI gate and the committed baseline (sharing :mod:`harness.cli._common`);
+- :mod:`harness.cli.suites`, :mod:`harness.cli.cassettes`, :mod:`harness.cli.traces`: checks of
+  suite files, cassettes and span files.
+
+The commands are thin: they parse arguments and call the packages. Only click loads at import
+time (each command imports what it needs when it runs), so ``harness --help`` stays fast.
+``python -m harness.cli`` runs the same command (:mod:`harness.cli.__main__`).
+"""
+
+from __future__ import annotations
+
+import click
+
+from harness._version import __version__
+from harness.cli import baseline, cassettes, gate, report, run, suites, traces
+
+__all__ = ["main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="harness")
+def main() -> None:
+    """Evaluate and benchmark LLM agent loops."""
+
+
+def _register() -> None:
+    """Add every command group's commands to the root group (the help lists them sorted)."""
+    for module in (run, traces, cassettes, suites, report, gate, baseline):
+        for command in module.COMMANDS:
+            main.add_command(command)
+
+
+_register()

@@ -1,0 +1,89 @@
+"""What the ``report``, ``gate`` and ``baseline`` commands share: the ``--db``/``--run`` options,
+loading a run, and turning bad input into exit 2 with a one-line message (the message names the
+file, run or field).
+
+This module imports only click at import time (pandas, scipy and duckdb load when a command runs),
+so ``harness --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from harness.report.baseline import Baseline
+
+__all__ = ["baseline_arg", "check_out_dir", "db_options", "fail", "guarded", "load"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_DB_HELP = "The results database."
+_RUN_HELP = "A run id, or 'latest'."
+
+
+def fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    raise SystemExit(2)
+
+
+def db_options(func: F) -> F:
+    func = click.option(
+        "--run", "run", default="latest", show_default=True, metavar="ID|latest", help=_RUN_HELP
+    )(func)
+    return click.option(
+        "--db",
+        default="reports/harness.duckdb",
+        show_default=True,
+        type=click.Path(dir_okay=False),
+        help=_DB_HELP,
+    )(func)
+
+
+def load(db: str, run: str) -> tuple[str, pd.DataFrame]:
+    from harness.report.loader import load_run
+
+    return load_run(db, run)
+
+
+def guarded(action: Callable[[], int]) -> int:
+    """Run ``action``, turning bad input into exit 2 with a one-line message."""
+    from harness.errors import HarnessError
+
+    try:
+        return action()
+    except ImportError as exc:
+        fail(f"{exc}: install the report dependencies (pandas, scipy, statsmodels, duckdb)")
+    except HarnessError as exc:
+        fail(str(exc))
+
+
+def check_out_dir(out: str) -> None:
+    """Create ``out`` and prove it writable, or raise ConfigError naming it and the fix."""
+    import tempfile
+
+    from harness.errors import ConfigError
+
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".harness-probe-"):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ConfigError(
+            f"--out {out}: cannot write there ({reason}); pass a writable folder"
+        ) from None
+
+
+def baseline_arg(db: str, value: str) -> tuple[Baseline | pd.DataFrame, str]:
+    """``--baseline``: a baseline JSON file, else a run id in the database."""
+    from harness.report.baseline import load_baseline
+
+    if value.endswith(".json") or Path(value).is_file():
+        return load_baseline(value), value
+    run_id, frame = load(db, value)
+    return frame, f"run {run_id}"
