@@ -11,10 +11,10 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any, TypeVar, Unpack
 
+from harness.core.result import Result
 from harness.errors import HarnessError
 from harness.kernel.loop import build_state, run_loop
 from harness.kernel.options import RunOptions, parse_options
-from harness.kernel.result import Result
 from harness.kernel.state import Subscriber
 from harness.kernel.structured import StructuredMode
 from harness.telemetry import tracing_subscriber

@@ -17,11 +17,13 @@ import time
 from collections.abc import Sequence
 from typing import cast
 
+from harness.core.events import Done, Iteration, Submitted, Warning
+from harness.core.messages import Message, message_from_dict
+from harness.core.result import Result, UsageTotals
+from harness.core.terminations import FinishReason
 from harness.errors import ConfigError
 from harness.kernel.compaction import CompactionError, compact, maybe_compact
-from harness.kernel.events import Done, Iteration, Submitted, Warning
 from harness.kernel.hooks import HookEvent, Hooks
-from harness.kernel.messages import Message, message_from_dict
 from harness.kernel.options import RunConfig
 from harness.kernel.permissions import Permissions, Phase
 from harness.kernel.progress import (
@@ -31,9 +33,7 @@ from harness.kernel.progress import (
     last_assistant_text,
     strict_productivity_signal,
 )
-from harness.kernel.result import Result, UsageTotals
 from harness.kernel.state import State, Subscriber
-from harness.kernel.terminations import FinishReason
 from harness.modes.base import ContextOverflow, Continue, Halt, resolve_mode
 from harness.providers.base import ToolSpec
 from harness.providers.registry import resolve_provider

@@ -7,13 +7,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness.kernel.budget import Budget
-from harness.kernel.events import Event
+from harness.core.budget import Budget
+from harness.core.events import Event
+from harness.core.messages import Message
+from harness.core.terminations import FinishReason
 from harness.kernel.hooks import Hooks
-from harness.kernel.messages import Message
 from harness.kernel.permissions import Permissions
 from harness.kernel.progress import Fingerprint
-from harness.kernel.terminations import FinishReason
 
 if TYPE_CHECKING:
     from harness.kernel.options import RunConfig

@@ -17,11 +17,11 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from harness.core.events import StructuredRetry
+from harness.core.messages import Message
+from harness.core.terminations import FinishReason
 from harness.errors import ConfigError, ProviderError
 from harness.kernel.calls import build_request, call_provider
-from harness.kernel.events import StructuredRetry
-from harness.kernel.messages import Message
-from harness.kernel.terminations import FinishReason
 from harness.modes.base import Continue, Halt
 from harness.modes.react import emit_text, handle_provider_error
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harness.core.events import Content, Thinking
+from harness.core.messages import Message
+from harness.core.terminations import FinishReason
 from harness.errors import ProviderError
 from harness.kernel.calls import build_request, call_provider
 from harness.kernel.dispatch import dispatch
-from harness.kernel.events import Content, Thinking
 from harness.kernel.hooks import HookEvent
-from harness.kernel.messages import Message
 from harness.kernel.progress import ProgressSnapshot, strict_productivity_signal
-from harness.kernel.terminations import FinishReason
 from harness.modes.base import ContextOverflow, Continue, Halt
 from harness.providers.base import Response
 

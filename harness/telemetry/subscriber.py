@@ -39,8 +39,8 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Span, Tracer
 
-from harness.kernel import events as ev
-from harness.kernel.terminations import Category
+from harness.core import events as ev
+from harness.core.terminations import Category
 from harness.telemetry import conventions as c
 from harness.telemetry._calls import CallSpans, Scope, attr_value, trunc
 from harness.telemetry._tools import Tool, ToolSpans
