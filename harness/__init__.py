@@ -14,9 +14,9 @@ from harness.core.result import Result, UsageTotals
 from harness.core.terminations import Category, FinishReason
 from harness.errors import ConfigError, HarnessError, ProviderError, ToolError
 from harness.kernel.hooks import Augment, Deny, HaltRun, HookEvent, HookMatcher, Inject, Transform
+from harness.kernel.mode import Continue, Halt, Mode
 from harness.kernel.permissions import Phase
 from harness.kernel.state import State
-from harness.modes.base import Continue, Halt, Mode
 from harness.providers.base import Capabilities, Provider, Request, Response
 from harness.tools.base import Submit, Tool, ToolContext, ToolOutput, tool
 

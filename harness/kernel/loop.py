@@ -24,6 +24,7 @@ from harness.core.terminations import FinishReason
 from harness.errors import ConfigError
 from harness.kernel.compaction import CompactionError, compact, maybe_compact
 from harness.kernel.hooks import HookEvent, Hooks
+from harness.kernel.mode import ContextOverflow, Continue, Halt
 from harness.kernel.options import RunConfig
 from harness.kernel.permissions import Permissions, Phase
 from harness.kernel.progress import (
@@ -34,7 +35,7 @@ from harness.kernel.progress import (
     strict_productivity_signal,
 )
 from harness.kernel.state import State, Subscriber
-from harness.modes.base import ContextOverflow, Continue, Halt, resolve_mode
+from harness.modes.base import resolve_mode
 from harness.providers.base import ToolSpec
 from harness.providers.registry import resolve_provider
 from harness.tools.base import ToolContext
@@ -220,6 +221,8 @@ async def _loop(state: State) -> None:
             state.halt(FinishReason.ERROR_DURING_EXECUTION, f"{type(exc).__name__}: {exc}")
             return
         if isinstance(outcome, Halt):
+            if outcome.reason is not None and state.finish_reason is not outcome.reason:
+                state.halt(outcome.reason)
             return
         if not isinstance(outcome, Continue):
             state.halt(
@@ -249,22 +252,21 @@ async def _recover(state: State, reason: str) -> tuple[Continue | Halt, int]:
     """Reactive recovery: one forced compaction and one retry, else error_prompt_too_long.
     Returns the outcome and the message count the retried turn started from."""
     if not state.config.reactive_compact:
-        state.halt(FinishReason.ERROR_PROMPT_TOO_LONG, reason)
-        return Halt(), len(state.messages)
+        return state.halt(FinishReason.ERROR_PROMPT_TOO_LONG, reason), len(state.messages)
     try:
         await compact(state, reason="reactive_recovery")
     except CompactionError as exc:
-        state.halt(FinishReason.ERROR_PROMPT_TOO_LONG, f"compaction failed: {exc}")
-        return Halt(), len(state.messages)
+        halt = state.halt(FinishReason.ERROR_PROMPT_TOO_LONG, f"compaction failed: {exc}")
+        return halt, len(state.messages)
     base = len(state.messages)
     try:
         return await state.mode.iterate(state), base
     except Exception as exc:
-        state.halt(
+        halt = state.halt(
             FinishReason.ERROR_PROMPT_TOO_LONG,
             f"still too long after compaction: {type(exc).__name__}: {exc}",
         )
-        return Halt(), base
+        return halt, base
 
 
 def to_result(state: State) -> Result:
