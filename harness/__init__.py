@@ -8,15 +8,15 @@ print(result.finish_reason, result.text)
 from harness import events
 from harness._version import __version__
 from harness.api import aextract_structured, arun, extract_structured, run
+from harness.core.budget import CallRecord
+from harness.core.messages import Message, TokenUsage, ToolCall, ToolResult, UIPayload
+from harness.core.result import Result, UsageTotals
+from harness.core.terminations import Category, FinishReason
 from harness.errors import ConfigError, HarnessError, ProviderError, ToolError
-from harness.kernel.budget import CallRecord
 from harness.kernel.hooks import Augment, Deny, HaltRun, HookEvent, HookMatcher, Inject, Transform
-from harness.kernel.messages import Message, TokenUsage, ToolCall, ToolResult, UIPayload
+from harness.kernel.mode import Continue, Halt, Mode
 from harness.kernel.permissions import Phase
-from harness.kernel.result import Result, UsageTotals
 from harness.kernel.state import State
-from harness.kernel.terminations import Category, FinishReason
-from harness.modes.base import Continue, Halt, Mode
 from harness.providers.base import Capabilities, Provider, Request, Response
 from harness.tools.base import Submit, Tool, ToolContext, ToolOutput, tool
 

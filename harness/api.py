@@ -1,25 +1,31 @@
 """The public entry points: :func:`run`, :func:`arun`, :func:`extract_structured`.
 
-A thin facade: validate options (``ConfigError`` before anything runs), build the run's state,
-wire the subscribers (the trace subscriber when tracing is on, then the ``on_event`` callback),
-drive the kernel loop.
+A thin facade: validate options (``ConfigError`` before anything runs), resolve the mode, the
+tools and the provider and build the run's state (:func:`build_state`), wire the subscribers (the
+trace subscriber when tracing is on, then the ``on_event`` callback), drive the kernel loop. The
+resolution is here, above the kernel, so the kernel receives resolved objects and imports no mode
+and no registry.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar, Unpack
 
+from harness.core.result import Result
 from harness.errors import HarnessError
-from harness.kernel.loop import build_state, run_loop
-from harness.kernel.options import RunOptions, parse_options
-from harness.kernel.result import Result
-from harness.kernel.state import Subscriber
+from harness.kernel.loop import run_loop
+from harness.kernel.options import RunConfig, RunOptions, parse_options
+from harness.kernel.setup import check_inputs, new_state
+from harness.kernel.state import State, Subscriber
 from harness.kernel.structured import StructuredMode
+from harness.modes.base import resolve_mode
+from harness.providers.registry import resolve_provider
 from harness.telemetry import tracing_subscriber
+from harness.tools.registry import resolve_tools
 
-__all__ = ["aextract_structured", "arun", "extract_structured", "run"]
+__all__ = ["aextract_structured", "arun", "build_state", "extract_structured", "run"]
 
 T = TypeVar("T")
 
@@ -37,6 +43,20 @@ async def arun(prompt: str | None = None, /, **options: Unpack[RunOptions]) -> R
     if tracer is not None:  # first, so result.trace_id is set before on_event sees Done
         state.subscribers = (tracer, *state.subscribers)
     return await run_loop(state, owns_provider=owned)
+
+
+def build_state(
+    prompt: str | None, config: RunConfig, subscribers: Sequence[Subscriber] = ()
+) -> tuple[State, bool]:
+    """Resolve everything a run needs; raises ConfigError. Returns the state and whether the
+    provider is owned by the run (and must be closed by it)."""
+    mode = resolve_mode(config.mode)
+    inputs = check_inputs(prompt, config, resolve_tools(config.tools))
+    provider, model, owned = resolve_provider(config.provider, config.model, config.provider_opts)
+    state = new_state(
+        config, inputs, mode=mode, provider=provider, model=model, subscribers=subscribers
+    )
+    return state, owned
 
 
 def run(prompt: str | None = None, /, **options: Unpack[RunOptions]) -> Result:

@@ -139,7 +139,7 @@ _CONTEXT_MARKERS = (
 
 
 def kind_from_status(status: int, message: str = "") -> ErrorKind:
-    """HTTP status -> error kind, as DESIGN.md section 3 fixes it."""
+    """HTTP status -> error kind, as docs/providers.md fixes it."""
     lowered = message.lower()
     if status in (401, 403):
         return "unauthorized"

@@ -1,10 +1,10 @@
 """The event classes of a run, for ``match`` in an ``on_event`` callback (see
-:mod:`harness.kernel.events`)."""
+:mod:`harness.core.events`)."""
 
 import warnings
 from typing import Any
 
-from harness.kernel.events import (
+from harness.core.events import (
     CallFinished,
     CallStarted,
     Compaction,

@@ -8,8 +8,8 @@ read that only for a run that submitted, or with ``grade_on_error``.
 
 from __future__ import annotations
 
-from harness.kernel.result import Result
-from harness.kernel.terminations import FinishReason
+from harness.core.result import Result
+from harness.core.terminations import FinishReason
 
 __all__ = ["final_answer"]
 

@@ -71,7 +71,7 @@ def _grade(payload: dict[str, Any]) -> dict[str, Any]:
     except BaseException as exc:  # a grader's module may even call sys.exit on import
         return error(f"cannot import grader {ref}: {_describe(exc)}")
     from harness.bench.graders import _coerce
-    from harness.kernel.result import Result
+    from harness.core.result import Result
 
     result = Result.model_validate_json(payload["result"])
     workspace = Path(payload["workspace"]) if payload.get("workspace") else None

@@ -53,8 +53,8 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from harness.bench.answer import final_answer
-from harness.kernel.result import Result
-from harness.kernel.terminations import FinishReason
+from harness.core.result import Result
+from harness.core.terminations import FinishReason
 
 __all__ = [
     "GRADER_KINDS",

@@ -36,7 +36,7 @@ from harness.bench import grader_pool
 
 if TYPE_CHECKING:
     from harness.bench.graders import Grade
-    from harness.kernel.result import Result
+    from harness.core.result import Result
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",

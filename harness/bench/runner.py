@@ -27,8 +27,8 @@ from harness.bench.cassettes import CassetteTransport, profile_secrets
 from harness.bench.graders import Grade, grade
 from harness.bench.matrix import Cell
 from harness.bench.suite import Task
-from harness.kernel.result import Result
-from harness.kernel.terminations import FinishReason
+from harness.core.result import Result
+from harness.core.terminations import FinishReason
 
 #: A cell's status (the ``results.status`` column).
 CellStatus = Literal["passed", "failed", "error"]

@@ -1,4 +1,4 @@
-"""Suite files: the YAML format of DESIGN.md section 5, validated with pydantic.
+"""Suite files: the YAML format of docs/suites.md, validated with pydantic.
 
 A suite is a mapping with ``suite`` (a name, ``^[a-z0-9][a-z0-9_-]*$``), ``description``,
 ``defaults`` (run options applied to every task that does not set them) and a non-empty list of

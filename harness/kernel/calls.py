@@ -10,17 +10,10 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Literal
 
+from harness.core.budget import CallPurpose, CallRecord
+from harness.core.events import CallFinished, CallStarted, Content, RunWarning, Thinking, Usage
+from harness.core.messages import Message, TokenUsage
 from harness.errors import HarnessError, ProviderError
-from harness.kernel.budget import CallPurpose, CallRecord
-from harness.kernel.events import (
-    CallFinished,
-    CallStarted,
-    Content,
-    RunWarning,
-    Thinking,
-    Usage,
-)
-from harness.kernel.messages import Message, TokenUsage
 from harness.providers.base import Request, Response
 
 if TYPE_CHECKING:

@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
+from harness.core.events import Compaction
+from harness.core.messages import Message, ToolResult
 from harness.errors import CompactionError
 from harness.kernel.calls import build_request, call_provider
-from harness.kernel.events import Compaction
 from harness.kernel.hooks import HookEvent
-from harness.kernel.messages import Message, ToolResult
 
 if TYPE_CHECKING:
     from harness.kernel.state import State

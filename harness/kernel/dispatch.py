@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from harness.core.events import ToolCallEvent, ToolResultEvent, ToolUI
+from harness.core.messages import INVALID_JSON_KEY, ToolCall, ToolResult
 from harness.errors import ToolError
-from harness.kernel.events import ToolCallEvent, ToolResultEvent, ToolUI
 from harness.kernel.hooks import HaltRun, HookEvent
-from harness.kernel.messages import INVALID_JSON_KEY, ToolCall, ToolResult
 from harness.kernel.permissions import Denial
 from harness.tools.base import Submit, ToolContext, ToolOutput, render
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from harness.core.halt import HaltRun
+from harness.core.messages import Message, message_from_dict
 from harness.errors import ConfigError
-from harness.kernel.messages import Message, message_from_dict
 
 __all__ = [
     "Augment",
@@ -62,11 +63,6 @@ _TOOL_EVENTS = frozenset(
 
 @dataclass(slots=True, frozen=True)
 class Deny:
-    reason: str
-
-
-@dataclass(slots=True, frozen=True)
-class HaltRun:
     reason: str
 
 

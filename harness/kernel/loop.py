@@ -12,18 +12,15 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import logging
-import secrets
 import time
-from collections.abc import Sequence
 from typing import cast
 
-from harness.errors import ConfigError
+from harness.core.events import Done, Iteration, RunWarning, Submitted
+from harness.core.result import Result, UsageTotals
+from harness.core.terminations import FinishReason
 from harness.kernel.compaction import CompactionError, compact, maybe_compact
-from harness.kernel.events import Done, Iteration, RunWarning, Submitted
-from harness.kernel.hooks import HookEvent, Hooks
-from harness.kernel.messages import Message, message_from_dict
-from harness.kernel.options import RunConfig
-from harness.kernel.permissions import Permissions, Phase
+from harness.kernel.hooks import HookEvent
+from harness.kernel.mode import ContextOverflow, Continue, Halt
 from harness.kernel.progress import (
     ProgressSnapshot,
     default_productivity_signal,
@@ -31,72 +28,11 @@ from harness.kernel.progress import (
     last_assistant_text,
     strict_productivity_signal,
 )
-from harness.kernel.result import Result, UsageTotals
-from harness.kernel.state import State, Subscriber
-from harness.kernel.terminations import FinishReason
-from harness.modes.base import ContextOverflow, Continue, Halt, resolve_mode
-from harness.providers.base import ToolSpec
-from harness.providers.registry import resolve_provider
-from harness.tools.base import ToolContext
-from harness.tools.registry import resolve_tools
-from harness.tools.workspace import Workspace
+from harness.kernel.state import State
 
-__all__ = ["build_state", "run_loop"]
+__all__ = ["run_loop"]
 
 log = logging.getLogger("harness")
-
-
-def build_state(
-    prompt: str | None, config: RunConfig, subscribers: Sequence[Subscriber] = ()
-) -> tuple[State, bool]:
-    """Resolve everything a run needs; raises ConfigError. Returns the state and whether the
-    provider is owned by the run (and must be closed by it)."""
-    mode = resolve_mode(config.mode)
-    tools = {t.name: t for t in resolve_tools(config.tools)}
-    for name in config.until_tool or ():
-        if name not in tools:
-            raise ConfigError(
-                f"until_tool: tool {name!r} is not among the run's tools "
-                f"({', '.join(sorted(tools)) or 'none'})"
-            )
-    hooks = Hooks(config.hooks)
-    messages: list[Message] = []
-    for i, m in enumerate(config.messages or ()):
-        try:
-            messages.append(message_from_dict(m, where=f"messages[{i}]"))
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
-    if prompt is not None:
-        if not isinstance(prompt, str):
-            raise ConfigError(f"prompt: expected a string, got {type(prompt).__name__}")
-        messages.append(Message.user(prompt))
-    if not messages:
-        raise ConfigError("prompt: give a prompt or a non-empty messages list")
-    workspace = Workspace(config.cwd, files=config.workspace_files)
-    provider, model, owned = resolve_provider(config.provider, config.model, config.provider_opts)
-    session_id = config.session_id or secrets.token_urlsafe(12)
-    permissions = Permissions(
-        phase=Phase(config.phase),
-        allowed_tools=frozenset(config.allowed_tools) if config.allowed_tools is not None else None,
-        disallowed_tools=frozenset(config.disallowed_tools or ()),
-        can_use_tool=config.can_use_tool,
-    )
-    state = State(
-        config=config,
-        provider=provider,
-        mode=mode,
-        tools=tools,
-        tool_specs=[ToolSpec(t.name, t.description, t.parameters) for t in tools.values()],
-        hooks=hooks,
-        permissions=permissions,
-        ctx=ToolContext(workspace, session_id, config.phase, "", dict(config.assigns), {}),
-        session_id=session_id,
-        model=model,
-        messages=messages,
-        subscribers=tuple(subscribers),
-    )
-    state.ctx.emit = state.emit
-    return state, owned
 
 
 async def run_loop(state: State, *, owns_provider: bool = False) -> Result:
@@ -220,6 +156,8 @@ async def _loop(state: State) -> None:
             state.halt(FinishReason.ERROR_DURING_EXECUTION, f"{type(exc).__name__}: {exc}")
             return
         if isinstance(outcome, Halt):
+            if outcome.reason is not None and state.finish_reason is not outcome.reason:
+                state.halt(outcome.reason)
             return
         if not isinstance(outcome, Continue):
             state.halt(
@@ -249,22 +187,21 @@ async def _recover(state: State, reason: str) -> tuple[Continue | Halt, int]:
     """Reactive recovery: one forced compaction and one retry, else error_prompt_too_long.
     Returns the outcome and the message count the retried turn started from."""
     if not state.config.reactive_compact:
-        state.halt(FinishReason.ERROR_PROMPT_TOO_LONG, reason)
-        return Halt(), len(state.messages)
+        return state.halt(FinishReason.ERROR_PROMPT_TOO_LONG, reason), len(state.messages)
     try:
         await compact(state, reason="reactive_recovery")
     except CompactionError as exc:
-        state.halt(FinishReason.ERROR_PROMPT_TOO_LONG, f"compaction failed: {exc}")
-        return Halt(), len(state.messages)
+        halt = state.halt(FinishReason.ERROR_PROMPT_TOO_LONG, f"compaction failed: {exc}")
+        return halt, len(state.messages)
     base = len(state.messages)
     try:
         return await state.mode.iterate(state), base
     except Exception as exc:
-        state.halt(
+        halt = state.halt(
             FinishReason.ERROR_PROMPT_TOO_LONG,
             f"still too long after compaction: {type(exc).__name__}: {exc}",
         )
-        return Halt(), base
+        return halt, base
 
 
 def to_result(state: State) -> Result:

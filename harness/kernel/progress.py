@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.kernel.messages import Message
+from harness.core.messages import Message
 
 __all__ = [
     "Fingerprint",

@@ -7,17 +7,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness.kernel.budget import Budget
-from harness.kernel.events import Event
+from harness.core.budget import Budget
+from harness.core.events import Event
+from harness.core.messages import Message
+from harness.core.terminations import FinishReason
 from harness.kernel.hooks import Hooks
-from harness.kernel.messages import Message
+from harness.kernel.mode import Halt
 from harness.kernel.permissions import Permissions
 from harness.kernel.progress import Fingerprint
-from harness.kernel.terminations import FinishReason
 
 if TYPE_CHECKING:
+    from harness.kernel.mode import Mode
     from harness.kernel.options import RunConfig
-    from harness.modes.base import Mode
     from harness.providers.base import Provider, ToolSpec
     from harness.tools.base import Tool, ToolContext
 
@@ -81,11 +82,13 @@ class State:
                 if self.early_halt is None:
                     self.early_halt = f"on_event raised {type(exc).__name__}: {exc}"
 
-    def halt(self, reason: FinishReason, halted_reason: str | None = None) -> None:
-        """Record how the run ends (for modes, before returning ``Halt``)."""
+    def halt(self, reason: FinishReason, halted_reason: str | None = None) -> Halt:
+        """Record how the run ends and return the matching :class:`Halt`, so a mode can end an
+        iteration with ``return state.halt(FinishReason.STOP)``."""
         self.finish_reason = reason
         if halted_reason is not None:
             self.halted_reason = halted_reason
+        return Halt(reason)
 
     def add_mistake_turn(self, any_error: bool, any_success: bool) -> None:
         """Count one turn's tool outcomes: +1 at most per turn; any success resets to 0."""

@@ -17,13 +17,13 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from harness.core.events import StructuredRetry
+from harness.core.messages import Message
+from harness.core.terminations import FinishReason
 from harness.errors import ConfigError, ProviderError
 from harness.kernel.calls import build_request, call_provider
-from harness.kernel.events import StructuredRetry
-from harness.kernel.messages import Message
-from harness.kernel.terminations import FinishReason
-from harness.modes.base import Continue, Halt
-from harness.modes.react import emit_text, handle_provider_error
+from harness.kernel.mode import Continue, Halt
+from harness.kernel.replies import emit_text, handle_provider_error
 
 if TYPE_CHECKING:
     from harness.kernel.state import State
@@ -113,8 +113,7 @@ class StructuredMode:
                     "received": response.text,
                     "violations": [{"reason": error}],
                 }
-                state.halt(FinishReason.ERROR_MAX_STRUCTURED_OUTPUT_RETRIES, error)
-                return Halt()
+                return state.halt(FinishReason.ERROR_MAX_STRUCTURED_OUTPUT_RETRIES, error)
             ms["attempt"] += 1
             state.emit(StructuredRetry(ms["attempt"], error))
             state.messages.append(
@@ -125,8 +124,7 @@ class StructuredMode:
             )
             return Continue()
         state.deliverable = value
-        state.halt(FinishReason.STOP)
-        return Halt()
+        return state.halt(FinishReason.STOP)
 
     def _check(self, text: str) -> Any:
         value = parse_json_reply(text)

@@ -1,48 +1,20 @@
-"""The Mode protocol: how a strategy drives one iteration of the loop.
+"""Resolving a mode: :func:`resolve_mode` turns a builtin name, a Mode class or a Mode object
+into the mode a run uses (:data:`BUILTIN_MODES` lists the names).
 
-A mode implements ``init(state)`` (once, before the first iteration) and
-``async iterate(state) -> Continue | Halt``; optionally
-``productivity_signal(prev: ProgressSnapshot, state) -> bool`` replaces the kernel's default
-no-progress check. A mode that halts sets ``state.finish_reason`` (``state.halt(...)``); a halt
-without one ends the run as ``stop``. Raising :class:`ContextOverflow` asks the kernel for reactive
-compaction and one retry; any other exception ends the run as ``error_during_execution``.
-
-Per-run data belongs in ``state.mode_state``, so one mode object can serve many runs.
+The Mode protocol itself, with ``Continue``, ``Halt`` and ``ContextOverflow``, lives in
+:mod:`harness.kernel.mode`, which drives it; they are re-exported here for existing imports.
 """
 
 from __future__ import annotations
 
 import difflib
 import inspect
-from collections.abc import Awaitable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any
 
-from harness.errors import ConfigError, ContextOverflow
-
-if TYPE_CHECKING:
-    from harness.kernel.state import State
+from harness.errors import ConfigError
+from harness.kernel.mode import ContextOverflow, Continue, Halt, Mode
 
 __all__ = ["BUILTIN_MODES", "ContextOverflow", "Continue", "Halt", "Mode", "resolve_mode"]
-
-
-@dataclass(slots=True, frozen=True)
-class Continue:
-    """Keep looping (the kernel checks its caps before the next iteration)."""
-
-
-@dataclass(slots=True, frozen=True)
-class Halt:
-    """Stop: the run ends with ``state.finish_reason`` (``stop`` when unset)."""
-
-
-@runtime_checkable
-class Mode(Protocol):
-    name: str
-
-    def init(self, state: State) -> Awaitable[None] | None: ...
-
-    async def iterate(self, state: State) -> Continue | Halt: ...
 
 
 BUILTIN_MODES = ("react", "plan_and_solve", "reflexion")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harness.core.events import RunWarning
+from harness.core.messages import Message
 from harness.errors import ProviderError
 from harness.kernel.calls import build_request, call_provider
-from harness.kernel.events import RunWarning
-from harness.kernel.messages import Message
-from harness.modes.base import Continue, Halt
-from harness.modes.react import ReAct, emit_text
+from harness.kernel.mode import Continue, Halt
+from harness.kernel.replies import emit_text
+from harness.modes.react import ReAct
 
 if TYPE_CHECKING:
     from harness.kernel.state import State

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from harness.kernel.budget import CallPurpose
-from harness.kernel.messages import Message, TokenUsage, ToolCall
+from harness.core.budget import CallPurpose
+from harness.core.messages import Message, TokenUsage, ToolCall
 
 __all__ = [
     "Capabilities",

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness.core.messages import INVALID_JSON_KEY, TokenUsage, ToolCall
 from harness.errors import ConfigError, ProviderError
-from harness.kernel.messages import INVALID_JSON_KEY, TokenUsage, ToolCall
 from harness.providers.base import Capabilities, DeltaHandler, Request, Response
 
 __all__ = ["MockProvider", "MockTurn"]

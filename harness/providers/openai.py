@@ -28,8 +28,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from harness.core.messages import INVALID_JSON_KEY, Message, TokenUsage, ToolCall
 from harness.errors import ErrorKind, ProviderError, kind_from_status
-from harness.kernel.messages import INVALID_JSON_KEY, Message, TokenUsage, ToolCall
 from harness.providers.base import DeltaHandler, Request, Response, ToolSpec
 from harness.providers.chat import ChatProvider, StreamState
 

@@ -13,7 +13,7 @@ Where the price comes from, in order:
    profile without prices, a model genai-prices does not know, and an OpenAI-compatible server
    serving its own models under a profile without prices.
 
-**How cached tokens count.** :class:`~harness.kernel.messages.TokenUsage` is provider-neutral,
+**How cached tokens count.** :class:`~harness.core.messages.TokenUsage` is provider-neutral,
 and the providers normalise it before pricing. ``input_tokens`` is the whole prompt, with
 ``cache_read_tokens`` and ``cache_write_tokens`` as parts of it. The providers report it this
 way:
@@ -47,7 +47,7 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.kernel.messages import TokenUsage
+from harness.core.messages import TokenUsage
 from harness.providers.profiles import Prices, ProviderProfile
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ import json
 import re
 from typing import Any
 
-from harness.kernel.messages import ToolCall
+from harness.core.messages import ToolCall
 
 __all__ = ["parse_tool_calls"]
 

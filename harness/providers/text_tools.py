@@ -26,7 +26,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from harness.kernel.messages import Message, ToolCall, ToolResult
+from harness.core.messages import Message, ToolCall, ToolResult
 from harness.providers.base import Request, Response, ToolSpec
 from harness.providers.text_tool_parse import parse_tool_calls
 

@@ -1,6 +1,6 @@
 """Reports that compare agent modes honestly, and the CI gate.
 
-Work on a ``results`` DataFrame (DESIGN.md section 6; :func:`load_run` reads one from the store):
+Work on a ``results`` DataFrame (docs/sql.md; :func:`load_run` reads one from the store):
 
 - :func:`summary_table`, :func:`finish_reason_table`, :func:`pass_k_table`: per mode x provider;
 - :func:`paired_comparisons`: every pair of modes on the same cells, McNemar exact test, Holm,

@@ -21,9 +21,9 @@ DEFAULT_DB = Path("reports/harness.duckdb")
 def load_run(db: str | Path = DEFAULT_DB, run: str | None = "latest") -> tuple[str, pd.DataFrame]:
     """Return ``(run_id, results)`` for ``run`` (an id, or ``"latest"``) in the database ``db``.
 
-    ``results`` has one row per cell (the latest result of each), the columns of DESIGN.md
-    section 6. A missing file, an unknown run or a locked or too-new database raises
-    :class:`ReportInputError` with the store's message.
+    ``results`` has one row per cell (the latest result of each), the columns of docs/sql.md.
+    A missing file, an unknown run or a locked or too-new database raises :class:`ReportInputError`
+    with the store's message.
     """
     from harness.store import Store, resolve_run_id, results_df
 

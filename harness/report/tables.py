@@ -1,4 +1,4 @@
-"""Per mode x provider tables from a ``results`` DataFrame (DESIGN.md section 6).
+"""Per mode x provider tables from a ``results`` DataFrame (docs/architecture.md, docs/sql.md).
 
 Every function takes the DataFrame as the store returns it (one row per matrix cell) and checks it
 with :func:`prepare_results` first: the cell key and ``passed`` are required, the numeric columns

@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 from pydantic import BaseModel
 
-from harness.kernel.result import Result
+from harness.core.result import Result
 from harness.store.errors import StoreError
 from harness.store.schema import JSON_COLUMNS, RESULT_COLUMNS
 

@@ -1,4 +1,4 @@
-"""Telemetry: every kernel event in an OpenTelemetry trace (DESIGN.md section 4).
+"""Telemetry: every kernel event in an OpenTelemetry trace (docs/tracing.md).
 
 - :class:`RunTracer` (``subscriber``, with ``_calls`` and ``_tools``): the subscriber turning one
   run's events into spans; ``resolve``: which tracer (and content settings) a run reports to;

@@ -23,7 +23,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, StatusCode, Tracer
 
-from harness.kernel import events as ev
+from harness.core import events as ev
 from harness.telemetry import conventions as c
 
 __all__ = ["CallSpans", "Scope", "attr_value", "trunc"]

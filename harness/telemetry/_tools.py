@@ -17,8 +17,8 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, Tracer
 
-from harness.kernel import events as ev
-from harness.kernel.terminations import Category, FinishReason
+from harness.core import events as ev
+from harness.core.terminations import Category, FinishReason
 from harness.telemetry import conventions as c
 from harness.telemetry._calls import Scope, trunc
 

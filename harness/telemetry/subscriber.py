@@ -1,4 +1,4 @@
-"""Kernel events -> OpenTelemetry spans: one trace per run (the table in DESIGN.md section 4).
+"""Kernel events -> OpenTelemetry spans: one trace per run (the table in docs/tracing.md).
 
 A :class:`RunTracer` is a plain subscriber: the kernel calls it synchronously, in order, for every
 event of one run. Because the order is guaranteed, every span gets its parent explicitly
@@ -39,8 +39,8 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import Span, Tracer
 
-from harness.kernel import events as ev
-from harness.kernel.terminations import Category
+from harness.core import events as ev
+from harness.core.terminations import Category
 from harness.telemetry import conventions as c
 from harness.telemetry._calls import CallSpans, Scope, attr_value, trunc
 from harness.telemetry._tools import Tool, ToolSpans

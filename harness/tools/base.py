@@ -21,11 +21,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from harness.kernel.hooks import HaltRun
-from harness.kernel.messages import UIPayload
+from harness.core.halt import HaltRun
+from harness.core.messages import UIPayload
 
 if TYPE_CHECKING:
-    from harness.kernel.events import Event
+    from harness.core.events import Event
     from harness.tools.workspace import Workspace
 
 __all__ = [

@@ -20,8 +20,8 @@ from typing import Any
 
 import regex
 
+from harness.core.messages import UIPayload
 from harness.errors import ToolError
-from harness.kernel.messages import UIPayload
 from harness.tools.base import ToolContext, ToolOutput
 from harness.tools.builtin_base import BuiltinTool, object_schema
 from harness.tools.grep_worker import run_killable

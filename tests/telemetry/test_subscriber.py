@@ -358,7 +358,7 @@ def test_trace_id_is_set_before_on_event_sees_done(provider: Any, spans: Any) ->
 
 
 def test_no_tracer_no_subscriber() -> None:
-    from harness.kernel.loop import build_state
+    from harness.api import build_state
     from harness.kernel.options import parse_options
     from harness.telemetry import tracing_subscriber
     from harness.telemetry.resolve import global_tracer_provider

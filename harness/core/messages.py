@@ -1,7 +1,7 @@
 """Conversation data: messages, tool calls, tool results and token usage.
 
 These are plain slotted dataclasses (not pydantic models) because the loop creates them on its
-hot path; :class:`~harness.kernel.result.Result` serialises them.
+hot path; :class:`~harness.core.result.Result` serialises them.
 """
 
 from __future__ import annotations

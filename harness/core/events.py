@@ -19,11 +19,11 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from harness.kernel.budget import CallPurpose, CallRecord
-from harness.kernel.messages import TokenUsage, ToolCall, ToolResult, UIPayload
+from harness.core.budget import CallPurpose, CallRecord
+from harness.core.messages import TokenUsage, ToolCall, ToolResult, UIPayload
 
 if TYPE_CHECKING:
-    from harness.kernel.result import Result
+    from harness.core.result import Result
 
 __all__ = [
     "CallFinished",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from harness.kernel.messages import TokenUsage
+from harness.core.messages import TokenUsage
 
 __all__ = ["Budget", "CallPurpose", "CallRecord"]
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.kernel.budget import CallRecord
-from harness.kernel.messages import Message, TokenUsage
-from harness.kernel.terminations import Category, FinishReason
+from harness.core.budget import CallRecord
+from harness.core.messages import Message, TokenUsage
+from harness.core.terminations import Category, FinishReason
 
 __all__ = ["Result", "UsageTotals"]
 

@@ -1,0 +1,206 @@
+"""One-way layers: harness's packages import each other in one direction only.
+
+The layers, bottom to top (issue 16, "one-way layers"):
+
+0. ``errors`` and ``_version``: leaves, they import nothing from harness.
+1. ``core`` (messages, events, terminations, budget and call records, Result, the halt signal) and
+   ``harness.events``, the public face of ``core.events``.
+2. ``providers``, ``tools`` and ``telemetry``: siblings that import only the layers below.
+3. ``kernel``: the loop, and the Mode protocol it drives.
+4. ``modes``: the builtin strategies.
+5. The facade: ``harness.api`` (which resolves mode, provider and tools) and ``harness/__init__``.
+6. ``store``; 7. ``bench``, ``report`` and ``view``, which write or read the store; 8. ``cli``.
+
+The graph is read from every module's source, without importing it: module-level and
+function-level imports count (they run at some point); imports under ``if TYPE_CHECKING:`` do not.
+Importing ``harness.a.b`` also runs ``harness/__init__``; those implicit parent-package edges are
+not counted, as in import-linter.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import itertools
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1] / "harness"
+
+#: Layer of each top-level package or module of harness ("harness" is the root ``__init__``).
+LAYER = {
+    "errors": 0,
+    "_version": 0,
+    "core": 1,
+    "events": 1,
+    "providers": 2,
+    "tools": 2,
+    "telemetry": 2,
+    "kernel": 3,
+    "modes": 4,
+    "api": 5,
+    "harness": 5,
+    "store": 6,
+    "bench": 7,
+    "report": 7,
+    "view": 7,
+    "cli": 8,
+}
+
+#: Imports between different packages of the same layer are refused unless listed here.
+ALLOWED_WITHIN_LAYER = {
+    ("events", "core"): "harness.events re-exports harness.core.events for users",
+    ("harness", "api"): "the root package re-exports the facade's run/arun",
+}
+
+#: Downward imports that are refused all the same.
+FORBIDDEN = {
+    ("kernel", "telemetry"): "the kernel emits events; tracing subscribes to them (via the facade)",
+    ("modes", "telemetry"): "modes emit events; tracing subscribes to them (via the facade)",
+}
+
+#: Upward imports that are accepted, each with its reason. Keep this empty if you can.
+UPWARD_EXCEPTIONS: dict[tuple[str, str], str] = {}
+
+Edge = tuple[str, str, str]  # (importing module, imported module, "path:line")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return "TYPE_CHECKING" in ast.unparse(test)
+
+
+def _runtime_imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement that can run, at any depth, skipping ``if TYPE_CHECKING:`` bodies
+    (their ``else`` branch runs, so it counts)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.Import | ast.ImportFrom):
+            yield child
+        elif isinstance(child, ast.If) and _is_type_checking(child.test):
+            for stmt in child.orelse:
+                yield from _runtime_imports(ast.Module(body=[stmt], type_ignores=[]))
+        else:
+            yield from _runtime_imports(child)
+
+
+def _exists(module: str) -> bool:
+    base = ROOT.parent.joinpath(*module.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def _targets(module: str, is_package: bool, node: ast.Import | ast.ImportFrom) -> Iterator[str]:
+    if isinstance(node, ast.Import):
+        yield from (a.name for a in node.names)
+        return
+    if node.level:
+        base = module.split(".") if is_package else module.split(".")[:-1]
+        base = base[: len(base) - node.level + 1]
+        target = ".".join([*base, node.module] if node.module else base)
+    else:
+        target = node.module or ""
+    for alias in node.names:  # `from harness import events` imports the module harness.events
+        sub = f"{target}.{alias.name}"
+        yield sub if _exists(sub) else target
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+@functools.cache
+def import_edges() -> tuple[Edge, ...]:
+    """Every runtime import from one harness module of another (parsed once per session)."""
+    edges: list[Edge] = []
+    for path in sorted(ROOT.rglob("*.py")):
+        module = _module_name(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in _runtime_imports(tree):
+            for target in _targets(module, path.name == "__init__.py", node):
+                if target == "harness" or target.startswith("harness."):
+                    where = f"{path.relative_to(ROOT.parent)}:{node.lineno}"
+                    edges.append((module, target, where))
+    return tuple(edges)
+
+
+def package_graph(edges: tuple[Edge, ...]) -> dict[tuple[str, str], list[str]]:
+    """Package-level edges (between different packages), each with the imports behind it."""
+    graph: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for src, dst, where in edges:
+        a, b = _package(src), _package(dst)
+        if a != b:
+            graph[(a, b)].append(f"{where} imports {dst}")
+    return graph
+
+
+def _find_cycle(nodes: set[str], graph: dict[tuple[str, str], list[str]]) -> list[str] | None:
+    succ: dict[str, list[str]] = defaultdict(list)
+    for a, b in graph:
+        succ[a].append(b)
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    path: list[str] = []
+
+    def visit(n: str) -> list[str] | None:
+        state[n] = 1
+        path.append(n)
+        for m in sorted(succ[n]):
+            if state.get(m) == 1:
+                return [*path[path.index(m) :], m]
+            if m not in state and (found := visit(m)) is not None:
+                return found
+        path.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(nodes):
+        if n not in state and (found := visit(n)) is not None:
+            return found
+    return None
+
+
+def test_the_graph_sees_function_level_imports_and_skips_type_checking_ones() -> None:
+    edges = {(src, dst) for src, dst, _ in import_edges()}
+    # A function-level import (resolve_mode imports the builtin modes when asked for one) ...
+    assert ("harness.modes.base", "harness.modes.react") in edges
+    # ... and none under `if TYPE_CHECKING:` (State is only a type hint in kernel.mode).
+    assert ("harness.kernel.mode", "harness.kernel.state") not in edges
+    assert ("harness", "harness.events") in edges  # `from harness import events`
+
+
+def test_every_package_has_a_layer() -> None:
+    packages = {_package(_module_name(p)) for p in ROOT.rglob("*.py")}
+    assert packages - set(LAYER) == set(), "place the new package in LAYER (tests/test_layers.py)"
+
+
+def test_no_import_cycle_between_packages() -> None:
+    graph = package_graph(import_edges())
+    nodes = {n for edge in graph for n in edge}
+    cycle = _find_cycle(nodes, graph)
+    if cycle is not None:
+        steps = [f"{a} -> {b}: {graph[(a, b)][0]}" for a, b in itertools.pairwise(cycle)]
+        raise AssertionError("import cycle between packages:\n" + "\n".join(steps))
+
+
+def test_imports_go_down_the_layers() -> None:
+    wrong: list[str] = []
+    for (a, b), why in sorted(package_graph(import_edges()).items()):
+        if (a, b) in UPWARD_EXCEPTIONS:
+            continue
+        if LAYER[b] > LAYER[a]:
+            wrong += [f"upward {a} -> {b}: {w}" for w in why]
+        elif LAYER[b] == LAYER[a] and (a, b) not in ALLOWED_WITHIN_LAYER:
+            wrong += [f"sideways {a} -> {b}: {w}" for w in why]
+        elif (a, b) in FORBIDDEN:
+            wrong += [f"forbidden {a} -> {b} ({FORBIDDEN[(a, b)]}): {w}" for w in why]
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_the_listed_exceptions_are_still_needed() -> None:
+    graph = package_graph(import_edges())
+    stale = [edge for edge in (*UPWARD_EXCEPTIONS, *ALLOWED_WITHIN_LAYER) if edge not in graph]
+    assert stale == [], f"no longer imported, remove from the lists: {stale}"
