@@ -22,7 +22,10 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from harness.bench.graders import Grade
 
 __all__ = ["main"]
 
@@ -58,6 +61,27 @@ def _valid(out: Any) -> bool:
     return isinstance(out, int | float) and math.isfinite(out) and 0 <= out <= 1
 
 
+def _coerce(out: Any, ref: str) -> Grade:
+    """A grader function's return value as a :class:`Grade` (``_valid`` has checked its shape)."""
+    from harness.bench.graders import PASS_THRESHOLD, Grade, _one_line
+
+    explanation = None
+    if isinstance(out, Grade):
+        return out
+    if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], str):
+        out, explanation = out
+    if isinstance(out, bool):
+        return Grade.of(out, explanation or f"{ref}: {'passed' if out else 'failed'}")
+    if isinstance(out, int | float) and math.isfinite(out) and 0 <= out <= 1:
+        score = float(out)
+        return Grade(score >= PASS_THRESHOLD, score, explanation or f"{ref}: score {score:.2f}")
+    return Grade.of(
+        False,
+        f"grader {ref} returned {_one_line(repr(out), 40)}; expected a bool, a score in [0, 1], "
+        "a Grade or (bool, explanation)",
+    )
+
+
 def _grade(payload: dict[str, Any]) -> dict[str, Any]:
     ref = str(payload["function"])
 
@@ -70,7 +94,6 @@ def _grade(payload: dict[str, Any]) -> dict[str, Any]:
         return error(str(exc))
     except BaseException as exc:  # a grader's module may even call sys.exit on import
         return error(f"cannot import grader {ref}: {_describe(exc)}")
-    from harness.bench.graders import _coerce
     from harness.core.result import Result
 
     result = Result.model_validate_json(payload["result"])

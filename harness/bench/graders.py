@@ -33,7 +33,6 @@ raises: a grader that cannot run fails the task and says why.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -400,39 +399,6 @@ def _finish_reason(grader: Grader, result: Result, _ws: Path | None) -> Grade:
     return Grade.of(False, f"finish_reason {got}, expected {want}")
 
 
-def _python(grader: Grader, result: Result, workspace: Path | None) -> Grade:
-    """Run the grader in a child process with a timeout (see :mod:`harness.bench.python_grader`):
-    nothing it does (loop, exit, crash) reaches the harness; a grader that gives no verdict is
-    an error (``Grade.error``)."""
-    from harness.bench.python_grader import run_python_grader
-
-    return run_python_grader(
-        grader.function or "",
-        result,
-        workspace,
-        base_dir=grader.base_dir,
-        timeout_s=grader.timeout_s,
-    )
-
-
-def _coerce(out: Any, ref: str) -> Grade:
-    explanation = None
-    if isinstance(out, Grade):
-        return out
-    if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], str):
-        out, explanation = out
-    if isinstance(out, bool):
-        return Grade.of(out, explanation or f"{ref}: {'passed' if out else 'failed'}")
-    if isinstance(out, int | float) and math.isfinite(out) and 0 <= out <= 1:
-        score = float(out)
-        return Grade(score >= PASS_THRESHOLD, score, explanation or f"{ref}: score {score:.2f}")
-    return Grade.of(
-        False,
-        f"grader {ref} returned {_one_line(repr(out), 40)}; expected a bool, a score in [0, 1], "
-        "a Grade or (bool, explanation)",
-    )
-
-
 def _combine(kind: str, parts: list[Grade]) -> Grade:
     """``all``: every part passes; ``any``: one does. An errored part makes the whole an error
     unless ``any`` passed without it."""
@@ -459,6 +425,16 @@ def _tool_calls(grader: Grader, result: Result, _ws: Path | None) -> Grade:
     return Grade.of(False, f"expected at least {need} tool call(s){which}, got {len(made)}")
 
 
+def _python_grade(grader: Grader, result: Result, workspace: Path | None) -> Grade:
+    """Run the grader in a child process with a timeout (see :mod:`harness.bench.python_grader`):
+    nothing it does (loop, exit, crash) reaches the harness; a grader that gives no verdict is
+    an error (``Grade.error``)."""
+    from harness.bench.python_grader import run_python_grader
+
+    function, base_dir, timeout_s = grader.function or "", grader.base_dir, grader.timeout_s
+    return run_python_grader(function, result, workspace, base_dir=base_dir, timeout_s=timeout_s)
+
+
 _KINDS: dict[str, Callable[[Grader, Result, Path | None], Grade]] = {
     "tool_calls": _tool_calls,
     "equals": _text_grade,
@@ -467,5 +443,5 @@ _KINDS: dict[str, Callable[[Grader, Result, Path | None], Grade]] = {
     "json_schema": _json_schema,
     "file_contains": _file_contains,
     "finish_reason": _finish_reason,
-    "python": _python,
+    "python": _python_grade,
 }
