@@ -1,7 +1,6 @@
 """Old import path of :mod:`harness.core.terminations`, kept so that existing imports work.
 
-A package rather than a module so that git sees the move of the module to ``harness/core/`` as a
-rename (a file left at the old path would hide it when branches are merged).
+The kernel itself imports the new home; these re-exports are for code written before the move.
 """
 
 from typing import Any
