@@ -228,7 +228,7 @@ def __getattr__(name: str) -> Any:
     """``Warning`` is the deprecated name of :class:`RunWarning` (it shadowed the builtin)."""
     if name == "Warning":
         warnings.warn(
-            "harness.kernel.events.Warning is deprecated; use RunWarning",
+            "the event class Warning is deprecated (it shadowed the builtin); use RunWarning",
             DeprecationWarning,
             stacklevel=2,
         )
