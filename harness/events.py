@@ -4,47 +4,9 @@
 import warnings
 from typing import Any
 
-from harness.core.events import (
-    CallFinished,
-    CallStarted,
-    Compaction,
-    Content,
-    Done,
-    Event,
-    Iteration,
-    RunWarning,
-    StructuredRetry,
-    SubagentResult,
-    SubagentSpawn,
-    Submitted,
-    Thinking,
-    ToolCallEvent,
-    ToolResultEvent,
-    ToolUI,
-    Usage,
-    event_classes,
-)
-
-__all__ = [
-    "CallFinished",
-    "CallStarted",
-    "Compaction",
-    "Content",
-    "Done",
-    "Event",
-    "Iteration",
-    "RunWarning",
-    "StructuredRetry",
-    "SubagentResult",
-    "SubagentSpawn",
-    "Submitted",
-    "Thinking",
-    "ToolCallEvent",
-    "ToolResultEvent",
-    "ToolUI",
-    "Usage",
-    "event_classes",
-]
+from harness.core.events import *  # noqa: F403
+from harness.core.events import RunWarning
+from harness.core.events import __all__ as __all__
 
 
 def __getattr__(name: str) -> Any:
