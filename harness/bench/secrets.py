@@ -57,10 +57,17 @@ def scrub_file(path: Path, secrets: list[str]) -> int:
     """Replace every secret in a text file, in place; returns how many values were replaced."""
     if not secrets or not path.is_file():
         return 0
-    text = path.read_text(encoding="utf-8", errors="surrogateescape")
-    count = sum(text.count(s) for s in secrets)
+    count = 0
+    with path.open(encoding="utf-8", errors="surrogateescape") as f:
+        for line in f:  # line by line: a span file may be larger than memory
+            count += sum(line.count(s) for s in secrets)
     if count:
         tmp = path.with_suffix(path.suffix + ".scrub")
-        tmp.write_text(scrub_text(text, secrets), encoding="utf-8", errors="surrogateescape")
+        with (
+            path.open(encoding="utf-8", errors="surrogateescape") as src,
+            tmp.open("w", encoding="utf-8", errors="surrogateescape") as dst,
+        ):
+            for line in src:
+                dst.write(scrub_text(line, secrets))
         os.replace(tmp, path)
     return count

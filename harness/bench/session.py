@@ -1,5 +1,6 @@
-"""``harness run``: load suites, expand the matrix, run it, store every cell in DuckDB as it
-finishes, ingest the run's spans, and close the run (finished or interrupted).
+"""``harness run``: load suites, expand the matrix, run it, store every cell as it finishes
+(Parquet shards beside the DuckDB catalog, on disk within a second), stream the run's spans into
+shards too, close the run (finished or interrupted) and compact its shards into the tables.
 
 This is the orchestration behind the CLI; the CLI itself only parses arguments, and passes
 ``drive=`` (:func:`harness.cli.progress.drive`: the progress bar and the Ctrl-C handling) so this
@@ -125,6 +126,7 @@ def run_bench(
             done = store.existing_cells(request.label, include_crashed=False)
             cells = [c for c in cells if c.key not in done]
         trace_file = request.trace_file or request.db.parent / "traces" / f"{run_id}.jsonl"
+        secrets = secret_values(providers)  # scrubbed from rows, spans and the trace file
         try:
             trace_file.parent.mkdir(parents=True, exist_ok=True)
             tracing = configure_tracing(file=trace_file, otlp_endpoint=request.otlp_endpoint)
@@ -134,9 +136,11 @@ def run_bench(
             if isinstance(exc, OSError):
                 raise ConfigError(f"--trace-file {trace_file}: {exc}") from exc
             raise
+        # Spans reach the store as the run goes (scrubbed piece by piece), never all at once.
+        store.follow_spans(
+            run_id, trace_file, scrub=(lambda t: scrub_text(t, secrets)) if secrets else None
+        )
         ignore = _collector_hosts(request.otlp_endpoint)
-        report = BenchReport(run_id, MatrixSummary(total=len(cells)), trace_file=trace_file)
-        secrets = secret_values(providers)  # scrubbed from rows and the trace file
 
         def sink(outcome: CellOutcome) -> None:
             store.write_result(_scrubbed(_row(outcome, run_id), secrets))
@@ -163,14 +167,28 @@ def run_bench(
         finally:
             folder.remove()
             tracing.shutdown()
-            if trace_file.exists():
-                try:
-                    scrub_file(trace_file, secrets)  # before the spans reach the store
-                    report.spans = store.ingest_spans(run_id, trace_file)
-                except Exception as exc:  # spans are a bonus; never lose the results for them
-                    console.print(f"[yellow]warning:[/] spans not ingested: {exc}")
+            try:
+                report.spans = store.ingest_spans(run_id, trace_file)  # the rest of the file
+                scrub_file(trace_file, secrets)
+            except Exception as exc:  # spans are a bonus; never lose the results for them
+                console.print(f"[yellow]warning:[/] spans not ingested: {exc}")
             store.finish_run(run_id, status)  # type: ignore[arg-type]
+            _compact(store, console)
     return report
+
+
+def _compact(store: Any, console: Console) -> None:
+    """Shards of the runs that ended -> the tables (``harness compact``); a failure only warns:
+    the shards stay readable and the next run or ``harness compact`` retries."""
+    from harness.errors import HarnessError
+
+    try:
+        stats = store.compact()
+    except (HarnessError, OSError) as exc:
+        console.print(f"[yellow]warning:[/] not compacted (run `harness compact` later): {exc}")
+        return
+    for why in stats.skipped:
+        console.print(f"[yellow]warning:[/] left as shards: {escape(why)}")
 
 
 def _row(outcome: CellOutcome, run_id: str) -> dict[str, Any]:

@@ -1,10 +1,11 @@
 """Result rows: building one from a :class:`~harness.Result`, checking rows, and turning a batch of
-rows into one Arrow table for a bulk insert.
+rows into one Arrow table (a shard).
 
 A row is a mapping whose keys are ``results`` columns (see :data:`~harness.store.schema.
-RESULT_COLUMNS`). ``run_id``, ``suite``, ``task_id``, ``mode``, ``provider``, ``epoch`` and
-``passed`` are required; ``result_id`` is generated; ``cell_key`` and ``finished_at`` (now, UTC)
-are filled in when missing. Values of the JSON columns (``deliverable``, ``error_diagnostic``,
+RESULT_COLUMNS`: every column there is written, so a new column needs only that entry and a
+migration). ``run_id``, ``suite``, ``task_id``, ``mode``, ``provider``, ``epoch`` and ``passed``
+are required; ``result_id`` (:func:`next_result_id`), ``cell_key``, ``status`` and
+``finished_at`` (now, UTC) are filled in when missing. Values of the JSON columns (``deliverable``, ``error_diagnostic``,
 ``no_progress_snapshot``, ``calls``) are Python objects, always encoded (a ``str`` becomes a JSON
 string); dataclasses, pydantic models and enums are encoded by field / value.
 """
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import Enum
@@ -27,17 +30,21 @@ from harness.store.errors import StoreError
 from harness.store.schema import JSON_COLUMNS, RESULT_COLUMNS
 
 __all__ = [
+    "ARROW_SCHEMA",
     "REQUIRED_COLUMNS",
     "cell_key",
     "crashed_row",
-    "insert_select_list",
     "json_text",
+    "next_result_id",
+    "normalize_table",
+    "prepare_row",
+    "prepared_to_arrow",
     "result_row",
     "rows_to_arrow",
 ]
 
 REQUIRED_COLUMNS = ("run_id", "suite", "task_id", "mode", "provider", "epoch", "passed")
-_WRITABLE = tuple(c for c in RESULT_COLUMNS if c != "result_id")
+_WRITABLE = tuple(RESULT_COLUMNS)
 _ALLOWED = frozenset(_WRITABLE)
 
 _ARROW_TYPES: dict[str, pa.DataType] = {
@@ -75,7 +82,11 @@ def _default(o: Any) -> Any:
     return str(o)
 
 
-_encode = json.JSONEncoder(default=_default, ensure_ascii=False, separators=(",", ":")).encode
+_encoder = json.JSONEncoder(default=_default, ensure_ascii=False, separators=(",", ":")).encode
+
+
+def _encode(value: Any) -> str:
+    return str.__str__(value) if isinstance(value, _Raw) else _encoder(value)
 
 
 def json_text(value: Any) -> str | None:
@@ -178,7 +189,10 @@ def _check(row: Mapping[str, Any], n: int) -> None:
         where = "/".join(str(row.get(k, "?")) for k in ("suite", "task_id", "mode", "provider"))
         parts = []
         if unknown:
-            parts.append(f"unknown column(s) {sorted(unknown)}")
+            parts.append(
+                f"unknown column(s) {sorted(unknown)} (a new column needs an entry in "
+                "harness.store.schema.RESULT_COLUMNS and a migration)"
+            )
         if missing:
             parts.append(f"missing {missing}")
         raise StoreError(f"results row {n} ({where}): {'; '.join(parts)}")
@@ -191,65 +205,111 @@ def _status(row: Mapping[str, Any]) -> str:
     return "error" if row.get("error") is not None else "failed"
 
 
-def rows_to_arrow(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
-    """Check rows and build one Arrow table in the ``results`` column order (``result_id``
-    left out: the insert generates it)."""
-    rows = rows if isinstance(rows, list) else list(rows)
-    allowed = _ALLOWED
-    for n, row in enumerate(rows):
-        if not row.keys() <= allowed or None in [row.get(c) for c in REQUIRED_COLUMNS]:
-            _check(row, n)
-    now = datetime.now(UTC).replace(tzinfo=None)
-    columns: dict[str, list[Any]] = {}
-    for name in _WRITABLE:
+_last_id = 0
+_id_lock = threading.Lock()
+
+
+def next_result_id() -> int:
+    """A ``result_id``: nanoseconds since the epoch, strictly increasing within the process (so
+    the views' "latest wins" tie-break follows insert order without a database sequence)."""
+    global _last_id
+    with _id_lock:
+        _last_id = max(time.time_ns(), _last_id + 1)
+        return _last_id
+
+
+# Python types a value of each Arrow type may have without asking Arrow (anything else is
+# checked by converting it alone, so numpy scalars and the like still pass).
+_PY_TYPES: dict[pa.DataType, tuple[type, ...]] = {
+    pa.string(): (str,),
+    pa.int64(): (int,),
+    pa.int32(): (int,),
+    pa.float64(): (float, int),
+    pa.bool_(): (bool,),
+    pa.timestamp("us"): (datetime,),
+}
+_TYPES = {f.name: f.type for f in ARROW_SCHEMA}
+
+
+def prepare_row(row: Mapping[str, Any], n: int = 0, now: datetime | None = None) -> dict[str, Any]:
+    """Check one row and return it ready for :func:`prepared_to_arrow`: JSON columns encoded,
+    enums as values, ``result_id``, ``cell_key``, ``finished_at`` and ``status`` filled in, every
+    value of the column's type (else :class:`StoreError` naming the row and column)."""
+    if not row.keys() <= _ALLOWED or None in [row.get(c) for c in REQUIRED_COLUMNS]:
+        _check(row, n)
+    out: dict[str, Any] = {}
+    for name, value in row.items():
+        if value is None:
+            continue
         if name in JSON_COLUMNS:
-            values = [r.get(name) for r in rows]
             try:
-                columns[name] = [None if v is None else _encode(v) for v in values]
+                value = _encode(value)
             except (TypeError, ValueError, RecursionError) as exc:
                 raise StoreError(f"results column {name!r}: cannot encode as JSON: {exc}") from exc
-        elif name == "cell_key":
-            columns[name] = [
-                r.get("cell_key")
-                or cell_key(r["suite"], r["task_id"], r["mode"], r["provider"], r["epoch"])
-                for r in rows
-            ]
-        elif name == "finished_at":
-            columns[name] = [r.get("finished_at") or now for r in rows]
-        elif name == "status":
-            columns[name] = [r.get("status") or _status(r) for r in rows]
-        elif name in ("suite", "task_id", "mode", "provider", "finish_reason", "category"):
-            values = [r.get(name) for r in rows]
-            columns[name] = [v.value if isinstance(v, Enum) else v for v in values]
-        else:
-            columns[name] = [r.get(name) for r in rows]
+        elif isinstance(value, Enum):
+            value = value.value
+        kind = _TYPES[name]
+        if not isinstance(value, _PY_TYPES[kind]) or (
+            isinstance(value, bool) and kind != pa.bool_()
+        ):
+            try:
+                value = pa.array([value], type=kind)[0].as_py()
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+                raise StoreError(
+                    f"results column {name!r}: a value has the wrong type: {exc}"
+                ) from exc
+        out[name] = value
+    if "result_id" not in out:
+        out["result_id"] = next_result_id()
+    if "cell_key" not in out:
+        out["cell_key"] = cell_key(
+            out["suite"], out["task_id"], out["mode"], out["provider"], out["epoch"]
+        )
+    if "finished_at" not in out:
+        out["finished_at"] = now or datetime.now(UTC).replace(tzinfo=None)
+    if "status" not in out:
+        out["status"] = _status(out)
+    return out
+
+
+def prepared_to_arrow(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
+    """Rows from :func:`prepare_row` as one Arrow table of :data:`ARROW_SCHEMA`."""
     arrays = []
     for f in ARROW_SCHEMA:
+        name = f.name
         try:
-            arrays.append(pa.array(columns[f.name], type=f.type))
+            arrays.append(pa.array([r.get(name) for r in rows], type=f.type))
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
-            raise StoreError(
-                f"results column {f.name!r}: a value has the wrong type: {exc}"
-            ) from exc
+            raise StoreError(f"results column {name!r}: a value has the wrong type: {exc}") from exc
     return pa.table(arrays, schema=ARROW_SCHEMA)
 
 
-def insert_select_list(columns: Sequence[str]) -> str:
-    """The SELECT list for a bulk insert of ``columns``: checks names, fills cell_key and
-    finished_at ($1) when absent."""
-    allowed = set(RESULT_COLUMNS) - {"result_id"}
-    unknown = sorted(set(columns) - allowed)
-    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+def rows_to_arrow(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """Check rows and build one Arrow table in the ``results`` column order."""
+    now = datetime.now(UTC).replace(tzinfo=None)
+    return prepared_to_arrow([prepare_row(r, n, now) for n, r in enumerate(rows)])
+
+
+def normalize_table(table: pa.Table) -> pa.Table:
+    """A DataFrame's or Arrow table's rows (``results`` columns, JSON columns as JSON text) as
+    a table of :data:`ARROW_SCHEMA`: columns checked, the generated ones filled in."""
+    names = table.column_names
+    unknown = sorted(set(names) - _ALLOWED)
+    missing = [c for c in REQUIRED_COLUMNS if c not in names]
     if unknown or missing:
         raise StoreError(f"results table: unknown columns {unknown}, missing {missing}")
-    out = [f'"{c}"' for c in columns if c not in ("cell_key", "finished_at")]
-    key = "suite || '/' || task_id || '/' || mode || '/' || provider || '/e' || epoch"
-    out.append(
-        f"coalesce(cell_key, {key}) AS cell_key" if "cell_key" in columns else f"{key} AS cell_key"
-    )
-    out.append(
-        "coalesce(finished_at, $1) AS finished_at"
-        if "finished_at" in columns
-        else "$1 AS finished_at"
-    )
-    return ", ".join(out)
+    n = table.num_rows
+    rows = table.to_pylist()
+    now = datetime.now(UTC).replace(tzinfo=None)
+    for row in rows:
+        for c in JSON_COLUMNS & row.keys():  # already JSON text: do not encode twice
+            row[c] = _Raw(row[c]) if row[c] is not None else None
+    prepared = [prepare_row(r, i, now) for i, r in enumerate(rows)]
+    assert len(prepared) == n
+    return prepared_to_arrow(prepared)
+
+
+class _Raw(str):
+    """JSON text that :func:`json_text` passes through unchanged."""
+
+    __slots__ = ()

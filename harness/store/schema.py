@@ -8,7 +8,11 @@ older code are upgraded by running the functions they have not seen, each in its
 transaction. A file whose version is higher than the code's is refused (:class:`SchemaTooNew`).
 
 The views are derived: they are dropped and re-created after every read-write open, so changing
-one needs no migration.
+one needs no migration. Since v3 the tables ``results_compacted`` and ``spans_compacted`` hold
+the rows of compacted runs, and ``results`` and ``spans`` are views: those tables plus the Parquet
+shards that runs write under ``<db folder>/runs/<run_id>/`` (see :mod:`harness.store.shards`).
+A migration that adds a ``results`` column alters ``results_compacted`` (and adds the column to
+:data:`RESULT_COLUMNS`, from which shards take their schema).
 
 Every timestamp is UTC, stored without a time zone (``TIMESTAMP``; spans ``TIMESTAMP_NS``):
 ``TIMESTAMPTZ`` would make the Python client depend on pytz and print local times.
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 import duckdb
 
@@ -34,7 +39,9 @@ __all__ = [
     "VIEWS",
     "Migration",
     "check_version",
+    "SPAN_JSON_COLUMNS",
     "create_views",
+    "drop_views",
     "migrate",
     "schema_version",
 ]
@@ -147,7 +154,20 @@ def _v2(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1, _v2)
+def _v3(con: duckdb.DuckDBPyConnection) -> None:
+    """Shards: the tables become the compacted store; ``results`` and ``spans`` become views
+    over them and the Parquet shards of runs (see :func:`create_views`); ``compacted_shards``
+    lists the shard files whose rows are in the tables already."""
+    drop_views(con)
+    con.execute("ALTER TABLE results RENAME TO results_compacted")
+    con.execute("ALTER TABLE spans RENAME TO spans_compacted")
+    con.execute(
+        "CREATE TABLE compacted_shards (file VARCHAR PRIMARY KEY, run_id VARCHAR NOT NULL, "
+        "kind VARCHAR NOT NULL, rows BIGINT NOT NULL, compacted_at TIMESTAMP NOT NULL)"
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1, _v2, _v3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -206,8 +226,26 @@ def migrate(
 # --- views -------------------------------------------------------------------------------------
 
 _CELL = "suite, task_id, mode, provider, epoch"
+SPAN_JSON_COLUMNS = ("attributes", "events")
+
+
+def _live(kind: str, json_columns: Sequence[str]) -> str:
+    """A compacted table plus the shards of ``kind`` not compacted yet (``{runs}``: the runs
+    folder, filled in by :func:`create_views`); shards of runs this file does not list (another
+    database in the same folder) are left out."""
+    casts = ", ".join(f"{c}::JSON AS {c}" for c in json_columns)
+    return f"""
+SELECT * FROM {kind}_compacted
+UNION ALL BY NAME
+SELECT * EXCLUDE (filename) REPLACE ({casts})
+FROM read_parquet('{{runs}}/*/{kind}-*.parquet', union_by_name = true, filename = true)
+WHERE filename NOT IN (SELECT file FROM compacted_shards)
+  AND run_id IN (SELECT run_id FROM bench_runs)"""
+
 
 VIEWS: dict[str, str] = {
+    "results": _live("results", sorted(JSON_COLUMNS)),
+    "spans": _live("spans", SPAN_JSON_COLUMNS),
     # The latest result of each cell within each run (a cell re-run in the same run: the last).
     "v_run_cells": f"""
 SELECT r.*, b.label
@@ -267,9 +305,23 @@ GROUP BY ALL""",
 }
 
 
-def create_views(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create every view (in dependency order: ``VIEWS`` is ordered)."""
+def drop_views(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop every view (before a migration changes the tables under them)."""
+    views = {
+        str(r[0])
+        for r in con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'"
+        ).fetchall()
+    }
     for name in reversed(VIEWS):
-        con.execute(f"DROP VIEW IF EXISTS {name}")
+        if name in views:
+            con.execute(f"DROP VIEW {name}")
+
+
+def create_views(con: duckdb.DuckDBPyConnection, runs: Path) -> None:
+    """(Re)create every view (in dependency order: ``VIEWS`` is ordered); ``runs`` is the folder
+    of run shards (absolute: a view is resolved in the reader's working directory)."""
+    drop_views(con)
+    literal = str(runs.resolve()).replace("'", "''")
     for name, sql in VIEWS.items():
-        con.execute(f"CREATE VIEW {name} AS {sql}")
+        con.execute(f"CREATE VIEW {name} AS {sql.replace('{runs}', literal)}")

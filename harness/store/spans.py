@@ -1,6 +1,6 @@
-"""Bulk span ingest: the JSON-lines span file (OTLP-JSON field names, one span per line, as
-:mod:`harness.telemetry.exporters` writes it) into the ``spans`` table in one ``INSERT ...
-SELECT`` over DuckDB's ``read_json`` with an explicit column spec (no Python per span).
+"""Span conversion: JSON-lines span file (OTLP-JSON field names, one span per line, as
+:mod:`harness.telemetry.exporters` writes it) into a Parquet span shard in one ``COPY (SELECT
+...)`` over DuckDB's ``read_json`` with an explicit column spec (no Python per span).
 
 What the table keeps of a line: ids (``parentSpanId`` ``""`` -> NULL), ``kind`` as a name
 (``internal``, ``client``...), start/end as ``TIMESTAMP_NS`` (UTC) and ``duration_ms``, the status
@@ -16,8 +16,28 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
-__all__ = ["ingest_span_file"]
+__all__ = ["SPAN_ARROW_SCHEMA", "spans_to_parquet"]
+
+#: The columns of a span shard (and of the ``spans`` view).
+SPAN_ARROW_SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("trace_id", pa.string()),
+        ("span_id", pa.string()),
+        ("parent_span_id", pa.string()),
+        ("name", pa.string()),
+        ("kind", pa.string()),
+        ("start_time", pa.timestamp("ns")),
+        ("end_time", pa.timestamp("ns")),
+        ("duration_ms", pa.float64()),
+        ("status_code", pa.string()),
+        ("status_message", pa.string()),
+        ("attributes", pa.string()),
+        ("events", pa.string()),
+    ]
+)
 
 _ANY = (
     "STRUCT(stringValue VARCHAR, intValue VARCHAR, doubleValue DOUBLE, boolValue BOOLEAN, "
@@ -84,12 +104,15 @@ def _events(events: str) -> str:
     )
 
 
-def _select(path: Path) -> str:
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _select(path: Path, run_id: str) -> str:
     columns = ", ".join(f"{k}: '{v}'" for k, v in _COLUMNS.items())
-    literal = str(path).replace("'", "''")
     return f"""
 SELECT
-    $run_id AS run_id,
+    {_literal(run_id)} AS run_id,
     traceId AS trace_id,
     spanId AS span_id,
     nullif(parentSpanId, '') AS parent_span_id,
@@ -101,47 +124,29 @@ SELECT
         AS duration_ms,
     CASE status.code WHEN 1 THEN 'OK' WHEN 2 THEN 'ERROR' ELSE 'UNSET' END AS status_code,
     nullif(status.message, '') AS status_message,
-    coalesce({_object("attributes")}, '{{}}')::JSON AS attributes,
-    {_events("events")} AS events
-FROM read_json('{literal}', format = 'newline_delimited', ignore_errors = true,
+    coalesce({_object("attributes")}, '{{}}')::JSON::VARCHAR AS attributes,
+    {_events("events")}::VARCHAR AS events
+FROM read_json({_literal(str(path))}, format = 'newline_delimited', ignore_errors = true,
                maximum_object_size = 67108864, columns = {{{columns}}})
 WHERE traceId IS NOT NULL AND spanId IS NOT NULL"""
 
 
-def ingest_span_file(
+def spans_to_parquet(
     con: duckdb.DuckDBPyConnection,
+    source: Path,
+    dest: Path,
     run_id: str,
-    path: Path,
     *,
-    only_run_traces: bool = False,
+    where: str = "",
 ) -> int:
-    """Insert the spans of ``path`` under ``run_id``; return how many were inserted.
-
-    Spans already stored for the run (same trace and span id) are skipped, so ingesting a file
-    twice, or a file that grew, adds only the new spans. ``only_run_traces`` keeps only spans
-    whose trace id is a ``results.trace_id`` of the run (for a span file shared by many runs).
-    """
-    if path.stat().st_size == 0:
+    """Convert the span lines of ``source`` into a Parquet file ``dest`` (the ``spans``
+    columns, JSON as text) under ``run_id``; ``where`` filters the rows (SQL over ``s``).
+    Returns the spans written (``dest`` holds no rows when 0)."""
+    if source.stat().st_size == 0:
         return 0
-    source = _select(path)
-    filters = []
-    if only_run_traces:
-        filters.append(
-            "s.trace_id IN (SELECT trace_id FROM results "
-            "WHERE run_id = $run_id AND trace_id IS NOT NULL)"
-        )
-    row = con.execute("SELECT count(*) FROM spans WHERE run_id = $run_id", {"run_id": run_id})
-    have = row.fetchone()
-    if have and have[0]:
-        filters.append(
-            "NOT EXISTS (SELECT 1 FROM spans o WHERE o.run_id = $run_id "
-            "AND o.trace_id = s.trace_id AND o.span_id = s.span_id)"
-        )
-    where = f"WHERE {' AND '.join(filters)}" if filters else ""
-    before = con.execute("SELECT count(*) FROM spans").fetchone()
-    con.execute(
-        f"INSERT INTO spans SELECT * FROM ({source}) s {where}",
-        {"run_id": run_id},
-    )
-    after = con.execute("SELECT count(*) FROM spans").fetchone()
-    return int(after[0] if after else 0) - int(before[0] if before else 0)
+    filters = f"WHERE {where}" if where else ""
+    row = con.execute(
+        f"COPY (SELECT * FROM ({_select(source, run_id)}) s {filters}) "
+        f"TO {_literal(str(dest))} (FORMAT parquet)"
+    ).fetchone()
+    return int(row[0]) if row else 0

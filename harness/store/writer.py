@@ -1,27 +1,38 @@
-"""The results store: one DuckDB file (default ``reports/harness.duckdb``) that accumulates runs.
+"""The results store: one DuckDB catalog file (default ``reports/harness.duckdb``) plus the
+Parquet shards that runs write beside it (``reports/runs/<run_id>/``).
 
     with Store.open("reports/harness.duckdb") as store:
         run_id = store.begin_run(label="nightly", suites=["arithmetic"], modes=["react"], ...)
+        store.follow_spans(run_id, "reports/traces/RUN.jsonl")   # spans streamed into shards
         store.write_result(result_row(result, run_id=run_id, suite=..., passed=...))  # per cell
-        store.ingest_spans(run_id, "reports/traces.jsonl")
+        store.ingest_spans(run_id, "reports/traces/RUN.jsonl")  # the rest of the followed file
         store.finish_run(run_id)
+        store.compact()                                          # shards -> tables
 
-One writer at a time: DuckDB lets one process open a file for writing (and no other process
-open it at all meanwhile); a second writer, in another process or this one, gets
-:class:`StoreLocked` naming the holder's PID. Every ``write_result`` is its own committed
-transaction, so a run killed mid-matrix keeps every cell it finished. A run left ``running`` by a
-killed process is marked ``interrupted`` by the next writer to open the file.
+Readers are never locked out: a writer opens the DuckDB file only for a moment (to open or close
+a run, look up cells for ``--resume``, compact) and writes results as shards in between, which
+the ``results`` and ``spans`` views read live. ``write_result`` queues the row; it is on disk
+within ``flush_after_s`` + 0.1 s (0.5 s by default), so a run killed mid-matrix keeps every cell
+that finished more than that before. Several writers (processes) may share a file; a run left
+``running`` by a dead process (same host) is marked ``interrupted`` by the next writer to open it.
+
+Reading through a writer (``store.con``, the query helpers) opens the file and keeps it open until
+:meth:`Store.release` or :meth:`Store.close`; ``harness run`` never does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import os
 import secrets
+import shutil
 import socket
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -33,11 +44,13 @@ import pyarrow as pa
 
 from harness._version import __version__
 from harness.store import locking, schema
-from harness.store.errors import StoreError
-from harness.store.rows import insert_select_list, json_text, rows_to_arrow
-from harness.store.spans import ingest_span_file
+from harness.store.compact import CompactStats, compact
+from harness.store.errors import StoreError, StoreLocked
+from harness.store.rows import json_text, normalize_table, prepare_row
+from harness.store.shards import ShardWriter, run_dir, runs_dir, write_schema_files
+from harness.store.spans import spans_to_parquet
 
-__all__ = ["DEFAULT_DB", "STORAGE_COMPATIBILITY", "RunStatus", "Store"]
+__all__ = ["DEFAULT_DB", "LOCK_WAIT_S", "STORAGE_COMPATIBILITY", "RunStatus", "Store"]
 
 log = logging.getLogger("harness.store")
 
@@ -45,10 +58,12 @@ DEFAULT_DB = Path("reports/harness.duckdb")
 #: The storage format a new file is written in: DuckDB 2's own format cannot be read by 1.x, and
 #: the DuckDB CLI on PyPI (duckdb-cli) is 1.5; this one is readable by DuckDB >= 1.4.
 STORAGE_COMPATIBILITY = "v1.4.0"
+#: How long an open waits for another process's hold on the file (a writer's moment, a reader).
+LOCK_WAIT_S = 10.0
 RunStatus = Literal["finished", "interrupted", "failed"]
 
-# Writers open in this process, by resolved path: DuckDB lets one process open a file twice.
-_WRITERS: dict[Path, Store] = {}
+# Writers open in this process, by resolved path (a reader here shares the writer's database).
+_WRITERS: dict[Path, list[Store]] = {}
 _WRITERS_LOCK = threading.RLock()
 
 
@@ -56,20 +71,28 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
+    """Open the file; another process's lock is waited for up to ``wait_s``."""
     config: dict[str, str | bool | int | float | list[str]] = (
         {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
     )
-    try:
-        con = duckdb.connect(str(path), read_only=read_only, config=config)
-    except duckdb.IOException as exc:
-        if "lock" in str(exc).lower():
+    deadline = time.monotonic() + wait_s
+    pause = 0.02
+    while True:
+        try:
+            con = duckdb.connect(str(path), read_only=read_only, config=config)
+            break
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower():
+                raise StoreError(f"cannot open {path}: {exc}") from exc
+            if time.monotonic() >= deadline:
+                raise locking.locked_error(path, exc) from exc
+            time.sleep(pause)
+            pause = min(pause * 2, 0.25)
+        except duckdb.ConnectionException as exc:  # this process has it open otherwise
             raise locking.locked_error(path, exc) from exc
-        raise StoreError(f"cannot open {path}: {exc}") from exc
-    except duckdb.ConnectionException as exc:  # this process has it open with another config
-        raise locking.locked_error(path, exc) from exc
-    except duckdb.Error as exc:
-        raise StoreError(f"cannot open {path}: {exc}") from exc
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open {path}: {exc}") from exc
     con.execute("SET TimeZone = 'UTC'")
     return con
 
@@ -78,15 +101,26 @@ class Store:
     """A handle on the results database. Build one with :meth:`open`."""
 
     def __init__(
-        self, path: Path, con: duckdb.DuckDBPyConnection, *, read_only: bool, shared: bool = False
+        self,
+        path: Path,
+        con: duckdb.DuckDBPyConnection | None,
+        *,
+        read_only: bool,
+        shared: bool = False,
+        lock_timeout_s: float = LOCK_WAIT_S,
+        flush_after_s: float = 0.5,
     ) -> None:
         self.path = path
-        self.con = con
         self.read_only = read_only
+        self.lock_timeout_s = lock_timeout_s
+        self._con = con
         self._shared = shared  # a cursor on this process's writer: closing it closes only that
         self._mutex = threading.RLock()
         self._open_runs: set[str] = set()
+        self._known_runs: set[str] = set()
         self._closed = False
+        self.runs = runs_dir(path)
+        self.shards = None if read_only else ShardWriter(self.runs, max_age_s=flush_after_s)
 
     # --- opening and closing -------------------------------------------------------------------
 
@@ -97,50 +131,62 @@ class Store:
         *,
         read_only: bool = False,
         migrations: Sequence[schema.Migration] | None = None,
+        lock_timeout_s: float = LOCK_WAIT_S,
+        flush_after_s: float = 0.5,
     ) -> Store:
         """Open (creating or upgrading as needed) the database at ``path``.
 
         ``read_only`` opens an existing file for queries; an older file is upgraded first (which
         needs the write lock for a moment). ``migrations`` replaces the shipped list (tests).
+        ``lock_timeout_s``: how long to wait while another process holds the file.
         """
         path = Path(path).expanduser().resolve()
         steps = schema.MIGRATIONS if migrations is None else migrations
         with _WRITERS_LOCK:
-            writer = _WRITERS.get(path)
-            if writer is not None:
-                if not read_only:
-                    raise locking.locked_error(path)
-                cursor = writer.con.cursor()
+            writers = _WRITERS.get(path)
+            if read_only and writers:
+                cursor = writers[0].con.cursor()
                 cursor.execute("SET TimeZone = 'UTC'")
                 return cls(path, cursor, read_only=True, shared=True)
             if read_only:
-                return cls._open_reader(path, steps)
+                return cls._open_reader(path, steps, lock_timeout_s)
             path.parent.mkdir(parents=True, exist_ok=True)
-            store = cls(path, _connect(path, read_only=False), read_only=False)
+            store = cls(
+                path, None, read_only=False, lock_timeout_s=lock_timeout_s,
+                flush_after_s=flush_after_s,
+            )  # fmt: skip
+            con = _connect(path, False, lock_timeout_s)
             try:
-                locking.write_lock(path)
-                try:
-                    before, after = schema.migrate(store.con, steps, where=str(path))
-                except duckdb.Error as exc:
-                    raise StoreError(
-                        f"cannot create or upgrade the schema of {path}: {exc}"
-                    ) from exc
-                if before and before != after:
-                    log.info("harness: upgraded %s from schema v%d to v%d", path, before, after)
-                schema.create_views(store.con)
-                store._recover_stale_runs()
-            except BaseException:
-                store.con.close()
-                locking.release_lock(path)
-                raise
-            _WRITERS[path] = store
+                store._prepare(con, steps)
+            finally:
+                con.close()
+            _WRITERS.setdefault(path, []).append(store)
             return store
 
+    def _prepare(self, con: duckdb.DuckDBPyConnection, steps: Sequence[schema.Migration]) -> None:
+        try:
+            found = schema.schema_version(con)
+            schema.check_version(found, len(steps), str(self.path))
+            if found != len(steps):
+                schema.drop_views(con)
+            before, after = schema.migrate(con, steps, where=str(self.path))
+            write_schema_files(self.runs)
+            schema.create_views(con, self.runs)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot create or upgrade the schema of {self.path}: {exc}") from exc
+        except OSError as exc:
+            raise StoreError(f"cannot create {self.runs}: {exc}") from exc
+        if before and before != after:
+            log.info("harness: upgraded %s from schema v%d to v%d", self.path, before, after)
+        self._recover_stale_runs(con)
+
     @classmethod
-    def _open_reader(cls, path: Path, steps: Sequence[schema.Migration]) -> Store:
+    def _open_reader(
+        cls, path: Path, steps: Sequence[schema.Migration], wait_s: float
+    ) -> Store:
         if not path.exists():
             raise StoreError(f"no results database at {path}: `harness run` creates it")
-        con = _connect(path, read_only=True)
+        con = _connect(path, True, wait_s)
         try:
             found = schema.schema_version(con)
             schema.check_version(found, len(steps), str(path))
@@ -148,27 +194,68 @@ class Store:
             con.close()
             raise
         if found == len(steps):
-            return cls(path, con, read_only=True)
+            return cls(path, con, read_only=True, lock_timeout_s=wait_s)
         con.close()  # an older file: upgrade it (needs the write lock), then read
-        cls.open(path, migrations=steps).close()
-        return cls(path, _connect(path, read_only=True), read_only=True)
+        cls.open(path, migrations=steps, lock_timeout_s=wait_s).close()
+        return cls(path, _connect(path, True, wait_s), read_only=True, lock_timeout_s=wait_s)
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """A connection for queries. On a writer, queued rows are written first, and the file
+        stays open (other processes wait) until :meth:`release` or :meth:`close`."""
+        with self._mutex:
+            if self._closed:
+                raise StoreError(f"{self.path}: the store is closed")
+            if self.shards is not None:
+                self._flush()
+            if self._con is None:
+                self._con = _connect(self.path, False, self.lock_timeout_s)
+            return self._con
+
+    def release(self) -> None:
+        """Close the connection :attr:`con` opened on a writer, so other processes get in."""
+        with self._mutex:
+            if self._con is not None and not self.read_only:
+                self._con.close()
+                self._con = None
+
+    @contextlib.contextmanager
+    def _catalog(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The database for a moment: the held connection if any, else one opened and closed."""
+        with self._mutex:
+            self._writable()
+            if self._con is not None:
+                yield self._con
+                return
+            con = _connect(self.path, False, self.lock_timeout_s)
+            try:
+                yield con
+            finally:
+                con.close()
 
     def close(self, status: RunStatus = "finished") -> None:
-        """Close the database; runs this store began and did not finish get ``status``."""
+        """Write what is queued and close; runs this store began and did not finish get
+        ``status``."""
         with self._mutex:
             if self._closed:
                 return
             try:
+                if self.shards is not None:
+                    self.shards.close()
                 for run_id in sorted(self._open_runs):
                     self.finish_run(run_id, status)
             finally:
                 self._closed = True
-                self.con.close()
-                if not self.read_only and not self._shared:
+                if self._con is not None:
+                    self._con.close()
+                    self._con = None
+                if not self.read_only:
                     with _WRITERS_LOCK:
-                        if _WRITERS.get(self.path) is self:
-                            del _WRITERS[self.path]
-                    locking.release_lock(self.path)
+                        writers = _WRITERS.get(self.path, [])
+                        if self in writers:
+                            writers.remove(self)
+                        if not writers:
+                            _WRITERS.pop(self.path, None)
 
     def __enter__(self) -> Self:
         return self
@@ -186,26 +273,47 @@ class Store:
         else:
             self.close("failed")
 
-    def _writable(self) -> duckdb.DuckDBPyConnection:
+    def _writable(self) -> None:
         if self._closed:
             raise StoreError(f"{self.path}: the store is closed")
         if self.read_only:
             raise StoreError(f"{self.path}: opened read-only")
-        return self.con
 
-    def _recover_stale_runs(self) -> None:
-        """Runs still ``running`` when a writer opens the file belong to a dead process (DuckDB
-        lets one writer in): mark them interrupted, finished at their last result."""
-        self.con.execute(
-            """
-            UPDATE bench_runs b SET status = 'interrupted',
-                finished_at = coalesce(
-                    (SELECT max(r.finished_at) FROM results r WHERE r.run_id = b.run_id),
-                    b.started_at),
-                error = coalesce(b.error, 'the process ' || coalesce(b.pid::VARCHAR, '?')
-                                 || ' stopped without closing the run')
-            WHERE status = 'running'"""
-        )
+    def _flush(self) -> None:
+        if self.shards is not None:
+            self.shards.flush()
+
+    def _recover_stale_runs(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Close runs still ``running`` whose process is gone (this host only: another host's
+        process cannot be checked): with the status their ``finish.json`` recorded when the
+        file was busy at their end, else ``interrupted``, finished at their last result."""
+        live = {r for s in _WRITERS.get(self.path, []) for r in s._open_runs}
+        host, me = socket.gethostname(), os.getpid()
+        rows = con.execute(
+            "SELECT run_id, pid FROM bench_runs WHERE status = 'running' AND host = ?", [host]
+        ).fetchall()
+        for run_id, pid in rows:
+            if run_id in live or (pid != me and pid is not None and locking.pid_alive(pid)):
+                continue
+            finish = _read_finish(self.runs / run_id)
+            if finish is not None:
+                con.execute(
+                    "UPDATE bench_runs SET status = ?, finished_at = ?, error = ? "
+                    "WHERE run_id = ?",
+                    [finish["status"], finish["finished_at"], finish.get("error"), run_id],
+                )
+                continue
+            con.execute(
+                """
+                UPDATE bench_runs b SET status = 'interrupted',
+                    finished_at = coalesce(
+                        (SELECT max(r.finished_at) FROM results r WHERE r.run_id = b.run_id),
+                        b.started_at),
+                    error = coalesce(b.error, 'the process ' || coalesce(b.pid::VARCHAR, '?')
+                                     || ' stopped without closing the run')
+                WHERE run_id = ?""",
+                [run_id],
+            )
 
     # --- runs ----------------------------------------------------------------------------------
 
@@ -229,8 +337,7 @@ class Store:
         (status back to ``running``, its suites/modes/providers extended with these) and its id
         returned, so the resumed cells land in the same run; without such a run, a new one.
         """
-        with self._mutex:
-            con = self._writable()
+        with self._catalog() as con:
             now = _now()
             if resume and label is not None:
                 row = con.execute(
@@ -249,8 +356,7 @@ class Store:
                         "modes = ?, providers = ?, epochs = greatest(epochs, ?) WHERE run_id = ?",
                         [os.getpid(), socket.gethostname(), *merged, epochs, row[0]],
                     )
-                    self._open_runs.add(row[0])
-                    return str(row[0])
+                    return self._opened(str(row[0]))
             run_id = run_id or f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
             try:
                 con.execute(
@@ -258,104 +364,130 @@ class Store:
                     "harness_version, suites, modes, providers, epochs, config, pid, host) "
                     "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
-                        run_id,
-                        now,
-                        label,
-                        git_sha,
-                        harness_version or __version__,
-                        list(suites),
-                        list(modes),
-                        list(providers),
-                        epochs,
-                        json_text(config),
-                        os.getpid(),
-                        socket.gethostname(),
+                        run_id, now, label, git_sha, harness_version or __version__,
+                        list(suites), list(modes), list(providers), epochs, json_text(config),
+                        os.getpid(), socket.gethostname(),
                     ],
-                )
+                )  # fmt: skip
             except duckdb.ConstraintException as exc:
                 raise StoreError(f"run {run_id!r} already exists in {self.path}") from exc
-            self._open_runs.add(run_id)
-            return run_id
+            return self._opened(run_id)
+
+    def _opened(self, run_id: str) -> str:
+        self._open_runs.add(run_id)
+        self._known_runs.add(run_id)
+        with contextlib.suppress(OSError):
+            (run_dir(self.path, run_id) / "finish.json").unlink()
+        return run_id
 
     def discard_run(self, run_id: str) -> bool:
         """Delete a run that stored nothing (it failed before its first cell), so that
         ``--run latest`` never picks it; returns whether it was deleted."""
-        with self._mutex:
-            got = (
-                self._writable()
-                .execute(
-                    "DELETE FROM bench_runs WHERE run_id = ? AND NOT EXISTS "
-                    "(SELECT 1 FROM results WHERE run_id = ?)",
-                    [run_id, run_id],
-                )
-                .fetchone()
-            )
+        self._flush()
+        with self._catalog() as con:
+            got = con.execute(
+                "DELETE FROM bench_runs WHERE run_id = ? AND NOT EXISTS "
+                "(SELECT 1 FROM results WHERE run_id = ?)",
+                [run_id, run_id],
+            ).fetchone()
             deleted = bool(got and got[0])
             if deleted:
                 self._open_runs.discard(run_id)
+                self._known_runs.discard(run_id)
+                if self.shards is not None:
+                    for key in [k for k in self.shards.followers if k[0] == run_id]:
+                        self.shards.unfollow(*key)
+                shutil.rmtree(run_dir(self.path, run_id), ignore_errors=True)
             return deleted
 
     def finish_run(
         self, run_id: str, status: RunStatus = "finished", *, error: str | None = None
     ) -> None:
-        """Close a run: ``finished_at`` now and ``status`` (finished, interrupted or failed)."""
+        """Close a run: ``finished_at`` now and ``status`` (finished, interrupted or failed).
+
+        Queued rows are written first. When another process holds the file past
+        ``lock_timeout_s``, the ending is written to the run's ``finish.json`` instead (with a
+        warning); the next writer to open the file records it."""
         if status not in ("finished", "interrupted", "failed"):
             raise StoreError(f"finish_run: status must be finished|interrupted|failed: {status!r}")
-        with self._mutex:
-            got = (
-                self._writable()
-                .execute(
-                    "UPDATE bench_runs SET status = ?, finished_at = ?, error = coalesce(?, error) "
-                    "WHERE run_id = ?",
-                    [status, _now(), error, run_id],
-                )
-                .fetchone()
-            )
+        self._writable()
+        self._flush()
+        now = _now()
+        try:
+            with self._catalog() as con:
+                got = con.execute(
+                    "UPDATE bench_runs SET status = ?, finished_at = ?, "
+                    "error = coalesce(?, error) WHERE run_id = ?",
+                    [status, now, error, run_id],
+                ).fetchone()
+        except StoreLocked as exc:
+            _write_finish(run_dir(self.path, run_id), status, now, error)
             self._open_runs.discard(run_id)
-            if not got or not got[0]:
-                raise StoreError(f"no run {run_id!r} in {self.path}")
+            log.warning("harness: run %s ended as %s; %s (recorded later)", run_id, status, exc)
+            return
+        self._open_runs.discard(run_id)
+        if not got or not got[0]:
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+
+    def compact(self, run_ids: Sequence[str] | None = None) -> CompactStats:
+        """Move the shards of runs that ended (of ``run_ids``) into the tables."""
+        self._flush()
+        with self._catalog() as con:
+            return compact(con, self.runs.resolve(), run_ids)
 
     # --- results -------------------------------------------------------------------------------
 
     def write_result(self, row: Mapping[str, Any]) -> None:
-        """Store one finished cell, committed before this returns (a crash keeps it)."""
-        self.write_results([row])
+        """Store one finished cell: checked now, on disk within ``flush_after_s`` (+0.1 s)."""
+        prepared = prepare_row(row)
+        self._check_runs({prepared["run_id"]})
+        assert self.shards is not None
+        self.shards.add(prepared)
 
     def write_results(self, rows: Iterable[Mapping[str, Any]] | pd.DataFrame | pa.Table) -> int:
-        """Store many results in one transaction (Arrow registration, not row-by-row INSERTs).
+        """Store many results as one shard, on disk before this returns.
 
         ``rows`` are mappings (see :mod:`harness.store.rows`), or a DataFrame / Arrow table whose
         columns are ``results`` columns (JSON columns as JSON text). Returns the rows written.
         """
         if isinstance(rows, pd.DataFrame):
-            table = pa.Table.from_pandas(rows, preserve_index=False)
-        elif isinstance(rows, pa.Table):
-            table = rows
+            rows = pa.Table.from_pandas(rows, preserve_index=False)
+        if isinstance(rows, pa.Table):
+            if rows.num_rows == 0:
+                return 0
+            data: pa.Table | list[dict[str, Any]] = normalize_table(rows)
+            run_ids = {str(r) for r in data.column("run_id").unique().to_pylist()}
         else:
-            table = rows_to_arrow(rows)
-        if table.num_rows == 0:
-            return 0
-        select = insert_select_list(table.column_names)
-        run_ids = [str(r) for r in table.column("run_id").unique().to_pylist()]
-        with self._mutex:
-            con = self._writable()
+            now = _now()
+            data = [prepare_row(r, n, now) for n, r in enumerate(rows)]
+            if not data:
+                return 0
+            run_ids = {r["run_id"] for r in data}
+        self._check_runs(run_ids)
+        assert self.shards is not None
+        return self.shards.write_now(data)
+
+    def _check_run(self, run_id: str) -> None:
+        try:
+            self._check_runs({run_id})
+        except StoreError as exc:
+            if "unknown run" in str(exc):
+                raise StoreError(f"no run {run_id!r} in {self.path}") from None
+            raise
+
+    def _check_runs(self, run_ids: set[str]) -> None:
+        self._writable()
+        unknown = run_ids - self._known_runs
+        if not unknown:
+            return
+        with self._catalog() as con:
             known = con.execute(
-                "SELECT run_id FROM bench_runs WHERE list_contains(?, run_id)", [run_ids]
+                "SELECT run_id FROM bench_runs WHERE list_contains(?, run_id)", [sorted(unknown)]
             ).fetchall()
-            unknown = sorted(set(run_ids) - {r[0] for r in known})
-            if unknown:
-                raise StoreError(f"results for unknown run(s) {unknown}: begin_run first")
-            name = f"_harness_rows_{secrets.token_hex(4)}"
-            con.register(name, table)
-            try:
-                con.execute(
-                    f"INSERT INTO results BY NAME SELECT {select} FROM {name}", [_now()]
-                ).fetchall()
-            except duckdb.Error as exc:
-                raise StoreError(f"cannot store results in {self.path}: {exc}") from exc
-            finally:
-                con.unregister(name)
-        return int(table.num_rows)
+        self._known_runs.update(r[0] for r in known)
+        missing = sorted(run_ids - self._known_runs)
+        if missing:
+            raise StoreError(f"results for unknown run(s) {missing}: begin_run first")
 
     def existing_cells(
         self, label: str, *, include_crashed: bool = True, status: str | None = None
@@ -369,32 +501,88 @@ class Store:
         if status is not None:
             where += " AND status = ?"
             params.append(status)
-        with self._mutex:
-            rows = self.con.execute(
-                f"SELECT cell_key FROM v_cells WHERE label = ?{where}", params
-            ).fetchall()
+        sql = f"SELECT cell_key FROM v_cells WHERE label = ?{where}"
+        if self.read_only:
+            rows = self.con.execute(sql, params).fetchall()
+        else:
+            self._flush()
+            with self._catalog() as con:
+                rows = con.execute(sql, params).fetchall()
         return {str(r[0]) for r in rows}
 
     # --- spans ---------------------------------------------------------------------------------
 
+    def follow_spans(
+        self, run_id: str, path: str | Path, *, scrub: Callable[[str], str] | None = None
+    ) -> None:
+        """Stream span file ``path`` into ``run_id``'s shards from its current end: what is
+        appended becomes shards as the run goes (``scrub`` cleans each piece of text first).
+        :meth:`ingest_spans` of the same file converts the rest and stops following."""
+        self._check_run(run_id)
+        assert self.shards is not None
+        self.shards.follow(run_id, Path(path), scrub=scrub)
+
     def ingest_spans(self, run_id: str, path: str | Path, *, only_run_traces: bool = False) -> int:
-        """Bulk-load a JSON-lines span file under ``run_id``; return the spans added (see
-        :func:`harness.store.spans.ingest_span_file`)."""
+        """Load a JSON-lines span file under ``run_id`` as a shard; return the spans added.
+
+        A file given to :meth:`follow_spans` is finished (the total it added is returned).
+        Otherwise the whole file is read: spans already stored for the run (same trace and span
+        id) are skipped, so ingesting a file twice, or a file that grew, adds only the new
+        spans; torn lines are skipped. ``only_run_traces`` keeps only spans whose trace id is a
+        ``results.trace_id`` of the run (for a span file shared by many runs)."""
         path = Path(path)
+        assert self.shards is not None or self.read_only
+        if self.shards is not None and (run_id, path.resolve()) in self.shards.followers:
+            follower = self.shards.unfollow(run_id, path)
+            return 0 if follower is None else follower.spans
         if not path.is_file():
             raise StoreError(f"no span file at {path}")
-        with self._mutex:
-            con = self._writable()
-            known = con.execute("SELECT 1 FROM bench_runs WHERE run_id = ?", [run_id]).fetchone()
-            if known is None:
-                raise StoreError(f"no run {run_id!r} in {self.path}")
-            try:
-                return ingest_span_file(con, run_id, path, only_run_traces=only_run_traces)
-            except duckdb.Error as exc:
-                raise StoreError(f"cannot ingest spans from {path}: {exc}") from exc
+        self._check_run(run_id)
+        self._flush()
+        filters = [
+            "NOT EXISTS (SELECT 1 FROM spans o WHERE o.run_id = s.run_id "
+            "AND o.trace_id = s.trace_id AND o.span_id = s.span_id)"
+        ]
+        if only_run_traces:
+            filters.append(
+                "s.trace_id IN (SELECT trace_id FROM results "
+                "WHERE run_id = s.run_id AND trace_id IS NOT NULL)"
+            )
+        assert self.shards is not None
+        dest = self.shards.shard_path("spans", run_id)
+        tmp = dest.with_name(f".{dest.name}.tmp")
+        try:
+            with self._catalog() as con:
+                n = spans_to_parquet(con, path, tmp, run_id, where=" AND ".join(filters))
+            if n:
+                os.replace(tmp, dest)
+            return n
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot ingest spans from {path}: {exc}") from exc
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
 
 
 def _merge(old: Sequence[str] | None, new: Sequence[str]) -> list[str]:
     out = list(old or ())
     out.extend(x for x in new if x not in out)
     return out
+
+
+def _write_finish(folder: Path, status: str, when: datetime, error: str | None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / ".finish.json.tmp"
+    tmp.write_text(json.dumps({"status": status, "finished_at": when.isoformat(), "error": error}))
+    os.replace(tmp, folder / "finish.json")
+
+
+def _read_finish(folder: Path) -> dict[str, Any] | None:
+    try:
+        data: Any = json.loads((folder / "finish.json").read_text(encoding="utf-8"))
+        if data.get("status") in ("finished", "interrupted", "failed"):
+            data["finished_at"] = datetime.fromisoformat(str(data["finished_at"]))
+            return dict(data)
+    except (OSError, ValueError, TypeError, AttributeError):
+        pass
+    return None

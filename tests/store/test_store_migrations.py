@@ -70,23 +70,25 @@ def columns(path: Path) -> list[tuple[str, str, str]]:
         con.close()
 
 
-def _v2(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute("ALTER TABLE results ADD COLUMN tags VARCHAR[]")
-    con.execute("UPDATE results SET tags = ['legacy']")
+def _later(con: duckdb.DuckDBPyConnection) -> None:
+    """A later migration adding a results column (to the compacted table, since v3)."""
+    con.execute("ALTER TABLE results_compacted ADD COLUMN tags VARCHAR[]")
+    con.execute("UPDATE results_compacted SET tags = ['legacy']")
 
 
-V2 = (*MIGRATIONS, _v2)
+LATER = (*MIGRATIONS, _later)
 
 
 def test_a_v1_file_upgrades_to_the_shipped_schema(tmp_path: Path) -> None:
     """A file written by the v1 DDL of the first release is migrated to v2 (results.status,
-    backfilled from passed/error) and then matches a fresh file column for column."""
-    assert SCHEMA_VERSION == 2
+    backfilled from passed/error) and v3 (the tables become results_compacted and
+    spans_compacted under the views), and then matches a fresh file column for column."""
+    assert SCHEMA_VERSION == 3
     old = v1_file(tmp_path / "old.duckdb")
     fresh = tmp_path / "fresh.duckdb"
     Store.open(fresh).close()
     with Store.open(old) as store:
-        assert schema_version(store.con) == 2
+        assert schema_version(store.con) == 3
         df = results_df(store, "old")
         assert df["cost_usd"].tolist() == [0.5]
         assert df["status"].tolist() == ["passed"]
@@ -96,8 +98,8 @@ def test_a_v1_file_upgrades_to_the_shipped_schema(tmp_path: Path) -> None:
 
 def test_a_v1_file_is_upgraded_by_a_later_migration(tmp_path: Path) -> None:
     path = v1_file(tmp_path / "h.duckdb")
-    with Store.open(path, migrations=V2) as store:
-        assert schema_version(store.con) == 3
+    with Store.open(path, migrations=LATER) as store:
+        assert schema_version(store.con) == 4
         df = results_df(store, "old")
         assert list(df["tags"][0]) == ["legacy"]  # the v2 column, filled by the migration
         assert df["cost_usd"].tolist() == [0.5]  # v1 data kept
@@ -108,36 +110,36 @@ def test_a_v1_file_is_upgraded_by_a_later_migration(tmp_path: Path) -> None:
         )  # fmt: skip
         assert store.con.execute("SELECT count(*) FROM v_cells").fetchone() == (2,)
         versions = store.con.execute("SELECT version FROM schema_version ORDER BY 1").fetchall()
-        assert versions == [(1,), (2,), (3,)]
+        assert versions == [(1,), (2,), (3,), (4,)]
 
 
 def test_a_read_only_open_upgrades_an_older_file_first(tmp_path: Path) -> None:
     path = v1_file(tmp_path / "h.duckdb")
-    with Store.open(path, read_only=True, migrations=V2) as ro:
+    with Store.open(path, read_only=True, migrations=LATER) as ro:
         assert ro.read_only
-        assert schema_version(ro.con) == 3
+        assert schema_version(ro.con) == 4
 
 
 def test_a_newer_file_is_refused_naming_both_versions(tmp_path: Path) -> None:
     path = v1_file(tmp_path / "h.duckdb")
-    Store.open(path, migrations=V2).close()
+    Store.open(path, migrations=LATER).close()
     for read_only in (False, True):
-        with pytest.raises(SchemaTooNew, match=r"schema v3, but this harness .* up to v2"):
+        with pytest.raises(SchemaTooNew, match=r"schema v4, but this harness .* up to v3"):
             Store.open(path, read_only=read_only)
-    assert schema_version(duckdb.connect(str(path), read_only=True)) == 3  # left untouched
+    assert schema_version(duckdb.connect(str(path), read_only=True)) == 4  # left untouched
 
 
 def test_a_failed_migration_is_rolled_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = v1_file(tmp_path / "h.duckdb")
 
     def broken(con: duckdb.DuckDBPyConnection) -> None:
-        con.execute("ALTER TABLE results ADD COLUMN half_done INTEGER")
+        con.execute("ALTER TABLE results_compacted ADD COLUMN half_done INTEGER")
         raise RuntimeError("migration bug")
 
     monkeypatch.setattr(store_schema, "MIGRATIONS", (*MIGRATIONS, broken))
     with pytest.raises(RuntimeError, match="migration bug"):
         Store.open(path)  # the default list is read at call time
-    assert ("results", "half_done", "INTEGER") not in columns(path)
+    assert ("results_compacted", "half_done", "INTEGER") not in columns(path)
     monkeypatch.undo()
     with Store.open(path) as store:  # and the file still opens with the shipped code
         assert schema_version(store.con) == SCHEMA_VERSION

@@ -1,0 +1,50 @@
+"""``harness compact``: move the Parquet shards of runs that ended into the database's tables.
+
+Exit codes: 0 success (also when there was nothing to compact), 2 bad input (no database, or it
+is held by another program past the wait).
+"""
+
+from __future__ import annotations
+
+import click
+
+from harness.cli._common import fail
+
+__all__ = ["COMMANDS", "compact"]
+
+
+@click.command("compact")
+@click.option(
+    "--db",
+    default="reports/harness.duckdb",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="The results database.",
+)
+def compact(db: str) -> None:
+    """Move the result and span shards of runs that ended (reports/runs/RUN/) into the tables
+    of the database (runs still running are left alone). `harness run` does it at its end; run
+    this after a run that was killed, or that ended while another program held the file."""
+    from pathlib import Path
+
+    from harness.errors import HarnessError
+    from harness.store import Store
+
+    path = Path(db)
+    if not path.exists():
+        fail(f"{path}: no results database (`harness run` creates it)")
+    try:
+        with Store.open(path) as store:
+            stats = store.compact()
+    except HarnessError as exc:
+        fail(str(exc))
+    click.echo(
+        f"compacted {stats.runs} run(s): {stats.results} results, {stats.spans} spans, "
+        f"{stats.files} shard files removed -> {db}"
+    )
+    for why in stats.skipped:
+        click.echo(f"left as shards: {why}", err=True)
+
+
+#: The commands this module adds to the root group.
+COMMANDS: tuple[click.Command, ...] = (compact,)
