@@ -136,6 +136,7 @@ def run_bench(
             if isinstance(exc, OSError):
                 raise ConfigError(f"--trace-file {trace_file}: {exc}") from exc
             raise
+        report = BenchReport(run_id, MatrixSummary(total=len(cells)), trace_file=trace_file)
         # Spans reach the store as the run goes (scrubbed piece by piece), never all at once.
         store.follow_spans(
             run_id, trace_file, scrub=(lambda t: scrub_text(t, secrets)) if secrets else None

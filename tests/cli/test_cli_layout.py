@@ -35,7 +35,7 @@ def _imported_modules(path: Path) -> set[str]:
 
 def test_every_command_group_is_registered() -> None:
     assert sorted(main.commands) == [
-        "baseline", "cassettes", "gate", "report", "run", "suites", "traces",
+        "baseline", "cassettes", "compact", "gate", "report", "run", "suites", "traces",
     ]  # fmt: skip
     assert sorted(main.commands["suites"].commands) == ["audit", "validate"]  # type: ignore[attr-defined]
 
