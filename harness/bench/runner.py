@@ -1,6 +1,7 @@
 """Run matrix cells concurrently, grade them, and hand each finished row to a sink.
 
-Each cell gets a fresh workspace (a temporary directory, removed afterwards) and, for HTTP
+Each cell gets a fresh workspace (a temporary directory, removed afterwards; made only when a
+tool uses it unless the task seeds files or grades the folder) and, for HTTP
 providers, its own cassette transport, so concurrent cells never share recordings. A cell that
 crashes becomes a failed row carrying the error; the matrix goes on. Rows reach the sink as each
 cell finishes, so an interrupted run keeps everything it finished. Stopping (``request_stop()``,
@@ -16,6 +17,7 @@ import shlex
 import shutil
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,6 +153,10 @@ class Runner:
         self.options = options
         self.sink = sink
         self._stop = asyncio.Event()
+        # id(task) -> (task, whether its grader reads the workspace); the task is kept so that
+        # its id stays unique.
+        self._workspace_graders: dict[int, tuple[Task, bool]] = {}
+        self._reaper: ThreadPoolExecutor | None = None
 
     def request_stop(self) -> None:
         """Schedule no new cell and cancel the cells in flight."""
@@ -165,6 +171,8 @@ class Runner:
         summary = MatrixSummary(total=len(cells))
         python_grader.reset()
         started = time.perf_counter()
+        # Workspaces are removed by a thread: deleting files is mostly waiting on the disk.
+        self._reaper = ThreadPoolExecutor(1, thread_name_prefix="harness-rm")
         queue = collections.deque(cells)
         per_provider: dict[str, asyncio.Semaphore] = {}
         recording = opts.record_mode != "none"
@@ -210,10 +218,14 @@ class Runner:
         stopper = asyncio.create_task(self._stop.wait())
         try:
             done: set[asyncio.Task[Any]] = set()
-            while stopper not in done and not all(w.done() for w in workers):
+            pending = list(workers)
+            while stopper not in done and pending:
+                # Only the workers still running: a finished one would return at once (a busy
+                # loop while the last cells finish).
                 done, _ = await asyncio.wait(
-                    [*workers, stopper], return_when=asyncio.FIRST_COMPLETED
+                    [*pending, stopper], return_when=asyncio.FIRST_COMPLETED
                 )
+                pending = [w for w in workers if not w.done()]
             if stopper in done:
                 summary.interrupted = bool(queue) or not all(w.done() for w in workers)
                 for w in workers:
@@ -227,6 +239,7 @@ class Runner:
         finally:
             stopper.cancel()
             python_grader.close()  # idle grader workers
+            self._reaper.shutdown(wait=True)
             summary.elapsed_s = time.perf_counter() - started
             summary.skipped = summary.total - summary.done
         return summary
@@ -235,7 +248,14 @@ class Runner:
         opts = self.options
         task = cell.task
         root = opts.work_root
-        workspace = Path(tempfile.mkdtemp(prefix="cell-" if root else "harness-cell-", dir=root))
+        # A folder in the run folder when the task seeds files or its grader reads the folder
+        # after the run; otherwise the kernel makes a temporary workspace ($TMPDIR/harness-ws-*)
+        # if and when a tool touches a file, and removes it (most such cells never do).
+        workspace: Path | None = None
+        if self._reads_workspace(task):
+            workspace = Path(
+                tempfile.mkdtemp(prefix="cell-" if root else "harness-cell-", dir=root)
+            )
         cassette = cell.cassette(opts.cassettes)
         try:
             if cassette is None:
@@ -272,14 +292,44 @@ class Runner:
             verdict = await _grade(task, result, workspace)
             return CellOutcome(cell, cassette, result, verdict)
         except asyncio.CancelledError:
-            raise
+            me = asyncio.current_task()
+            if self._stop.is_set() or me is None or me.cancelling():
+                raise
+            # Not cancelled by us: a cancellation leaked from inside the cell (a timeout in a
+            # tool, say). It must not end the worker and silently drop the cell.
+            return CellOutcome(cell, cassette, error="CancelledError: leaked from the cell")
         except Exception as exc:  # a crashing cell is a failed outcome; the matrix goes on
             return CellOutcome(cell, cassette, error=f"{type(exc).__name__}: {exc}")
         finally:
-            shutil.rmtree(workspace, ignore_errors=True)
+            if workspace is not None:
+                reaper = self._reaper
+                if reaper is None:
+                    shutil.rmtree(workspace, ignore_errors=True)
+                else:
+                    reaper.submit(shutil.rmtree, workspace, True)
+
+    def _reads_workspace(self, task: Task) -> bool:
+        """Whether ``task`` needs a workspace folder: it seeds files, or its grader reads the
+        folder after the run (file_contains, python)."""
+        key = id(task)
+        found = self._workspace_graders.get(key)
+        if found is None:
+            files = task.workspace is not None and bool(task.workspace.files)
+            found = self._workspace_graders[key] = (task, files or _reads_files(task.expect))
+        return found[1]
 
 
-async def _grade(task: Task, result: Result, workspace: Path) -> Grade:
+def _reads_files(grader: Any) -> bool:
+    if getattr(grader, "kind", None) in ("file_contains", "python"):
+        return True
+    for value in getattr(grader, "__dict__", {}).values():
+        for item in value if isinstance(value, list) else [value]:
+            if hasattr(item, "kind") and _reads_files(item):
+                return True
+    return False
+
+
+async def _grade(task: Task, result: Result, workspace: Path | None) -> Grade:
     """Grade a cell; python graders (child processes that may run for seconds) in a thread, so
     the other cells and Ctrl-C are not held up."""
     expect = task.expect
