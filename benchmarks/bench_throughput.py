@@ -63,8 +63,10 @@ def run_once(epochs: int, work: Path) -> dict[str, float]:
         stored_spans = con.execute("SELECT count(*) FROM spans").fetchone()
     finally:
         con.close()
-    assert got is not None and got[0] == cells, f"{got} results stored for {cells} cells"
-    assert stored_spans is not None and stored_spans[0] == spans
+    assert got is not None
+    assert got[0] == cells, f"{got} results stored for {cells} cells"
+    assert stored_spans is not None
+    assert stored_spans[0] == spans
     left = list((db.parent / "runs").glob("2*"))
     assert not left, f"run folders left after compaction: {left}"
     return {
@@ -80,7 +82,9 @@ def run_once(epochs: int, work: Path) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="2370,11850,50007", help="Cells per run, comma-separated")
+    parser.add_argument(
+        "--sizes", default="2370,11850,50007", help="Cells per run, comma-separated"
+    )
     parser.add_argument("--rounds", type=int, default=1, help="Runs per size (median reported)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -104,7 +108,8 @@ def main() -> None:
             return statistics.median(r[key] for r in rounds)
 
         print(
-            f"{int(med('cells')):>7} {med('matrix_cells_s'):>11.1f} {med('process_cells_s'):>12.1f} "
+            f"{int(med('cells')):>7} {med('matrix_cells_s'):>11.1f} "
+            f"{med('process_cells_s'):>12.1f} "
             f"{med('wall_s'):>7.1f} {med('cpu_ms_per_cell'):>12.2f} {med('peak_rss_mb'):>12.1f} "
             f"{int(med('spans')):>9}",
             flush=True,

@@ -155,10 +155,14 @@ def compact(
         stats.files += len(gone)
         if gone:
             con.execute(
-                "DELETE FROM compacted_shards WHERE list_contains(?, file)", [[str(f) for f in gone]]
+                "DELETE FROM compacted_shards WHERE list_contains(?, file)",
+                [[str(f) for f in gone]],
             )
         folder = runs / str(run_id)
-        for leftover in [*folder.glob(".*.tmp"), folder / "finish.json"]:  # half-written by a killed process
+        for leftover in [
+            *folder.glob(".*.tmp"),
+            folder / "finish.json",
+        ]:  # half-written by a killed process
             with contextlib.suppress(OSError):
                 leftover.unlink()
         with contextlib.suppress(OSError):

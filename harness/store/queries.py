@@ -31,7 +31,8 @@ __all__ = [
 
 
 class _HasCon(Protocol):
-    con: duckdb.DuckDBPyConnection
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection: ...
 
 
 Source = duckdb.DuckDBPyConnection | _HasCon

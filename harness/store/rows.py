@@ -1,13 +1,14 @@
 """Result rows: building one from a :class:`~harness.Result`, checking rows, and turning a batch of
 rows into one Arrow table (a shard).
 
-A row is a mapping whose keys are ``results`` columns (see :data:`~harness.store.schema.
-RESULT_COLUMNS`: every column there is written, so a new column needs only that entry and a
-migration). ``run_id``, ``suite``, ``task_id``, ``mode``, ``provider``, ``epoch`` and ``passed``
-are required; ``result_id`` (:func:`next_result_id`), ``cell_key``, ``status`` and
-``finished_at`` (now, UTC) are filled in when missing. Values of the JSON columns (``deliverable``, ``error_diagnostic``,
-``no_progress_snapshot``, ``calls``) are Python objects, always encoded (a ``str`` becomes a JSON
-string); dataclasses, pydantic models and enums are encoded by field / value.
+A row is a mapping whose keys are ``results`` columns (see
+:data:`~harness.store.schema.RESULT_COLUMNS`: every column there is written, so a new column
+needs only that entry and a migration). ``run_id``, ``suite``, ``task_id``, ``mode``,
+``provider``, ``epoch`` and ``passed`` are required; ``result_id`` (:func:`next_result_id`),
+``cell_key``, ``status`` and ``finished_at`` (now, UTC) are filled in when missing. Values of the
+JSON columns (``deliverable``, ``error_diagnostic``, ``no_progress_snapshot``, ``calls``) are
+Python objects, always encoded (a ``str`` becomes a JSON string); dataclasses, pydantic models
+and enums are encoded by field / value.
 """
 
 from __future__ import annotations
@@ -64,9 +65,16 @@ def cell_key(suite: str, task_id: str, mode: str, provider: str, epoch: int) -> 
     return f"{suite}/{task_id}/{mode}/{provider}/e{epoch}"
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _default(o: Any) -> Any:
+    names = _FIELDS.get(type(o))
+    if names is not None:
+        return {n: getattr(o, n) for n in names}
     if dataclasses.is_dataclass(o) and not isinstance(o, type):
-        return {f.name: getattr(o, f.name) for f in dataclasses.fields(o)}
+        names = _FIELDS[type(o)] = tuple(f.name for f in dataclasses.fields(o))
+        return {n: getattr(o, n) for n in names}
     if isinstance(o, BaseModel):
         return o.model_dump(mode="json")
     if isinstance(o, Enum):

@@ -251,8 +251,9 @@ class ShardWriter:
 
     def _write_table(self, table: pa.Table) -> None:
         runs = table.column("run_id")
-        for run_id in runs.unique().to_pylist():
-            part = table if len(runs.unique()) == 1 else table.filter(pc.equal(runs, run_id))
+        ids = runs.unique()
+        for run_id in ids:
+            part = table if len(ids) == 1 else table.filter(pc.equal(runs, run_id))
             _write_atomic(part, self.shard_path("results", str(run_id)), fsync=self.fsync)
             self.shards += 1
 
@@ -303,9 +304,7 @@ class ShardWriter:
 
     def _ensure_thread(self) -> None:
         if self._thread is None and not self._stop:
-            self._thread = threading.Thread(
-                target=self._loop, name="harness-shards", daemon=True
-            )
+            self._thread = threading.Thread(target=self._loop, name="harness-shards", daemon=True)
             self._thread.start()
 
     def _loop(self) -> None:
@@ -343,4 +342,3 @@ class ShardWriter:
         finally:
             for run_id, path in list(self.followers):
                 self.unfollow(run_id, path)
-

@@ -21,8 +21,8 @@ import pyarrow as pa
 __all__ = ["SPAN_ARROW_SCHEMA", "spans_to_parquet"]
 
 #: The columns of a span shard (and of the ``spans`` view).
-SPAN_ARROW_SCHEMA = pa.schema(
-    [
+SPAN_ARROW_SCHEMA: pa.Schema = pa.schema(
+    [  # type: ignore[arg-type]
         ("run_id", pa.string()),
         ("trace_id", pa.string()),
         ("span_id", pa.string()),

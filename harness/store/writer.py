@@ -181,9 +181,7 @@ class Store:
         self._recover_stale_runs(con)
 
     @classmethod
-    def _open_reader(
-        cls, path: Path, steps: Sequence[schema.Migration], wait_s: float
-    ) -> Store:
+    def _open_reader(cls, path: Path, steps: Sequence[schema.Migration], wait_s: float) -> Store:
         if not path.exists():
             raise StoreError(f"no results database at {path}: `harness run` creates it")
         con = _connect(path, True, wait_s)
@@ -298,8 +296,7 @@ class Store:
             finish = _read_finish(self.runs / run_id)
             if finish is not None:
                 con.execute(
-                    "UPDATE bench_runs SET status = ?, finished_at = ?, error = ? "
-                    "WHERE run_id = ?",
+                    "UPDATE bench_runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
                     [finish["status"], finish["finished_at"], finish.get("error"), run_id],
                 )
                 continue
@@ -455,8 +452,9 @@ class Store:
         if isinstance(rows, pa.Table):
             if rows.num_rows == 0:
                 return 0
-            data: pa.Table | list[dict[str, Any]] = normalize_table(rows)
-            run_ids = {str(r) for r in data.column("run_id").unique().to_pylist()}
+            table = normalize_table(rows)
+            run_ids = {str(r) for r in table.column("run_id").unique().to_pylist()}
+            data: pa.Table | list[dict[str, Any]] = table
         else:
             now = _now()
             data = [prepare_row(r, n, now) for n, r in enumerate(rows)]

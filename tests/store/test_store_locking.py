@@ -97,11 +97,13 @@ def test_readers_and_a_second_writer_get_in_while_a_run_writes(db_path: Path) ->
             raw = duckdb.connect(str(db_path), read_only=True)  # a user's read-only shell
             try:
                 got = raw.execute("SELECT count(*) FROM results WHERE run_id = 'K'").fetchone()
-                assert got is not None and got[0] >= seen[-1]
+                assert got is not None
+                assert got[0] >= seen[-1]
             finally:
                 raw.close()
             read_until(proc, printed, printed[-1][0] + 150)
-        assert seen == sorted(seen) and seen[-1] > seen[0] >= 50
+        assert seen == sorted(seen)
+        assert seen[-1] > seen[0] >= 50
         with Store.open(db_path) as other:  # a second writer, at the same time
             run = other.begin_run(label="other")
             other.write_result({"run_id": run, "suite": "s", "task_id": "x", "mode": "react",
@@ -146,9 +148,10 @@ def test_a_run_ending_while_a_reader_holds_the_file_is_recorded_later(
     with holder(HOLD_RAW, db_path, "ro"):
         store.finish_run(run, "finished")  # cannot get in: written beside the shards
         store.close()
-        assert json.loads((db_path.parent / "runs" / run / "finish.json").read_text())[
-            "status"
-        ] == "finished"
+        assert (
+            json.loads((db_path.parent / "runs" / run / "finish.json").read_text())["status"]
+            == "finished"
+        )
     with Store.open(db_path) as again:  # the next writer records it
         assert runs_df(again)["status"].tolist() == ["finished"]
         again.release()
