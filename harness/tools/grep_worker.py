@@ -55,7 +55,15 @@ async def run_killable(fn: Callable[..., T], *args: Any, timeout_s: float) -> T:
     future = _get_pool().submit(fn, *args)
     try:
         return await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
-    except (TimeoutError, asyncio.CancelledError):
+    except asyncio.CancelledError:
+        me = asyncio.current_task()
+        if future.cancelled() and me is not None and not me.cancelling():
+            # Another call timed out and killed the shared worker, cancelling this call's
+            # queued work: not a cancel of ours, so run it again in a fresh worker.
+            return await run_killable(fn, *args, timeout_s=timeout_s)
+        _kill_pool()
+        raise
+    except TimeoutError:
         _kill_pool()
         raise
     except concurrent.futures.process.BrokenProcessPool:
