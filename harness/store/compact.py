@@ -1,12 +1,12 @@
 """Compaction: the shards of runs that ended, moved into the tables ``results_compacted`` and
 ``spans_compacted`` of the database file (``harness compact``; also at the end of every run).
 
-Per run, in one transaction: the rows of its shards not in the tables yet are inserted (exact
-duplicates dropped: one row per ``result_id``, one span per trace and span id), and the shard
-files are listed in ``compacted_shards``, which the views use to skip them. Only then are the
-files deleted, so a process killed at any point loses nothing and duplicates nothing: before the
-commit the rows are still read from the shards, after it from the tables. Runs still
-``running`` are left alone (their shards are still being written).
+Per run, a batch of shards per transaction (memory stays bounded): the rows of the shards not in
+the tables yet are inserted (exact duplicates dropped: one row per ``result_id``, one span per
+trace and span id), and the shard files are listed in ``compacted_shards``, which the views use
+to skip them. Only then are the files deleted, so a process killed at any point loses nothing
+and duplicates nothing: before a batch's commit its rows are read from the shards, after it
+from the tables. Runs still ``running`` are left alone (their shards are still being written).
 """
 
 from __future__ import annotations
@@ -97,10 +97,16 @@ def _rows(file: Path) -> int:
     return int(pq.read_metadata(file).num_rows)
 
 
+#: Shard files per kind compacted in one transaction: bounds the memory a compaction needs
+#: whatever the size of the run (a batch committed is final; the views skip its files).
+BATCH_FILES = 32
+
+
 def _compact_run(
     con: duckdb.DuckDBPyConnection, runs: Path, run_id: str, stats: CompactStats
 ) -> list[Path]:
-    """Compact one run; return the shard files that can now be deleted."""
+    """Compact one run, a batch of shards per transaction; return the shard files that can
+    now be deleted."""
     folder = runs / run_id
     done = {
         str(r[0])
@@ -110,29 +116,32 @@ def _compact_run(
     }
     files = {k: shard_files(folder, k) for k in ("results", "spans")}
     todo = {k: [f for f in v if str(f) not in done] for k, v in files.items()}
-    old = [f for v in files.values() for f in v if str(f) in done]
-    if not any(todo.values()):
-        return old
-    now = datetime.now(UTC).replace(tzinfo=None)
-    con.execute("BEGIN TRANSACTION")
-    try:
-        added = {k: _insert(con, k, v, run_id) if v else 0 for k, v in todo.items()}
-        con.executemany(
-            "INSERT INTO compacted_shards VALUES (?, ?, ?, ?, ?)",
-            [[str(f), run_id, k, _rows(f), now] for k, v in todo.items() for f in v],
-        )
-        con.execute("COMMIT")
-    except _Skip as why:
-        con.execute("ROLLBACK")
-        stats.skipped.append(f"{run_id}: {why}")
-        return []
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    stats.runs += 1
-    stats.results += added["results"]
-    stats.spans += added["spans"]
-    return old + [f for v in todo.values() for f in v]
+    gone = [f for v in files.values() for f in v if str(f) in done]
+    batches = max(len(v) for v in todo.values())
+    if batches:
+        stats.runs += 1
+    for start in range(0, batches, BATCH_FILES):
+        batch = {k: v[start : start + BATCH_FILES] for k, v in todo.items()}
+        now = datetime.now(UTC).replace(tzinfo=None)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            added = {k: _insert(con, k, v, run_id) if v else 0 for k, v in batch.items()}
+            con.executemany(
+                "INSERT INTO compacted_shards VALUES (?, ?, ?, ?, ?)",
+                [[str(f), run_id, k, _rows(f), now] for k, v in batch.items() for f in v],
+            )
+            con.execute("COMMIT")
+        except _Skip as why:
+            con.execute("ROLLBACK")
+            stats.skipped.append(f"{run_id}: {why}")
+            return gone
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        stats.results += added["results"]
+        stats.spans += added["spans"]
+        gone.extend(f for v in batch.values() for f in v)
+    return gone
 
 
 def compact(
@@ -141,6 +150,19 @@ def compact(
     """Compact the shards of every run (of ``run_ids``) that is not running. ``runs`` is the
     runs folder as the views name it (absolute)."""
     stats = CompactStats()
+    con.execute("SET memory_limit = '256MB'")  # it spills to disk rather than grow
+    try:
+        _compact_all(con, runs, run_ids, stats)
+    finally:
+        con.execute("RESET memory_limit")
+    if stats.skipped:
+        log.warning("harness: runs left as shards: %s", "; ".join(stats.skipped))
+    return stats
+
+
+def _compact_all(
+    con: duckdb.DuckDBPyConnection, runs: Path, run_ids: Sequence[str] | None, stats: CompactStats
+) -> None:
     rows = con.execute(
         "SELECT run_id FROM bench_runs WHERE status <> 'running' ORDER BY started_at"
     ).fetchall()
@@ -167,6 +189,3 @@ def compact(
                 leftover.unlink()
         with contextlib.suppress(OSError):
             folder.rmdir()  # only when empty
-    if stats.skipped:
-        log.warning("harness: runs left as shards: %s", "; ".join(stats.skipped))
-    return stats
