@@ -33,9 +33,13 @@ def _get_pool() -> concurrent.futures.ProcessPoolExecutor:
         return _pool
 
 
-def _kill_pool() -> None:
+def _kill_pool(which: concurrent.futures.ProcessPoolExecutor | None = None) -> None:
+    """Kill the worker (only if it is still ``which``, when given: a call never kills the fresh
+    worker another call started)."""
     global _pool
     with _lock:
+        if which is not None and _pool is not which:
+            return
         pool, _pool = _pool, None
     if pool is None:
         return
@@ -49,23 +53,29 @@ def shutdown() -> None:
     _kill_pool()
 
 
-async def run_killable(fn: Callable[..., T], *args: Any, timeout_s: float) -> T:
+#: How often a call whose worker was killed for another call runs again.
+_RETRIES = 3
+
+
+async def run_killable(
+    fn: Callable[..., T], *args: Any, timeout_s: float, _tries: int = _RETRIES
+) -> T:
     """``fn(*args)`` in the worker process; ``TimeoutError`` after ``timeout_s`` (the worker is
-    killed), and on cancel the worker is killed too. ``fn`` and its arguments must pickle."""
-    future = _get_pool().submit(fn, *args)
+    killed), and on cancel the worker is killed too. ``fn`` and its arguments must pickle.
+
+    The worker is shared: when another call's limit kills it, the calls waiting for it run again
+    in a fresh worker (up to 3 times) instead of failing with that call's cancellation."""
+    pool = _get_pool()
+    future = pool.submit(fn, *args)
     try:
         return await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, concurrent.futures.process.BrokenProcessPool):
         me = asyncio.current_task()
-        if future.cancelled() and me is not None and not me.cancelling():
-            # Another call timed out and killed the shared worker, cancelling this call's
-            # queued work: not a cancel of ours, so run it again in a fresh worker.
-            return await run_killable(fn, *args, timeout_s=timeout_s)
-        _kill_pool()
+        ours = me is not None and me.cancelling() > 0
+        if not ours and _pool is not pool and _tries > 0:  # killed for another call
+            return await run_killable(fn, *args, timeout_s=timeout_s, _tries=_tries - 1)
+        _kill_pool(pool)
         raise
     except TimeoutError:
-        _kill_pool()
-        raise
-    except concurrent.futures.process.BrokenProcessPool:
-        _kill_pool()
+        _kill_pool(pool)
         raise

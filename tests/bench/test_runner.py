@@ -96,6 +96,32 @@ def test_runner_runs_every_cell_and_a_broken_cell_does_not_stop_the_matrix(
     assert summary.passed == sum(o.passed for o in seen) > len(cells) // 2
 
 
+def test_a_cancellation_leaking_from_a_cell_is_an_error_cell_not_a_lost_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A CancelledError that the runner did not ask for (a tool's worker killed for another
+    cell, say) used to end its worker silently and drop the cell."""
+    import harness.bench.runner as runner_module
+
+    real = runner_module.arun
+    cells = expand(load_suites([SUITES / "arithmetic.yaml"]), ["react"], ["mock"], 1)
+    victim = cells[1].task.prompt
+
+    async def leaky(prompt: str, **kwargs: object) -> object:
+        if prompt == victim:
+            raise asyncio.CancelledError
+        return await real(prompt, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner_module, "arun", leaky)
+    seen: list[CellOutcome] = []
+    summary = asyncio.run(Runner(RunnerOptions(concurrency=2), seen.append).run(cells))
+    assert summary.done == summary.total == len(cells)
+    assert not summary.interrupted
+    errors = [o for o in seen if o.status == "error"]
+    assert [o.cell.key for o in errors] == [cells[1].key]
+    assert "CancelledError" in (errors[0].error or "")
+
+
 def test_stop_cancels_in_flight_cells_and_schedules_nothing_new(tmp_path: Path) -> None:
     (tmp_path / "slow.yaml").write_text(SLOW_SUITE, encoding="utf-8")
     cells = expand(load_suites([tmp_path / "slow.yaml"]), ["react"], ["mock"], 1)

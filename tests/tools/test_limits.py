@@ -122,3 +122,19 @@ def test_ctrl_c_during_a_catastrophic_grep_exits_130_within_2s(tmp_path: Path) -
     assert proc.returncode == 130, out
     assert time.monotonic() - started < 2.0
     assert "interrupted" in out
+
+
+async def test_a_call_waiting_for_the_worker_survives_another_calls_timeout() -> None:
+    """One call's limit kills the shared worker: the call queued behind it runs again in a
+    fresh worker instead of failing with a cancellation (a lost cell, before)."""
+    import asyncio
+
+    from harness.tools import grep_worker
+
+    grep_worker.shutdown()
+    slow = asyncio.ensure_future(grep_worker.run_killable(time.sleep, 30, timeout_s=1.0))
+    queued = asyncio.ensure_future(grep_worker.run_killable(abs, -3, timeout_s=60))
+    with pytest.raises(TimeoutError):
+        await slow
+    assert await queued == 3
+    grep_worker.shutdown()
