@@ -104,13 +104,14 @@ def screenshot(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def perf(session: nox.Session) -> None:
-    """Kernel and telemetry overhead, store ingest and report rendering benchmarks (figures go in
-    docs/performance.md)."""
+    """Kernel and telemetry overhead, store ingest, report rendering and end-to-end run throughput
+    benchmarks (figures go in docs/performance.md)."""
     session.install("-e", ".")
     session.run("python", "benchmarks/kernel_overhead.py", *session.posargs)
     session.run("python", "benchmarks/telemetry_overhead.py", *session.posargs)
     session.run("python", "benchmarks/store_ingest.py")
     session.run("python", "benchmarks/report_render.py")
+    session.run("python", "benchmarks/bench_throughput.py")
 
 
 @nox.session(default=False)

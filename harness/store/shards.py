@@ -139,7 +139,7 @@ class SpanFollower:
                 return added
             added += self._convert(data[:end], fsync=fsync)
             self.offset += end
-            if end < len(data) or len(data) < SPAN_CHUNK_BYTES:
+            if len(data) < SPAN_CHUNK_BYTES:  # read to the end of the file
                 return added
 
     def _convert(self, data: bytes, *, fsync: bool) -> int:
