@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-__all__ = ["SPAN_ARROW_SCHEMA", "spans_to_parquet"]
+__all__ = ["SPAN_ARROW_SCHEMA", "new_spans_to_parquet", "spans_to_parquet"]
 
 #: The columns of a span shard (and of the ``spans`` view).
 SPAN_ARROW_SCHEMA: pa.Schema = pa.schema(
@@ -150,3 +150,26 @@ def spans_to_parquet(
         f"TO {_literal(str(dest))} (FORMAT parquet)"
     ).fetchone()
     return int(row[0]) if row else 0
+
+
+def new_spans_to_parquet(
+    con: duckdb.DuckDBPyConnection,
+    source: Path,
+    dest: Path,
+    run_id: str,
+    *,
+    only_run_traces: bool = False,
+) -> int:
+    """:func:`spans_to_parquet` of the spans the catalog ``con`` does not hold for the run yet
+    (same trace and span id); ``only_run_traces`` keeps only spans whose trace id is a
+    ``results.trace_id`` of the run."""
+    filters = [
+        "NOT EXISTS (SELECT 1 FROM spans o WHERE o.run_id = s.run_id "
+        "AND o.trace_id = s.trace_id AND o.span_id = s.span_id)"
+    ]
+    if only_run_traces:
+        filters.append(
+            "s.trace_id IN (SELECT trace_id FROM results "
+            "WHERE run_id = s.run_id AND trace_id IS NOT NULL)"
+        )
+    return spans_to_parquet(con, source, dest, run_id, where=" AND ".join(filters))

@@ -24,15 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import secrets
 import shutil
 import socket
 import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -43,21 +41,25 @@ import pandas as pd
 import pyarrow as pa
 
 from harness._version import __version__
-from harness.store import locking, schema
+from harness.store import schema
+from harness.store.catalog import (
+    STORAGE_COMPATIBILITY,
+    connect,
+    recover_stale_runs,
+    reopen_run,
+    write_finish,
+)
 from harness.store.compact import CompactStats, compact
 from harness.store.errors import StoreError, StoreLocked
 from harness.store.rows import json_text, normalize_table, prepare_row
 from harness.store.shards import ShardWriter, run_dir, runs_dir, write_schema_files
-from harness.store.spans import spans_to_parquet
+from harness.store.streams import SpanStreams
 
 __all__ = ["DEFAULT_DB", "LOCK_WAIT_S", "STORAGE_COMPATIBILITY", "RunStatus", "Store"]
 
 log = logging.getLogger("harness.store")
 
 DEFAULT_DB = Path("reports/harness.duckdb")
-#: The storage format a new file is written in: DuckDB 2's own format cannot be read by 1.x, and
-#: the DuckDB CLI on PyPI (duckdb-cli) is 1.5; this one is readable by DuckDB >= 1.4.
-STORAGE_COMPATIBILITY = "v1.4.0"
 #: How long an open waits for another process's hold on the file (a writer's moment, a reader).
 LOCK_WAIT_S = 10.0
 RunStatus = Literal["finished", "interrupted", "failed"]
@@ -71,33 +73,7 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
-    """Open the file; another process's lock is waited for up to ``wait_s``."""
-    config: dict[str, str | bool | int | float | list[str]] = (
-        {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
-    )
-    deadline = time.monotonic() + wait_s
-    pause = 0.02
-    while True:
-        try:
-            con = duckdb.connect(str(path), read_only=read_only, config=config)
-            break
-        except duckdb.IOException as exc:
-            if "lock" not in str(exc).lower():
-                raise StoreError(f"cannot open {path}: {exc}") from exc
-            if time.monotonic() >= deadline:
-                raise locking.locked_error(path, exc) from exc
-            time.sleep(pause)
-            pause = min(pause * 2, 0.25)
-        except duckdb.ConnectionException as exc:  # this process has it open otherwise
-            raise locking.locked_error(path, exc) from exc
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot open {path}: {exc}") from exc
-    con.execute("SET TimeZone = 'UTC'")
-    return con
-
-
-class Store:
+class Store(SpanStreams):
     """A handle on the results database. Build one with :meth:`open`."""
 
     def __init__(
@@ -155,7 +131,7 @@ class Store:
                 path, None, read_only=False, lock_timeout_s=lock_timeout_s,
                 flush_after_s=flush_after_s,
             )  # fmt: skip
-            con = _connect(path, False, lock_timeout_s)
+            con = connect(path, False, lock_timeout_s)
             try:
                 store._prepare(con, steps)
             finally:
@@ -178,13 +154,14 @@ class Store:
             raise StoreError(f"cannot create {self.runs}: {exc}") from exc
         if before and before != after:
             log.info("harness: upgraded %s from schema v%d to v%d", self.path, before, after)
-        self._recover_stale_runs(con)
+        live = {r for s in _WRITERS.get(self.path, []) for r in s._open_runs}
+        recover_stale_runs(con, self.runs, live)
 
     @classmethod
     def _open_reader(cls, path: Path, steps: Sequence[schema.Migration], wait_s: float) -> Store:
         if not path.exists():
             raise StoreError(f"no results database at {path}: `harness run` creates it")
-        con = _connect(path, True, wait_s)
+        con = connect(path, True, wait_s)
         try:
             found = schema.schema_version(con)
             schema.check_version(found, len(steps), str(path))
@@ -195,7 +172,7 @@ class Store:
             return cls(path, con, read_only=True, lock_timeout_s=wait_s)
         con.close()  # an older file: upgrade it (needs the write lock), then read
         cls.open(path, migrations=steps, lock_timeout_s=wait_s).close()
-        return cls(path, _connect(path, True, wait_s), read_only=True, lock_timeout_s=wait_s)
+        return cls(path, connect(path, True, wait_s), read_only=True, lock_timeout_s=wait_s)
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
@@ -207,7 +184,7 @@ class Store:
             if self.shards is not None:
                 self._flush()
             if self._con is None:
-                self._con = _connect(self.path, False, self.lock_timeout_s)
+                self._con = connect(self.path, False, self.lock_timeout_s)
             return self._con
 
     def release(self) -> None:
@@ -225,7 +202,7 @@ class Store:
             if self._con is not None:
                 yield self._con
                 return
-            con = _connect(self.path, False, self.lock_timeout_s)
+            con = connect(self.path, False, self.lock_timeout_s)
             try:
                 yield con
             finally:
@@ -281,37 +258,6 @@ class Store:
         if self.shards is not None:
             self.shards.flush()
 
-    def _recover_stale_runs(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Close runs still ``running`` whose process is gone (this host only: another host's
-        process cannot be checked): with the status their ``finish.json`` recorded when the
-        file was busy at their end, else ``interrupted``, finished at their last result."""
-        live = {r for s in _WRITERS.get(self.path, []) for r in s._open_runs}
-        host, me = socket.gethostname(), os.getpid()
-        rows = con.execute(
-            "SELECT run_id, pid FROM bench_runs WHERE status = 'running' AND host = ?", [host]
-        ).fetchall()
-        for run_id, pid in rows:
-            if run_id in live or (pid != me and pid is not None and locking.pid_alive(pid)):
-                continue
-            finish = _read_finish(self.runs / run_id)
-            if finish is not None:
-                con.execute(
-                    "UPDATE bench_runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
-                    [finish["status"], finish["finished_at"], finish.get("error"), run_id],
-                )
-                continue
-            con.execute(
-                """
-                UPDATE bench_runs b SET status = 'interrupted',
-                    finished_at = coalesce(
-                        (SELECT max(r.finished_at) FROM results r WHERE r.run_id = b.run_id),
-                        b.started_at),
-                    error = coalesce(b.error, 'the process ' || coalesce(b.pid::VARCHAR, '?')
-                                     || ' stopped without closing the run')
-                WHERE run_id = ?""",
-                [run_id],
-            )
-
     # --- runs ----------------------------------------------------------------------------------
 
     def begin_run(
@@ -337,23 +283,9 @@ class Store:
         with self._catalog() as con:
             now = _now()
             if resume and label is not None:
-                row = con.execute(
-                    "SELECT run_id, suites, modes, providers FROM bench_runs WHERE label = ? "
-                    "ORDER BY started_at DESC, run_id DESC LIMIT 1",
-                    [label],
-                ).fetchone()
-                if row is not None:
-                    merged = [
-                        _merge(old, new)
-                        for old, new in zip(row[1:], (suites, modes, providers), strict=True)
-                    ]
-                    con.execute(
-                        "UPDATE bench_runs SET status = 'running', finished_at = NULL, "
-                        "error = NULL, resumed = resumed + 1, pid = ?, host = ?, suites = ?, "
-                        "modes = ?, providers = ?, epochs = greatest(epochs, ?) WHERE run_id = ?",
-                        [os.getpid(), socket.gethostname(), *merged, epochs, row[0]],
-                    )
-                    return self._opened(str(row[0]))
+                found = reopen_run(con, label, suites, modes, providers, epochs)
+                if found is not None:
+                    return self._opened(found)
             run_id = run_id or f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
             try:
                 con.execute(
@@ -418,7 +350,7 @@ class Store:
                     [status, now, error, run_id],
                 ).fetchone()
         except StoreLocked as exc:
-            _write_finish(run_dir(self.path, run_id), status, now, error)
+            write_finish(run_dir(self.path, run_id), status, now, error)
             self._open_runs.discard(run_id)
             log.warning("harness: run %s ended as %s; %s (recorded later)", run_id, status, exc)
             return
@@ -507,80 +439,3 @@ class Store:
             with self._catalog() as con:
                 rows = con.execute(sql, params).fetchall()
         return {str(r[0]) for r in rows}
-
-    # --- spans ---------------------------------------------------------------------------------
-
-    def follow_spans(
-        self, run_id: str, path: str | Path, *, scrub: Callable[[str], str] | None = None
-    ) -> None:
-        """Stream span file ``path`` into ``run_id``'s shards from its current end: what is
-        appended becomes shards as the run goes (``scrub`` cleans each piece of text first).
-        :meth:`ingest_spans` of the same file converts the rest and stops following."""
-        self._check_run(run_id)
-        assert self.shards is not None
-        self.shards.follow(run_id, Path(path), scrub=scrub)
-
-    def ingest_spans(self, run_id: str, path: str | Path, *, only_run_traces: bool = False) -> int:
-        """Load a JSON-lines span file under ``run_id`` as a shard; return the spans added.
-
-        A file given to :meth:`follow_spans` is finished (the total it added is returned).
-        Otherwise the whole file is read: spans already stored for the run (same trace and span
-        id) are skipped, so ingesting a file twice, or a file that grew, adds only the new
-        spans; torn lines are skipped. ``only_run_traces`` keeps only spans whose trace id is a
-        ``results.trace_id`` of the run (for a span file shared by many runs)."""
-        path = Path(path)
-        assert self.shards is not None or self.read_only
-        if self.shards is not None and (run_id, path.resolve()) in self.shards.followers:
-            follower = self.shards.unfollow(run_id, path)
-            return 0 if follower is None else follower.spans
-        if not path.is_file():
-            raise StoreError(f"no span file at {path}")
-        self._check_run(run_id)
-        self._flush()
-        filters = [
-            "NOT EXISTS (SELECT 1 FROM spans o WHERE o.run_id = s.run_id "
-            "AND o.trace_id = s.trace_id AND o.span_id = s.span_id)"
-        ]
-        if only_run_traces:
-            filters.append(
-                "s.trace_id IN (SELECT trace_id FROM results "
-                "WHERE run_id = s.run_id AND trace_id IS NOT NULL)"
-            )
-        assert self.shards is not None
-        dest = self.shards.shard_path("spans", run_id)
-        tmp = dest.with_name(f".{dest.name}.tmp")
-        try:
-            with self._catalog() as con:
-                n = spans_to_parquet(con, path, tmp, run_id, where=" AND ".join(filters))
-            if n:
-                os.replace(tmp, dest)
-            return n
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot ingest spans from {path}: {exc}") from exc
-        finally:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-
-
-def _merge(old: Sequence[str] | None, new: Sequence[str]) -> list[str]:
-    out = list(old or ())
-    out.extend(x for x in new if x not in out)
-    return out
-
-
-def _write_finish(folder: Path, status: str, when: datetime, error: str | None) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / ".finish.json.tmp"
-    tmp.write_text(json.dumps({"status": status, "finished_at": when.isoformat(), "error": error}))
-    os.replace(tmp, folder / "finish.json")
-
-
-def _read_finish(folder: Path) -> dict[str, Any] | None:
-    try:
-        data: Any = json.loads((folder / "finish.json").read_text(encoding="utf-8"))
-        if data.get("status") in ("finished", "interrupted", "failed"):
-            data["finished_at"] = datetime.fromisoformat(str(data["finished_at"]))
-            return dict(data)
-    except (OSError, ValueError, TypeError, AttributeError):
-        pass
-    return None
