@@ -13,9 +13,18 @@ nox.options.reuse_venv = "yes"
 os.environ.setdefault("NOX_DOWNLOAD_PYTHON", "never")
 
 
+def _need_bubblewrap(session: nox.Session) -> None:
+    """The shell tool's sandbox and the `command` grader need bwrap (and prlimit, setpriv from
+    util-linux): install bubblewrap when it is missing."""
+    if shutil.which("bwrap") is None:
+        session.run("apt-get", "update", "-qq", external=True)
+        session.run("apt-get", "install", "-y", "-qq", "bubblewrap", external=True)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite: nox -s tests [-- pytest args]."""
+    _need_bubblewrap(session)
     session.install("-e", ".[test]")
     session.run("pytest", *session.posargs)
     # No built-in task may pass a model that does nothing (or calls its tools with no arguments).
@@ -45,7 +54,8 @@ def bench(session: nox.Session) -> None:
     reports/harness.duckdb, write reports/report.md + report.html, and gate against the
     committed reports/baseline.json. Extra arguments go to `harness run`:
     nox -s bench -- --modes react,reflexion --tasks 'add-*'."""
-    session.install("-e", ".")
+    _need_bubblewrap(session)
+    session.install("-e", ".", "pytest")  # the code suite's graders run pytest in the sandbox
     session.run(
         "harness", "run", "suites",
         "--modes", "react,plan_and_solve,reflexion",

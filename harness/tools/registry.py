@@ -23,6 +23,7 @@ from harness.tools.builtins import (
     ReadFileTool,
     WriteFileTool,
 )
+from harness.tools.shell import ShellTool
 
 __all__ = ["BUILTIN_TOOLS", "builtin_names", "resolve_tools"]
 
@@ -40,6 +41,7 @@ BUILTIN_TOOLS: dict[str, type[BuiltinTool]] = {
         KVGetTool,
         KVSetTool,
         FinishTool,
+        ShellTool,
     )
 }
 

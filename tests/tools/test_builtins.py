@@ -108,6 +108,7 @@ def test_flags_match_the_contract() -> None:
         "kv_get": (True, True),
         "kv_set": (False, False),
         "finish": (False, False),
+        "shell": (False, False),
     }
 
 
@@ -732,6 +733,7 @@ ALL_NAMES = [
     "kv_set",
     "list_dir",
     "read_file",
+    "shell",
     "write_file",
 ]
 
