@@ -199,7 +199,7 @@ def _bwrap_argv(bwrap: str, workspace: Path, command: list[str]) -> list[str]:
         drop = ["setpriv", f"--reuid={_NOBODY}", f"--regid={_NOBODY}", "--clear-groups",
                 "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]  # fmt: skip
         command = drop + command
-    return argv + ["--", *command]
+    return [*argv, "--", *command]
 
 
 def _env(home: str) -> dict[str, str]:
