@@ -18,6 +18,9 @@ The :class:`Grader` fields by kind (anything else given is an error when the sui
   (``SystemExit`` and ``KeyboardInterrupt`` included), times out or returns anything else gives
   no verdict: its grade has ``error=True`` and the cell is an ``error`` cell. Python graders,
   like suites themselves, run code with the user's rights.
+- ``command``: ``command`` run in the run's workspace inside the shell tool's sandbox; passes on
+  exit 0; optional ``timeout_s``, ``score_regex`` and ``score_max`` (see
+  :mod:`harness.bench.command_grader`).
 
 ``case_sensitive`` defaults to **false**: text is compared case-insensitively (``regex`` gets
 ``re.IGNORECASE``), since "Paris" and "paris" are the same answer; set it to true where case
@@ -36,7 +39,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal, get_args
 
 from jsonschema.exceptions import SchemaError, best_match
@@ -49,9 +52,10 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
 from harness.bench.answer import final_answer
+from harness.bench.command_grader import check_command_fields, command_grade
+from harness.bench.suite_fields import field_error, relative_path_ok, yaml_text
 from harness.core.result import Result
 from harness.core.terminations import FinishReason
 
@@ -61,13 +65,15 @@ __all__ = [
     "TEXT_KINDS",
     "Grade",
     "Grader",
+    "field_error",
     "final_answer",
     "grade",
+    "relative_path_ok",
 ]
 
 GraderKind = Literal[
     "equals", "contains", "regex", "json_schema", "file_contains", "finish_reason", "python",
-    "tool_calls", "all", "any",
+    "tool_calls", "command", "all", "any",
 ]  # fmt: skip
 GRADER_KINDS: tuple[str, ...] = get_args(GraderKind)
 #: A python grader's float score passes at or above this.
@@ -84,6 +90,7 @@ _FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "finish_reason": (("value",), ()),
     "python": (("function",), ("timeout_s",)),
     "tool_calls": ((), ("value", "min")),
+    "command": (("command",), ("timeout_s", "score_regex", "score_max")),
     "all": (("graders",), ()),
     "any": (("graders",), ()),
 }
@@ -94,33 +101,8 @@ _WHAT = {
     "function": "'package.module:function'",
     "timeout_s": "seconds before the grader is stopped",
     "graders": "a list of graders to combine",
+    "command": "the command to run in the workspace, e.g. 'python -m pytest -q'",
 }
-
-
-def field_error(field: str | tuple[str | int, ...], message: str) -> PydanticCustomError:
-    """An error located at ``field`` (a dotted path, or the parts, below the raising model)."""
-    parts = (
-        tuple(int(p) if p.isdigit() else p for p in field.split("."))
-        if isinstance(field, str)
-        else field
-    )
-    return PydanticCustomError("suite_field", "{message}", {"field": parts, "message": message})
-
-
-def yaml_text(value: Any) -> Any:
-    """A YAML number given where text is expected, as its text (``395`` -> ``"395"``)."""
-    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
-
-
-def relative_path_ok(rel: str) -> bool:
-    """True for a non-empty relative path that stays inside its root (no ``..``)."""
-    return (
-        bool(rel)
-        and "\x00" not in rel
-        and not rel.startswith(("/", "\\"))
-        and (".." not in PurePosixPath(rel.replace("\\", "/")).parts)
-        and not re.match(r"^[A-Za-z]:", rel)
-    )
 
 
 class Grader(BaseModel):
@@ -135,8 +117,12 @@ class Grader(BaseModel):
     function: str | None = None
     target: Literal["deliverable", "text"] | None = None
     case_sensitive: bool = False
-    #: python graders: seconds before the grader is killed and its cell is an error.
+    #: python / command graders: seconds before the grader (or command) is killed.
     timeout_s: float | None = Field(default=None, gt=0)
+    #: ``command``: run in the sandboxed workspace; passes on exit 0; the score from the output.
+    command: str | None = None
+    score_regex: str | None = None
+    score_max: float | None = Field(default=None, gt=0)
     #: ``tool_calls``: at least this many calls (default 1) of the tools in ``value`` (default:
     #: any tool but ``finish``).
     min: int | None = Field(default=None, ge=1)
@@ -202,6 +188,7 @@ class Grader(BaseModel):
                 raise field_error(
                     "schema", f"not a valid JSON Schema{where}: {exc.message}"
                 ) from None
+        check_command_fields(self)
         if self.function is not None and not _FUNCTION_RE.match(self.function):
             raise field_error("function", f"{self.function!r} must look like 'package.module:name'")
         return self
@@ -444,4 +431,5 @@ _KINDS: dict[str, Callable[[Grader, Result, Path | None], Grade]] = {
     "file_contains": _file_contains,
     "finish_reason": _finish_reason,
     "python": _python_grade,
+    "command": lambda grader, _result, workspace: command_grade(grader, workspace),
 }

@@ -24,7 +24,7 @@ from typing import Any, Literal, Protocol
 from harness.api import arun
 from harness.bench import python_grader
 from harness.bench.cassettes import CassetteTransport, profile_secrets
-from harness.bench.graders import Grade, grade
+from harness.bench.graders import Grade, Grader, grade
 from harness.bench.matrix import Cell
 from harness.bench.suite import Task
 from harness.core.result import Result
@@ -280,14 +280,19 @@ class Runner:
 
 
 async def _grade(task: Task, result: Result, workspace: Path) -> Grade:
-    """Grade a cell; python graders (child processes that may run for seconds) in a thread, so
-    the other cells and Ctrl-C are not held up."""
+    """Grade a cell; python and command graders (child processes that may run for seconds) in a
+    thread, so the other cells and Ctrl-C are not held up."""
     expect = task.expect
-    if python_grader.python_graders(expect):
+    if _slow(expect):
         return await asyncio.to_thread(
             grade, expect, result, workspace, grade_on_error=task.grade_on_error
         )
     return grade(expect, result, workspace, grade_on_error=task.grade_on_error)
+
+
+def _slow(grader: Grader) -> bool:
+    """Does ``grader`` (or one it combines) run a process?"""
+    return grader.kind in ("python", "command") or any(_slow(g) for g in grader.graders or [])
 
 
 def recording_metadata(cell: Cell) -> dict[str, Any]:
