@@ -30,12 +30,14 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 from pydantic_core import ErrorDetails
 
 from harness.bench.graders import GRADER_KINDS, Grader, field_error, relative_path_ok
+from harness.bench.suite_tools import ToolCatalog
 from harness.bench.yaml_nodes import YAMLSyntaxError, duplicate_keys, line_of, parse_yaml
 from harness.errors import ConfigError, SuiteError
 from harness.kernel.options import parse_options
@@ -126,16 +128,19 @@ class RunOverrides(BaseModel):
         return [value] if isinstance(value, str) else value
 
     @model_validator(mode="after")
-    def _option_values(self) -> RunOverrides:
+    def _option_values(self, info: ValidationInfo) -> RunOverrides:
         for name in self.model_fields_set & _NOT_NULL:
             if getattr(self, name) is None:
                 raise field_error(name, "must not be null; remove the key to keep the default")
+        context = info.context if isinstance(info.context, dict) else {}
+        catalog = context.get("tools") or ToolCatalog(Path.cwd())
         for i, name in enumerate(self.tools or ()):
-            if name != "all" and name not in BUILTIN_TOOLS:
+            try:
+                catalog.resolve(name)
+            except ConfigError as exc:
                 close = difflib.get_close_matches(name, list(BUILTIN_TOOLS), n=1)
-                hint = f"did you mean {close[0]!r}? " if close else ""
-                known = ", ".join(sorted(BUILTIN_TOOLS))
-                raise field_error(f"tools.{i}", f"unknown tool {name!r}; {hint}builtins: {known}")
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise field_error(f"tools.{i}", f"{exc}{hint}") from None
         if self.phase is not None and self.phase not in Phase.__members__.values():
             known = ", ".join(p.value for p in Phase)
             raise field_error("phase", f"unknown phase {self.phase!r}; use one of: {known}")
@@ -185,11 +190,14 @@ class Task(RunOverrides):
     grade_on_error: bool = False
     #: ``harness suites audit``: excuse this task when a do-nothing model passes it.
     audit: AuditPolicy | None = None
+    _catalog: ToolCatalog | None = PrivateAttr(default=None)
 
     def run_options(self) -> dict[str, Any]:
         """Keyword options for :func:`harness.arun` (not prompt, provider, mode or cwd; the
         runner gives each run a fresh ``cwd``, seeded from ``workspace_files``)."""
         options = super().run_options()
+        if self._catalog is not None and options.get("tools"):
+            options["tools"] = self._catalog.objects(options["tools"])
         if self.workspace is not None and self.workspace.files:
             options["workspace_files"] = dict(self.workspace.files)
         return options
@@ -208,6 +216,8 @@ class Suite(BaseModel):
 
     suite: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     description: str = ""
+    #: A Python file beside the suite whose ``@harness.tool`` tools ``tools:`` may name.
+    tools_module: str | None = Field(default=None, pattern=r"\.py$")
     defaults: RunOverrides = Field(default_factory=RunOverrides)
     tasks: list[Task] = Field(min_length=1)
     _source: Path | None = PrivateAttr(default=None)
@@ -305,15 +315,24 @@ def load_suite(path: str | Path) -> Suite:
         (line, f"{path}:{line}: duplicate key {key!r} (first on line {first}); keep only one")
         for line, key, first in duplicate_keys(node)
     ]
+    folder = path.resolve().parent
+    module = data.get("tools_module")
     try:
-        suite = Suite.model_validate(data)
+        catalog = ToolCatalog(folder, module if isinstance(module, str) else None)
+    except ConfigError as exc:
+        line = line_of(node, ("tools_module",)) or 0
+        found.append((line, f"{path}:{line}: tools_module: {exc}"))
+        catalog = ToolCatalog(folder)
+    try:
+        suite = Suite.model_validate(data, context={"tools": catalog})
     except ValidationError as exc:
         found += [_describe(path, node, data, err) for err in exc.errors()]
     if found:  # in file order
         raise SuiteError([text for _, text in sorted(found, key=lambda item: item[0])])
     suite._source = path
-    for task in suite.tasks:  # python graders import from the suite file's folder first
-        task.expect.with_base_dir(path.resolve().parent)
+    for task in suite.tasks:  # python graders and custom tools import from the suite's folder
+        task.expect.with_base_dir(folder)
+        task._catalog = catalog
     return suite
 
 
