@@ -46,7 +46,8 @@ Drive = Callable[[Runner, Sequence[Cell], Console, bool], MatrixSummary]
 class BenchRequest:
     suites: Sequence[str]
     modes: Sequence[str] = ("react",)
-    #: Provider specs; ``("auto",)``: the mock plus every provider with cassettes.
+    #: Provider specs; ``("auto",)``: each suite on the mock plus every provider with
+    #: cassettes for that suite.
     providers: Sequence[str] = ("mock",)
     epochs: int = 1
     tasks: Sequence[str] = ()
@@ -218,12 +219,16 @@ def _prepare(
         warn(f"suite file(s) named more than once, each runs once: {', '.join(again)}")
     suites = load_suites(request.suites)
     providers = list(request.providers)
-    if providers == ["auto"]:
+    auto = providers == ["auto"]
+    if auto:
         providers = discover_providers(request.cassettes, [s.suite for s in suites])
     modes = dedupe(request.modes, "--modes", warn)
     providers = dedupe(providers, "--providers", warn)
     _check_names(modes, providers)
     cells = expand(suites, modes, providers, request.epochs, tasks=request.tasks)
+    if auto:  # each suite runs on the mock and on the providers recorded for it, no others
+        recorded = {s.suite: discover_providers(request.cassettes, [s.suite]) for s in suites}
+        cells = [c for c in cells if c.provider in recorded[c.suite.suite]]
     check_output_path(request.db, "--db")
     if request.trace_file is not None:
         check_output_path(request.trace_file, "--trace-file")

@@ -23,7 +23,8 @@ def _csv(value: str) -> list[str]:
     "--providers",
     default="auto",
     show_default=True,
-    help="Comma-separated provider specs; 'auto' = mock plus every provider with cassettes.",
+    help="Comma-separated provider specs; 'auto' = each suite on the mock plus every provider "
+    "with cassettes for that suite.",
 )
 @click.option("--epochs", default=1, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--tasks", default="", help="Comma-separated task ids or globs to run.")

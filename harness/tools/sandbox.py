@@ -9,8 +9,9 @@ The sandbox (``bwrap``):
   read-only; nothing else of the host is visible (``/tmp`` is an empty tmpfs, no ``/home``, no
   ``/root``);
 - no network: new network, PID, IPC and UTS namespaces (``--unshare-all`` when not run as root);
-- a clean environment: ``PATH``, ``HOME=/workspace``, ``LANG``, ``TMPDIR`` and nothing else, so
-  no API key reaches the command;
+- a clean environment: ``PATH``, ``HOME=/workspace``, ``LANG``, ``TMPDIR``, ``TERM``,
+  ``PYTHONDONTWRITEBYTECODE`` and ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` (the harness's own pytest
+  plugins stay out of task tests) and nothing else, so no API key reaches the command;
 - limits (:class:`Limits`, set with ``prlimit`` on the sandbox): CPU seconds, address space,
   processes, size of a written file; the output kept is capped too (head and tail, the middle is
   dropped with a note);
@@ -211,6 +212,9 @@ def _env(home: str) -> dict[str, str]:
         "TMPDIR": "/tmp",
         "TERM": "dumb",
         "PYTHONDONTWRITEBYTECODE": "1",
+        # pytest sees no plugins of the harness's own environment (pytest-asyncio, ...): task
+        # tests run the same everywhere, and start in 0.3 s instead of 3 s here.
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
 
 

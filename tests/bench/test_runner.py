@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import signal
 import subprocess
 import sys
@@ -156,6 +157,25 @@ def test_discover_providers_lists_cassette_folders(tmp_path: Path) -> None:
         "openai:gpt-4o-mini",
     ]
     assert discover_providers(tmp_path, ["lookup"]) == ["mock"]
+
+
+def test_auto_providers_are_chosen_per_suite(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from harness.bench.session import _prepare
+
+    (tmp_path / "arithmetic" / "llamacpp-gemma" / "react").mkdir(parents=True)
+    request = BenchRequest(
+        suites=[str(SUITES / "arithmetic.yaml"), str(SUITES / "lookup.yaml")],
+        providers=["auto"],
+        cassettes=tmp_path,
+        db=tmp_path / "h.duckdb",
+    )
+    _, _, providers, cells = _prepare(request, Console(file=io.StringIO()))
+    assert providers == ["mock", "llamacpp-gemma"]
+    pairs = {(c.suite.suite, c.provider) for c in cells}
+    # lookup has no cassettes for llamacpp-gemma: it runs on the mock only, never as error cells
+    assert pairs == {("arithmetic", "mock"), ("arithmetic", "llamacpp-gemma"), ("lookup", "mock")}
 
 
 def test_cli_run_bad_suite_exits_2_naming_the_file(tmp_path: Path) -> None:

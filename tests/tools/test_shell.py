@@ -119,7 +119,16 @@ async def test_no_key_reaches_the_command(
     assert "sk-ant" not in out
     assert "API_KEY" not in out
     names = {line.split("=", 1)[0] for line in out.splitlines()[1:] if "=" in line}
-    assert names <= {"PATH", "HOME", "LANG", "TMPDIR", "TERM", "PYTHONDONTWRITEBYTECODE", "PWD"}
+    assert names <= {
+        "PATH",
+        "HOME",
+        "LANG",
+        "TMPDIR",
+        "TERM",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+        "PWD",
+    }
 
 
 async def test_python_and_pytest_are_visible_read_only(ctx: ToolContext) -> None:
