@@ -16,13 +16,15 @@ sandbox that cannot run here (bwrap missing) is a grader error, so the cell is a
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import math
 import re
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.bench.suite_fields import field_error
-from harness.tools.sandbox import Limits, SandboxUnavailable, run_command
+from harness.tools.sandbox import CommandRun, Limits, SandboxUnavailable, run_command
 
 if TYPE_CHECKING:
     from harness.bench.graders import Grade, Grader
@@ -59,8 +61,9 @@ def command_grade(grader: Grader, workspace: Path | None) -> Grade:
         return Grade.of(False, f"no workspace to run {command!r} in (the runner gave none)")
     timeout = grader.timeout_s or DEFAULT_TIMEOUT_S
     limits = Limits(cpu_s=math.ceil(timeout) + 1)
+    job = run_command(command, Path(workspace), timeout_s=timeout, limits=limits)
     try:
-        done = asyncio.run(run_command(command, Path(workspace), timeout_s=timeout, limits=limits))
+        done = _run_sync(job)
     except SandboxUnavailable as exc:
         return Grade(False, 0.0, f"command grader: {exc}", error=True)
     score = 1.0 if done.ok else 0.0
@@ -70,6 +73,17 @@ def command_grade(grader: Grader, workspace: Path | None) -> Grade:
     tail = " ".join(done.output.split())[-160:]
     detail = f"; output: …{tail}" if tail else ""
     return Grade(done.ok, score, f"`{command}`: {done.describe()}{scored}{detail}")
+
+
+def _run_sync(job: Coroutine[Any, Any, CommandRun]) -> CommandRun:
+    """Run ``job`` to the end from synchronous code, also when this thread runs an event loop
+    (``grade()`` called from a coroutine): then on a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(job)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, job).result()
 
 
 def _score(regex: str, score_max: float, output: str) -> tuple[float, str]:

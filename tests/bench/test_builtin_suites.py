@@ -21,7 +21,7 @@ from harness.kernel.terminations import FinishReason
 
 SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 MODES = ("react", "plan_and_solve", "reflexion")
-NAMES = {"arithmetic", "files", "lookup", "structured", "traps"}
+NAMES = {"arithmetic", "code", "files", "lookup", "structured", "traps"}
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +54,12 @@ def test_builtin_suites_load(suites: list[Suite]) -> None:
     by_name = {s.name: s for s in suites}
     assert {t.expect.kind for t in by_name["files"].tasks} == {"file_contains"}
     assert {t.expect.kind for t in by_name["structured"].tasks} == {"json_schema"}
+    # Code tasks are graded by running their tests in the sandbox, and use the shell tool.
+    assert len(by_name["code"].tasks) >= 10
+    for task in by_name["code"].tasks:
+        assert task.expect.kind == "command", task.id
+        assert "pytest" in (task.expect.command or ""), task.id
+        assert "shell" in (task.tools or []), task.id
     # A trap passes only when the model tried (a tool call) and then named the problem.
     for trap in by_name["traps"].tasks:
         assert trap.expect.kind == "all", trap.id
