@@ -237,7 +237,13 @@ class CassetteTransport(httpx.AsyncBaseTransport):
             await asyncio.to_thread(self.save)
         finally:
             if self._real is not None:
-                await self._real.aclose()
+                real, self._real = self._real, None
+                await real.aclose()
+
+    def reopen(self) -> None:
+        """Take requests again after :meth:`aclose` (a cell's judge after its run); the next
+        ``aclose`` saves again, with the new interactions."""
+        self._closed = False
 
     def _real_transport(self) -> httpx.AsyncBaseTransport:
         if self._real is None:

@@ -21,16 +21,17 @@ import math
 import re
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from harness.bench.suite_fields import field_error
-from harness.tools.sandbox import CommandRun, Limits, SandboxUnavailable, run_command
+from harness.tools.sandbox import Limits, SandboxUnavailable, run_command
 
 if TYPE_CHECKING:
     from harness.bench.graders import Grade, Grader
 
-__all__ = ["DEFAULT_TIMEOUT_S", "check_command_fields", "command_grade"]
+__all__ = ["DEFAULT_TIMEOUT_S", "check_command_fields", "command_grade", "run_sync"]
 
+T = TypeVar("T")
 #: Seconds a grading command may run (``timeout_s`` overrides it).
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -63,7 +64,7 @@ def command_grade(grader: Grader, workspace: Path | None) -> Grade:
     limits = Limits(cpu_s=math.ceil(timeout) + 1)
     job = run_command(command, Path(workspace), timeout_s=timeout, limits=limits)
     try:
-        done = _run_sync(job)
+        done = run_sync(job)
     except SandboxUnavailable as exc:
         return Grade(False, 0.0, f"command grader: {exc}", error=True)
     score = 1.0 if done.ok else 0.0
@@ -75,7 +76,7 @@ def command_grade(grader: Grader, workspace: Path | None) -> Grade:
     return Grade(done.ok, score, f"`{command}`: {done.describe()}{scored}{detail}")
 
 
-def _run_sync(job: Coroutine[Any, Any, CommandRun]) -> CommandRun:
+def run_sync(job: Coroutine[Any, Any, T]) -> T:
     """Run ``job`` to the end from synchronous code, also when this thread runs an event loop
     (``grade()`` called from a coroutine): then on a thread of its own."""
     try:

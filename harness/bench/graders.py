@@ -11,16 +11,12 @@ The :class:`Grader` fields by kind (anything else given is an error when the sui
   The deliverable is used as is when it is a mapping or list; otherwise the target text is parsed
   as JSON, either whole or from a fenced ```` ```json ```` block.
 - ``finish_reason``: ``value`` (finish reason names such as ``error_no_progress``).
-- ``python``: ``function`` (``"package.module:function"``, imported with the suite file's folder
-  first on ``sys.path``), called as ``fn(result, workspace)`` in a child process that is killed
-  after ``timeout_s`` (default 30). It returns a bool, a score in [0, 1] (passed when >= 0.5), a
-  :class:`Grade` or ``(passed_or_score, explanation)``. A grader that cannot be imported, raises
-  (``SystemExit`` and ``KeyboardInterrupt`` included), times out or returns anything else gives
-  no verdict: its grade has ``error=True`` and the cell is an ``error`` cell. Python graders,
-  like suites themselves, run code with the user's rights.
-- ``command``: ``command`` run in the run's workspace inside the shell tool's sandbox; passes on
-  exit 0; optional ``timeout_s``, ``score_regex`` and ``score_max`` (see
-  :mod:`harness.bench.command_grader`).
+- ``python``: ``function`` (``"package.module:function"``, beside the suite file), called as
+  ``fn(result, workspace)`` in a child process killed after ``timeout_s`` (default 30); see
+  :mod:`harness.bench.python_grader`. A grader that gives no verdict makes an ``error`` cell.
+- ``command``: ``command`` run in the workspace in the shell tool's sandbox, passing on exit 0
+  (:mod:`harness.bench.command_grader`); ``judge``: ``provider`` and ``rubric``, a model's
+  verdict (:mod:`harness.bench.judge_grader`); ``all`` / ``any``: ``graders`` to combine.
 
 ``case_sensitive`` defaults to **false**: text is compared case-insensitively (``regex`` gets
 ``re.IGNORECASE``), since "Paris" and "paris" are the same answer; set it to true where case
@@ -28,9 +24,8 @@ matters. ``target`` defaults to the deliverable when the run was submitted with 
 text; a deliverable that is not a string is compared as compact JSON. Numbers in ``value`` are read
 as their YAML text (``value: 395`` is "395").
 
-A grade is ``passed``, a ``score`` in [0, 1] (1.0 or 0.0 except for python graders returning a
-score) and a one-line ``explanation`` such as ``expected '395' in text, got '394'``. Grading never
-raises: a grader that cannot run fails the task and says why.
+A grade is ``passed``, a ``score`` in [0, 1] and a one-line ``explanation`` (``expected '395' in
+text, got '394'``). Grading never raises: a grader that cannot run says why.
 """
 
 from __future__ import annotations
@@ -55,6 +50,7 @@ from pydantic import (
 
 from harness.bench.answer import final_answer
 from harness.bench.command_grader import check_command_fields, command_grade
+from harness.bench.judge_grader import check_judge_fields, judge_grade
 from harness.bench.suite_fields import field_error, relative_path_ok, yaml_text
 from harness.core.result import Result
 from harness.core.terminations import FinishReason
@@ -73,7 +69,7 @@ __all__ = [
 
 GraderKind = Literal[
     "equals", "contains", "regex", "json_schema", "file_contains", "finish_reason", "python",
-    "tool_calls", "command", "all", "any",
+    "tool_calls", "command", "judge", "all", "any",
 ]  # fmt: skip
 GRADER_KINDS: tuple[str, ...] = get_args(GraderKind)
 #: A python grader's float score passes at or above this.
@@ -91,6 +87,7 @@ _FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "python": (("function",), ("timeout_s",)),
     "tool_calls": ((), ("value", "min")),
     "command": (("command",), ("timeout_s", "score_regex", "score_max")),
+    "judge": (("provider", "rubric"), ("transcript", "provider_opts", "timeout_s")),
     "all": (("graders",), ()),
     "any": (("graders",), ()),
 }
@@ -102,6 +99,8 @@ _WHAT = {
     "timeout_s": "seconds before the grader is stopped",
     "graders": "a list of graders to combine",
     "command": "the command to run in the workspace, e.g. 'python -m pytest -q'",
+    "provider": "the judge's provider spec, e.g. 'openai:gpt-4o-mini'",
+    "rubric": "what a good answer does",
 }
 
 
@@ -123,8 +122,12 @@ class Grader(BaseModel):
     command: str | None = None
     score_regex: str | None = None
     score_max: float | None = Field(default=None, gt=0)
-    #: ``tool_calls``: at least this many calls (default 1) of the tools in ``value`` (default:
-    #: any tool but ``finish``).
+    #: ``judge``: its provider, rubric, provider options; does it see the transcript?
+    provider: str | None = None
+    rubric: str | None = None
+    transcript: bool = False
+    provider_opts: dict[str, Any] | None = None
+    #: ``tool_calls``: at least this many calls (default 1) of ``value`` (default: all but finish).
     min: int | None = Field(default=None, ge=1)
     #: ``all`` / ``any``: the graders combined.
     graders: list[Grader] | None = None
@@ -189,6 +192,7 @@ class Grader(BaseModel):
                     "schema", f"not a valid JSON Schema{where}: {exc.message}"
                 ) from None
         check_command_fields(self)
+        check_judge_fields(self)
         if self.function is not None and not _FUNCTION_RE.match(self.function):
             raise field_error("function", f"{self.function!r} must look like 'package.module:name'")
         return self
@@ -204,6 +208,8 @@ class Grade:
     #: The grader itself failed (crashed, timed out, could not be imported): the cell cannot
     #: be scored, which is an ``error`` cell, not a failed one.
     error: bool = False
+    #: What grading itself cost (LLM judges), USD: ``results.grading_cost_usd``.
+    cost_usd: float = 0.0
 
     def __post_init__(self) -> None:
         if not (isinstance(self.score, int | float) and 0.0 <= self.score <= 1.0):
@@ -216,7 +222,7 @@ class Grade:
 
 
 #: Graders that read the run's answer (text or deliverable), not the workspace or the ending.
-TEXT_KINDS = frozenset({"equals", "contains", "regex", "json_schema"})
+TEXT_KINDS = frozenset({"equals", "contains", "regex", "json_schema", "judge"})
 
 
 def grade(
@@ -225,9 +231,11 @@ def grade(
     workspace: Path | None = None,
     *,
     grade_on_error: bool = False,
+    cassette: Any = None,
 ) -> Grade:
-    """Judge ``result`` (and, for ``file_contains`` and ``python``, the run's ``workspace``
-    directory after the run). Never raises.
+    """Judge ``result`` (and, for ``file_contains``, ``python`` and ``command``, the run's
+    ``workspace`` directory after the run). Never raises. ``cassette``: the httpx transport
+    that carries ``judge`` calls (the cell's cassette).
 
     Text graders read the run's answer: the deliverable of a submitted run, or the final
     assistant reply of a run that stopped. A run that ended any other way has no answer (a plan
@@ -235,7 +243,8 @@ def grade(
     which case they read the last assistant text of the main conversation."""
     if grader.kind in ("all", "any"):
         parts = [
-            grade(g, result, workspace, grade_on_error=grade_on_error) for g in grader.graders or []
+            grade(g, result, workspace, grade_on_error=grade_on_error, cassette=cassette)
+            for g in grader.graders or []
         ]
         return _combine(grader.kind, parts)
     if grader.kind in TEXT_KINDS and not result.success and not grade_on_error:
@@ -246,7 +255,10 @@ def grade(
             "grade only runs that stop or submit (set grade_on_error: true to grade anyway)",
         )
     try:
-        verdict = _KINDS[grader.kind](grader, result, workspace)
+        if grader.kind == "judge":
+            verdict = judge_grade(grader, result, cassette)
+        else:
+            verdict = _KINDS[grader.kind](grader, result, workspace)
     except Exception as exc:  # a broken grader is an error cell; it never stops a matrix
         return Grade(
             False, 0.0, f"{grader.kind} grader error: {type(exc).__name__}: {exc}", error=True
@@ -255,7 +267,8 @@ def grade(
     if verdict.passed or verdict.error or result.success or reason in verdict.explanation:
         return verdict
     # Say how a failed run ended (e.g. it ran out of turns before answering).
-    return Grade(False, verdict.score, f"{verdict.explanation} (run ended with {reason})")
+    why = f"{verdict.explanation} (run ended with {reason})"
+    return Grade(False, verdict.score, why, cost_usd=verdict.cost_usd)
 
 
 def _one_line(text: str, limit: int = 60) -> str:
@@ -393,7 +406,9 @@ def _combine(kind: str, parts: list[Grade]) -> Grade:
     errored = any(p.error for p in parts) and not (kind == "any" and passed)
     joined = "; ".join(p.explanation for p in parts)
     score = min(p.score for p in parts) if kind == "all" else max(p.score for p in parts)
-    return Grade(passed, score if passed or kind == "all" else 0.0, f"{kind}: {joined}", errored)
+    cost = sum(p.cost_usd for p in parts)
+    score = score if passed or kind == "all" else 0.0
+    return Grade(passed, score, f"{kind}: {joined}", errored, cost_usd=cost)
 
 
 def _tool_calls(grader: Grader, result: Result, _ws: Path | None) -> Grade:
@@ -413,9 +428,8 @@ def _tool_calls(grader: Grader, result: Result, _ws: Path | None) -> Grade:
 
 
 def _python_grade(grader: Grader, result: Result, workspace: Path | None) -> Grade:
-    """Run the grader in a child process with a timeout (see :mod:`harness.bench.python_grader`):
-    nothing it does (loop, exit, crash) reaches the harness; a grader that gives no verdict is
-    an error (``Grade.error``)."""
+    """Run the grader in a child process with a timeout (:mod:`harness.bench.python_grader`):
+    nothing it does reaches the harness; no verdict is an error (``Grade.error``)."""
     from harness.bench.python_grader import run_python_grader
 
     function, base_dir, timeout_s = grader.function or "", grader.base_dir, grader.timeout_s

@@ -34,9 +34,10 @@ class Cell:
     def is_mock(self) -> bool:
         return self.provider.partition(":")[0] == "mock"
 
-    def cassette(self, root: Path) -> Path | None:
-        """This cell's cassette file (None for the in-process mock, which makes no HTTP)."""
-        if self.is_mock:
+    def cassette(self, root: Path, *, judge: bool = False) -> Path | None:
+        """This cell's cassette file (None for the in-process mock, which makes no HTTP, unless
+        ``judge``: a judge grader's calls are recorded for mock cells too)."""
+        if self.is_mock and not judge:
             return None
         return cassette_path(
             root, self.suite.suite, self.provider, self.mode, self.task.id, self.epoch

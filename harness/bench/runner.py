@@ -231,25 +231,30 @@ class Runner:
             summary.skipped = summary.total - summary.done
         return summary
 
+    def _transport(self, cell: Cell, cassette: Path) -> CassetteTransport:
+        opts = self.options
+        return CassetteTransport(
+            cassette,
+            record_mode=opts.record_mode,
+            rerecord_hint=rerecord_command(cell),
+            secrets=profile_secrets(cell.provider),
+            ignore_hosts=opts.ignore_hosts,
+            drop_unused_requests=opts.record_mode == "all",
+            metadata=recording_metadata(cell),
+        )
+
     async def _cell(self, cell: Cell) -> CellOutcome:
         opts = self.options
         task = cell.task
         root = opts.work_root
         workspace = Path(tempfile.mkdtemp(prefix="cell-" if root else "harness-cell-", dir=root))
         cassette = cell.cassette(opts.cassettes)
+        transport: CassetteTransport | None = None
         try:
             if cassette is None:
                 provider_opts: dict[str, Any] = task.mock_provider_opts() or {}
             else:
-                transport = CassetteTransport(
-                    cassette,
-                    record_mode=opts.record_mode,
-                    rerecord_hint=rerecord_command(cell),
-                    secrets=profile_secrets(cell.provider),
-                    ignore_hosts=opts.ignore_hosts,
-                    drop_unused_requests=opts.record_mode == "all",
-                    metadata=recording_metadata(cell),
-                )
+                transport = self._transport(cell, cassette)
                 provider_opts = {"transport": transport}
             result = await arun(
                 task.prompt,
@@ -269,7 +274,17 @@ class Runner:
                 },
                 **task.run_options(),
             )
-            verdict = await _grade(task, result, workspace)
+            if _has(task.expect, ("judge",)):  # the judge's calls go in the cell's cassette
+                if transport is None:
+                    cassette = cell.cassette(opts.cassettes, judge=True)
+                    assert cassette is not None
+                    transport = self._transport(cell, cassette)
+                transport.reopen()
+            try:
+                verdict = await _grade(task, result, workspace, transport)
+            finally:
+                if transport is not None:
+                    await transport.aclose()
             return CellOutcome(cell, cassette, result, verdict)
         except asyncio.CancelledError:
             raise
@@ -279,20 +294,20 @@ class Runner:
             shutil.rmtree(workspace, ignore_errors=True)
 
 
-async def _grade(task: Task, result: Result, workspace: Path) -> Grade:
-    """Grade a cell; python and command graders (child processes that may run for seconds) in a
-    thread, so the other cells and Ctrl-C are not held up."""
-    expect = task.expect
-    if _slow(expect):
+async def _grade(task: Task, result: Result, workspace: Path, cassette: Any) -> Grade:
+    """Grade a cell; python, command and judge graders (child processes or model calls that may
+    take seconds) in a thread, so the other cells and Ctrl-C are not held up."""
+    expect, on_error = task.expect, task.grade_on_error
+    if _has(expect, ("python", "command", "judge")):
         return await asyncio.to_thread(
-            grade, expect, result, workspace, grade_on_error=task.grade_on_error
+            grade, expect, result, workspace, grade_on_error=on_error, cassette=cassette
         )
-    return grade(expect, result, workspace, grade_on_error=task.grade_on_error)
+    return grade(expect, result, workspace, grade_on_error=on_error)
 
 
-def _slow(grader: Grader) -> bool:
-    """Does ``grader`` (or one it combines) run a process?"""
-    return grader.kind in ("python", "command") or any(_slow(g) for g in grader.graders or [])
+def _has(grader: Grader, kinds: tuple[str, ...]) -> bool:
+    """Is ``grader``, or one it combines, of one of these kinds?"""
+    return grader.kind in kinds or any(_has(g, kinds) for g in grader.graders or [])
 
 
 def recording_metadata(cell: Cell) -> dict[str, Any]:

@@ -198,6 +198,7 @@ def _row(outcome: CellOutcome, run_id: str) -> dict[str, Any]:
             error=outcome.error_cause,
             score=outcome.grade.score,
             grader_explanation=outcome.grade.explanation,
+            grading_cost_usd=outcome.grade.cost_usd,
             cassette=cassette,
             **common,
         )

@@ -110,6 +110,9 @@ _V1_RESULTS = (
 #: Added by migration 2: ``passed`` | ``failed`` | ``error`` (could not be scored; the cause
 #: is in ``error``). Error cells are left out of pass rates and comparisons.
 RESULT_COLUMNS["status"] = "VARCHAR"
+#: Added by migration 3: what grading the cell cost (LLM judges' calls), USD, apart from the
+#: run's own ``cost_usd``; 0 when no grader called a model, NULL in rows stored before v3.
+RESULT_COLUMNS["grading_cost_usd"] = "DOUBLE"
 JSON_COLUMNS = frozenset(k for k, v in RESULT_COLUMNS.items() if v.startswith("JSON"))
 CELL_STATUSES = ("passed", "failed", "error")
 
@@ -147,7 +150,12 @@ def _v2(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1, _v2)
+def _v3(con: duckdb.DuckDBPyConnection) -> None:
+    """results.grading_cost_usd (LLM judges); NULL for older rows (not known)."""
+    con.execute("ALTER TABLE results ADD COLUMN grading_cost_usd DOUBLE")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1, _v2, _v3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
