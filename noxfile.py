@@ -116,11 +116,13 @@ def screenshot(session: nox.Session) -> None:
 def perf(session: nox.Session) -> None:
     """Kernel and telemetry overhead, store ingest and report rendering benchmarks (figures go in
     docs/performance.md)."""
-    session.install("-e", ".")
+    _need_bubblewrap(session)
+    session.install("-e", ".", "pytest")
     session.run("python", "benchmarks/kernel_overhead.py", *session.posargs)
     session.run("python", "benchmarks/telemetry_overhead.py", *session.posargs)
     session.run("python", "benchmarks/store_ingest.py")
     session.run("python", "benchmarks/report_render.py")
+    session.run("python", "benchmarks/sandbox_overhead.py")
 
 
 @nox.session(default=False)
