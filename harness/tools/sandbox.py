@@ -244,13 +244,34 @@ def _user_processes() -> int:
     return count
 
 
-def _hand_over(workspace: Path) -> None:
-    """As root, give the workspace to the sandbox's user, so the command can write in it."""
-    os.chown(workspace, _NOBODY, _NOBODY)
-    for folder, dirs, files in os.walk(workspace):
-        for name in dirs + files:
-            with contextlib.suppress(OSError):
-                os.chown(os.path.join(folder, name), _NOBODY, _NOBODY, follow_symlinks=False)
+Owners = dict[str, tuple[int, int]]
+
+
+def _hand_over(workspace: Path) -> Owners:
+    """As root, give the workspace to the sandbox's user, so the command can write in it; returns
+    the owners to put back afterwards (:func:`_give_back`). Links are never followed."""
+    owners: Owners = {}
+    for path in _tree(workspace):
+        with contextlib.suppress(OSError):
+            st = os.lstat(path)
+            owners[path] = (st.st_uid, st.st_gid)
+            os.chown(path, _NOBODY, _NOBODY, follow_symlinks=False)
+    return owners
+
+
+def _give_back(workspace: Path, owners: Owners) -> None:
+    """Put the owners back; files the command made go to the workspace folder's owner."""
+    default = owners.get(str(workspace), (0, 0))
+    for path in _tree(workspace):
+        with contextlib.suppress(OSError):
+            os.chown(path, *owners.get(path, default), follow_symlinks=False)
+
+
+def _tree(root: Path) -> list[str]:
+    paths = [str(root)]
+    for folder, dirs, files in os.walk(root):
+        paths.extend(os.path.join(folder, name) for name in dirs + files)
+    return paths
 
 
 async def run_command(
@@ -273,9 +294,27 @@ async def run_command(
         problem = await asyncio.to_thread(sandbox_problem, bwrap)
         if problem is not None:
             raise SandboxUnavailable(f"the shell sandbox is unavailable: {problem}")
-        if _as_root():
-            await asyncio.to_thread(_hand_over, workspace)
         argv, cwd, env = _bwrap_argv(bwrap, workspace, shell), None, {"PATH": os.defpath}
+    owners = await asyncio.to_thread(_hand_over, workspace) if _handed(sandbox) else None
+    try:
+        return await _run(argv, cwd, env, limits, sandbox, timeout_s)
+    finally:
+        if owners is not None:
+            await asyncio.to_thread(_give_back, workspace, owners)
+
+
+def _handed(sandbox: SandboxKind) -> bool:
+    return sandbox == "bwrap" and _as_root()
+
+
+async def _run(
+    argv: list[str],
+    cwd: str | None,
+    env: dict[str, str],
+    limits: Limits,
+    sandbox: SandboxKind,
+    timeout_s: float,
+) -> CommandRun:
     started = time.monotonic()
     proc = await asyncio.create_subprocess_exec(
         *_limit_argv(limits, sandbox), *argv,

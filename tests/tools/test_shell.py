@@ -53,9 +53,25 @@ async def test_runs_in_the_workspace_and_writes_there(ctx: ToolContext, ws: Path
     assert (ws / "d" / "y").read_text() == "x\n"
 
 
+async def test_the_workspace_keeps_its_owners(ctx: ToolContext, ws: Path) -> None:
+    # As root the command runs as nobody: the workspace is lent to it and given back.
+    before = (ws / "notes.txt").stat()
+    out = await shell(ctx, "id -u; echo more >> notes.txt; mkdir -p made && echo x > made/new.txt")
+    uid = out.splitlines()[1]
+    assert uid == ("65534" if os.geteuid() == 0 else str(os.geteuid()))
+    assert _owner(ws / "notes.txt") == (before.st_uid, before.st_gid)
+    assert _owner(ws / "made") == _owner(ws)
+    assert _owner(ws / "made" / "new.txt") == _owner(ws)
+
+
 async def test_exit_code_and_stderr_are_reported(ctx: ToolContext) -> None:
     out = await shell(ctx, "echo oops >&2; exit 3")
     assert out == "exit code 3\noops"
+
+
+def _owner(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_uid, st.st_gid
 
 
 def _exists(path: str) -> bool:
@@ -237,9 +253,11 @@ def test_in_a_run_each_limit_stops_its_command_and_the_run_goes_on(ws: Path) -> 
         "while :; do :; done",
         "echo still-alive",
     ]
+    # The fork bomb ends at its timeout; the others at their limits, well before theirs.
+    timeouts = [4, 60, 60, 60]
     turns: list[dict[str, Any]] = [
-        {"tool_calls": [{"name": "shell", "arguments": {"command": c, "timeout_s": 4}}]}
-        for c in calls
+        {"tool_calls": [{"name": "shell", "arguments": {"command": c, "timeout_s": t}}]}
+        for c, t in zip(calls, timeouts, strict=True)
     ]
     turns.append({"text": "done"})
     tool = ShellTool(limits=Limits(cpu_s=2, memory_mb=512, processes=40))
