@@ -7,6 +7,9 @@ with the task's own grader:
 - ``empty-args``: calls each of the task's tools once with empty arguments, then says
   "I don't know.".
 
+Graders run as in ``harness run`` (``command`` graders in the sandbox), except that a ``judge``
+never reaches the network: it gets an empty replay-only cassette, so a judged task does not pass.
+
 A task that either adversary passes measures something other than the model (a grader that
 accepts a bare ending, a file that already holds the answer, the kernel's own loop guard). It is
 listed, and the audit fails, unless the task says ``audit: {allow: true, reason: ...}``.
@@ -23,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.api import arun
+from harness.bench.cassettes import CassetteTransport
 from harness.bench.graders import Grade, grade
 from harness.bench.suite import Suite, Task
 
@@ -94,8 +98,16 @@ async def _attempt(task: Task, adversary: str) -> Grade:
             },
             **options,
         )
+        # A judge never reaches the network here: an empty replay-only cassette answers it
+        # with a miss, so a judged task does not pass (its grade is an error).
+        offline = CassetteTransport(workspace / ".audit-judge.yaml", record_mode="none")
         return await asyncio.to_thread(
-            grade, task.expect, result, workspace, grade_on_error=task.grade_on_error
+            grade,
+            task.expect,
+            result,
+            workspace,
+            grade_on_error=task.grade_on_error,
+            cassette=offline,
         )
     finally:
         shutil.rmtree(workspace, ignore_errors=True)

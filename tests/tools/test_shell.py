@@ -274,6 +274,20 @@ def test_in_a_run_each_limit_stops_its_command_and_the_run_goes_on(ws: Path) -> 
     assert outputs[3] == "exit code 0\nstill-alive"
 
 
+def test_the_kernel_tool_timeout_kills_the_sandbox(ws: Path) -> None:
+    marker = "kernel-timeout-sentinel-4321"
+    command = f"cp /usr/bin/sleep {marker}; ./{marker} 600"
+    call = {"name": "shell", "arguments": {"command": command, "timeout_s": 100}}
+    turns = [{"tool_calls": [call]}, {"text": "ok"}]
+    result = harness.run(
+        "go", provider="mock", provider_opts={"turns": turns}, tools=["shell"], cwd=ws,
+        tool_timeout_s=2,
+    )  # fmt: skip
+    (output,) = [m.content for m in result.messages if m.role == "tool"]
+    assert "timed out" in output
+    assert _processes_with(marker) == []
+
+
 def test_the_plan_phase_refuses_the_shell(ws: Path) -> None:
     turns = [{"tool_calls": [{"name": "shell", "arguments": {"command": "touch x"}}]},
              {"text": "ok"}]  # fmt: skip
