@@ -5,6 +5,7 @@
   written; otherwise a :class:`~harness.errors.ConfigError` names the path and the fix.
 - :func:`check_providers`: a provider that cannot possibly work (a required API key missing, no
   base URL) when the run may reach the network (any record mode but ``none``).
+- :func:`check_judges`: the same for the providers of ``judge`` graders.
 - :func:`check_graders`: every python grader of the suites can be imported (in a child process).
 """
 
@@ -13,12 +14,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from harness.bench.python_grader import check_imports, python_graders
 from harness.bench.suite import Suite
 from harness.errors import ConfigError
 
-__all__ = ["check_graders", "check_output_path", "check_providers", "dedupe"]
+__all__ = ["check_graders", "check_judges", "check_output_path", "check_providers", "dedupe"]
 
 
 def dedupe(names: Sequence[str], flag: str, warn: Callable[[str], None]) -> list[str]:
@@ -80,6 +82,37 @@ def check_providers(providers: Sequence[str], record_mode: str) -> None:
             profile.resolved_base_url()
         except ConfigError as exc:
             problems.append(f"--providers {spec}: {exc}")
+    if problems:
+        raise ConfigError("\n".join(problems))
+
+
+def _judges(grader: Any) -> list[Any]:
+    found = [grader] if grader.kind == "judge" else []
+    for part in grader.graders or []:
+        found.extend(_judges(part))
+    return found
+
+
+def check_judges(suites: Sequence[Suite], record_mode: str) -> None:
+    """A ``judge`` grader's provider, checked as :func:`check_providers` checks the run's."""
+    from harness.providers.profiles import resolve_profile
+
+    if record_mode == "none":
+        return
+    problems = []
+    for suite in suites:
+        for task in suite.tasks:
+            for judge in _judges(task.expect):
+                profile, _ = resolve_profile(judge.provider)
+                if profile.kind == "mock":
+                    continue
+                try:
+                    profile.api_key()
+                    if not (judge.provider_opts or {}).get("base_url"):
+                        profile.resolved_base_url()
+                except ConfigError as exc:
+                    where = suite.source or suite.name
+                    problems.append(f"{where}: task {task.id!r}: expect.provider: {exc}")
     if problems:
         raise ConfigError("\n".join(problems))
 

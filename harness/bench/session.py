@@ -20,7 +20,13 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.bench.matrix import Cell, expand
-from harness.bench.preflight import check_graders, check_output_path, check_providers, dedupe
+from harness.bench.preflight import (
+    check_graders,
+    check_judges,
+    check_output_path,
+    check_providers,
+    dedupe,
+)
 from harness.bench.python_grader import DEFAULT_TIMEOUT_S
 from harness.bench.rundir import RunFolder, remove_stale
 from harness.bench.runner import CellOutcome, MatrixSummary, Runner, RunnerOptions
@@ -237,6 +243,7 @@ def _prepare(
         probe = request.db.parent / "traces" / f".probe-{os.getpid()}.jsonl"
         check_output_path(probe, "--trace-file (default: traces/ beside --db)")
     check_providers(providers, request.record_mode)
+    check_judges(suites, request.record_mode)
     check_graders(suites)
     return suites, modes, providers, cells
 

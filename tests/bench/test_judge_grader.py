@@ -258,3 +258,18 @@ def test_a_judge_without_a_recording_is_an_error_cell(
     status, _, explanation, *_ = _rows(tmp_path / "h.duckdb")["capital"]
     assert status == "error"
     assert "cassette miss" in explanation
+
+
+def test_recording_without_the_judges_key_is_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.errors import ConfigError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    suite = _suite(tmp_path, "http://127.0.0.1:9/v1")
+    with pytest.raises(ConfigError, match=r"task 'capital': expect.provider: .*OPENAI_API_KEY"):
+        run_bench(
+            BenchRequest(suites=[str(suite)], cassettes=tmp_path / "c", record_mode="once",
+                         db=tmp_path / "h.duckdb", progress=False)
+        )  # fmt: skip
+    assert not (tmp_path / "h.duckdb").exists()  # checked before any run row
