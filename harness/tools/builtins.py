@@ -1,7 +1,8 @@
 """The builtin tools: files (confined to the run's workspace, see
-:mod:`harness.tools.file_tools`), a safe calculator, a per-run key-value store and ``finish``.
+:mod:`harness.tools.file_tools`), a safe calculator, a per-run key-value store, ``finish`` and the
+sandboxed ``shell`` (:mod:`harness.tools.shell`).
 
-The calculator, key-value and ``finish`` tools live here; the file tools and
+The calculator, key-value and ``finish`` tools live here; the file tools, the shell and
 :class:`~harness.tools.builtin_base.BuiltinTool` are re-exported, so every builtin tool class can
 be imported from this module.
 """
@@ -23,6 +24,7 @@ from harness.tools.file_tools import (
     ReadFileTool,
     WriteFileTool,
 )
+from harness.tools.shell import ShellTool
 
 __all__ = [
     "BuiltinTool",
@@ -35,6 +37,7 @@ __all__ = [
     "KVSetTool",
     "ListDirTool",
     "ReadFileTool",
+    "ShellTool",
     "WriteFileTool",
 ]
 
