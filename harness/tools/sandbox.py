@@ -19,11 +19,13 @@ The sandbox (``bwrap``):
   and with it the sandbox's PID namespace.
 
 When the harness runs as root, the sandbox is set up without a user namespace and the command
-runs as ``nobody`` (uid 65534) with no capabilities and ``no_new_privs`` (``setpriv``), so the
-process limit applies (the kernel never applies it to root); the workspace is handed to that
-user (``chown``) before each command. Otherwise bwrap makes an unprivileged user namespace, and
-the process limit counts every process of the user, so it is set to the number running now plus
-``Limits.processes``.
+runs as an unprivileged uid of its own (:data:`SANDBOX_UID_BASE` and up, one per command, so
+concurrent commands never share a process limit), with no capabilities and ``no_new_privs``
+(``setpriv``), so the process limit applies (the kernel never applies it to root). The
+workspace is lent to that uid (``chown``) for the command and given back afterwards (the old
+owners; new files go to the workspace folder's owner), so a caller's folder keeps its
+ownership. Otherwise bwrap makes an unprivileged user namespace, and the process limit counts
+every process of the user, so it is set to the number running now plus ``Limits.processes``.
 
 When ``bwrap`` (or ``prlimit``, or ``setpriv`` as root) is missing or cannot make a sandbox here,
 :func:`sandbox_problem` says why and :func:`run_command` raises :class:`SandboxUnavailable`; it
@@ -36,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import itertools
 import os
 import shutil
 import signal
@@ -50,6 +53,7 @@ from harness.errors import ToolError
 
 __all__ = [
     "MOUNT_POINT",
+    "SANDBOX_UID_BASE",
     "CommandRun",
     "Limits",
     "SandboxKind",
@@ -62,7 +66,10 @@ __all__ = [
 #: the host's temporary folder names and recorded cassettes replay).
 MOUNT_POINT = "/workspace"
 SandboxKind = Literal["bwrap", "none"]
-_NOBODY = 65534
+#: As root, each command runs as a uid of its own from here up (no passwd entry), so one
+#: command's processes never count against another's process limit.
+SANDBOX_UID_BASE = 200_000
+_UIDS = itertools.count()
 _SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
         "/etc/localtime")  # fmt: skip
@@ -145,7 +152,7 @@ def sandbox_problem(bwrap: str = "bwrap") -> str | None:
                 "The shell never runs commands unsandboxed unless told to (sandbox='none', unsafe)"
             )
     probe = Path(os.environ.get("TMPDIR", "/tmp"))
-    argv = _bwrap_argv(bwrap, probe, ["true"])
+    argv = _bwrap_argv(bwrap, probe, ["true"], _sandbox_uid())
     try:
         done = subprocess.run(argv, capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -162,12 +169,18 @@ def _python_roots() -> list[str]:
     roots: list[str] = []
     for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
         for q in (p, os.path.realpath(p)):
-            if q and not q.startswith(("/usr/", "/bin", "/lib")) and q not in roots:
+            if q and q not in roots:
                 roots.append(q)
     return sorted(roots)
 
 
-def _bwrap_argv(bwrap: str, workspace: Path, command: list[str]) -> list[str]:
+def _sandbox_uid() -> int:
+    """A uid for one command: per process and call, so concurrent commands (other cells, other
+    harness processes) do not share one process limit."""
+    return SANDBOX_UID_BASE + (os.getpid() % 10_000) * 1000 + next(_UIDS) % 1000
+
+
+def _bwrap_argv(bwrap: str, workspace: Path, command: list[str], uid: int = 0) -> list[str]:
     root = _as_root()
     # As root, no user namespace (the command must become a real unprivileged uid).
     unshare = (
@@ -185,19 +198,22 @@ def _bwrap_argv(bwrap: str, workspace: Path, command: list[str]) -> list[str]:
     for path in _ETC:
         argv += ["--ro-bind-try", path, path]
     made: set[str] = {"/", "/usr", "/etc"}
+    bound: list[Path] = [Path("/usr")]
     for prefix in _python_roots():
+        if any(Path(prefix).is_relative_to(b) for b in bound):
+            continue  # inside a folder bound already (a venv inside its base Python)
         for parent in reversed(Path(prefix).parents):
             if str(parent) not in made:  # readable parents: bwrap's own are 0700 for others
                 argv += ["--dir", str(parent)]
                 made.add(str(parent))
         argv += ["--ro-bind", prefix, prefix]
-        made.add(prefix)
+        bound.append(Path(prefix))
     argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
     argv += ["--bind", str(workspace), MOUNT_POINT, "--chdir", MOUNT_POINT, "--clearenv"]
     for key, value in _env(MOUNT_POINT).items():
         argv += ["--setenv", key, value]
     if root:
-        drop = ["setpriv", f"--reuid={_NOBODY}", f"--regid={_NOBODY}", "--clear-groups",
+        drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                 "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]  # fmt: skip
         command = drop + command
     return [*argv, "--", *command]
@@ -247,7 +263,7 @@ def _user_processes() -> int:
 Owners = dict[str, tuple[int, int]]
 
 
-def _hand_over(workspace: Path) -> Owners:
+def _hand_over(workspace: Path, uid: int) -> Owners:
     """As root, give the workspace to the sandbox's user, so the command can write in it; returns
     the owners to put back afterwards (:func:`_give_back`). Links are never followed."""
     owners: Owners = {}
@@ -255,7 +271,7 @@ def _hand_over(workspace: Path) -> Owners:
         with contextlib.suppress(OSError):
             st = os.lstat(path)
             owners[path] = (st.st_uid, st.st_gid)
-            os.chown(path, _NOBODY, _NOBODY, follow_symlinks=False)
+            os.chown(path, uid, uid, follow_symlinks=False)
     return owners
 
 
@@ -294,8 +310,9 @@ async def run_command(
         problem = await asyncio.to_thread(sandbox_problem, bwrap)
         if problem is not None:
             raise SandboxUnavailable(f"the shell sandbox is unavailable: {problem}")
-        argv, cwd, env = _bwrap_argv(bwrap, workspace, shell), None, {"PATH": os.defpath}
-    owners = await asyncio.to_thread(_hand_over, workspace) if _handed(sandbox) else None
+        uid = _sandbox_uid()
+        argv, cwd, env = _bwrap_argv(bwrap, workspace, shell, uid), None, {"PATH": os.defpath}
+    owners = await asyncio.to_thread(_hand_over, workspace, uid) if _handed(sandbox) else None
     try:
         return await _run(argv, cwd, env, limits, sandbox, timeout_s)
     finally:

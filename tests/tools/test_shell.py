@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,13 @@ import harness
 from harness.errors import ToolError
 from harness.tools.base import ToolContext
 from harness.tools.registry import resolve_tools
-from harness.tools.sandbox import Limits, SandboxUnavailable, run_command, sandbox_problem
+from harness.tools.sandbox import (
+    SANDBOX_UID_BASE,
+    Limits,
+    SandboxUnavailable,
+    run_command,
+    sandbox_problem,
+)
 from harness.tools.shell import ShellTool
 from harness.tools.workspace import Workspace
 
@@ -54,11 +63,14 @@ async def test_runs_in_the_workspace_and_writes_there(ctx: ToolContext, ws: Path
 
 
 async def test_the_workspace_keeps_its_owners(ctx: ToolContext, ws: Path) -> None:
-    # As root the command runs as nobody: the workspace is lent to it and given back.
+    # As root the command runs as a uid of its own: the workspace is lent to it and given back.
     before = (ws / "notes.txt").stat()
     out = await shell(ctx, "id -u; echo more >> notes.txt; mkdir -p made && echo x > made/new.txt")
     uid = out.splitlines()[1]
-    assert uid == ("65534" if os.geteuid() == 0 else str(os.geteuid()))
+    if os.geteuid() == 0:
+        assert int(uid) >= SANDBOX_UID_BASE
+    else:
+        assert uid == str(os.geteuid())
     assert _owner(ws / "notes.txt") == (before.st_uid, before.st_gid)
     assert _owner(ws / "made") == _owner(ws)
     assert _owner(ws / "made" / "new.txt") == _owner(ws)
@@ -106,7 +118,12 @@ async def test_no_network(ctx: ToolContext) -> None:
     server.listen(1)
     port = server.getsockname()[1]
     accepted: list[Any] = []
-    thread = threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True)
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):  # closed at the end of the test: nothing came
+            accepted.append(server.accept())
+
+    thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     try:
         probe = (
@@ -120,6 +137,7 @@ async def test_no_network(ctx: ToolContext) -> None:
         out = await shell(ctx, "python probe.py")
     finally:
         server.close()
+        thread.join(timeout=5)
     assert "CONNECTED" not in out
     assert "1.1.1.1 OSError 101" in out  # Network is unreachable
     assert not accepted
@@ -169,7 +187,16 @@ async def test_a_memory_hog_stops_at_the_memory_limit(ctx: ToolContext) -> None:
     assert "MemoryError" in out
 
 
-def _processes_with(marker: str) -> list[int]:
+def _processes_with(marker: str, settle_s: float = 10.0) -> list[int]:
+    """The processes whose command line holds ``marker``, once those being killed are gone
+    (the kernel kills a dead sandbox's PID namespace asynchronously; wait up to ``settle_s``)."""
+    deadline = time.monotonic() + settle_s
+    while (found := _scan(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return found
+
+
+def _scan(marker: str) -> list[int]:
     found = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
@@ -183,11 +210,12 @@ def _processes_with(marker: str) -> list[int]:
 
 
 async def test_a_fork_bomb_stops_at_the_process_limit(ctx: ToolContext) -> None:
-    marker = "forkbomb-sentinel-1234"  # a copy of sleep under this name marks the bomb's processes
+    # A copy of sleep under this name marks the bomb's processes (unique: tests may run twice).
+    marker = f"forkbomb-sentinel-{uuid.uuid4().hex[:8]}"
     setup = f"cp /usr/bin/sleep ./{marker}; "
     tool = ShellTool(limits=Limits(processes=40))
     loop = f"i=0; while [ $i -lt 500 ]; do ./{marker} 600 & i=$((i+1)); done; wait"
-    out = await shell(ctx, setup + loop, tool, timeout_s=10)
+    out = await shell(ctx, setup + loop, tool, timeout_s=60)
     assert "Cannot fork" in out  # the 41st process was refused; the shell gave up
     assert _processes_with(marker) == []  # and the sandbox took the other 40 with it
     # The classic bomb, which never gives up: the timeout ends it, and nothing is left.
@@ -198,7 +226,7 @@ async def test_a_fork_bomb_stops_at_the_process_limit(ctx: ToolContext) -> None:
 
 
 async def test_the_timeout_kills_the_whole_group(ctx: ToolContext) -> None:
-    marker = "group-sentinel-5678"
+    marker = f"group-sentinel-{uuid.uuid4().hex[:8]}"
     out = await shell(ctx, f"cp /usr/bin/sleep {marker}; ./{marker} 600 & sleep 600", timeout_s=1)
     assert out.startswith("timed out after")
     assert _processes_with(marker) == []
@@ -275,7 +303,7 @@ def test_in_a_run_each_limit_stops_its_command_and_the_run_goes_on(ws: Path) -> 
 
 
 def test_the_kernel_tool_timeout_kills_the_sandbox(ws: Path) -> None:
-    marker = "kernel-timeout-sentinel-4321"
+    marker = f"kernel-timeout-sentinel-{uuid.uuid4().hex[:8]}"
     command = f"cp /usr/bin/sleep {marker}; ./{marker} 600"
     call = {"name": "shell", "arguments": {"command": command, "timeout_s": 100}}
     turns = [{"tool_calls": [call]}, {"text": "ok"}]
