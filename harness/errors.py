@@ -14,6 +14,7 @@ harness, so every layer can use it) and re-exported where they are used, e.g.
     ├── ContextOverflow                   the prompt no longer fits the context window
     ├── CompactionError                   a compaction stage failed
     ├── ToolError                         raised by a tool: an error result for the model
+    │   └── SandboxUnavailable            the shell sandbox (bwrap) cannot run here
     ├── StoreError                        the results store cannot do what was asked
     │   ├── SchemaTooNew                  the file was written by a newer harness
     │   └── StoreLocked                   another process holds the database (pid)
@@ -48,6 +49,7 @@ __all__ = [
     "HarnessError",
     "ProviderError",
     "ReportInputError",
+    "SandboxUnavailable",
     "SchemaTooNew",
     "StoreError",
     "StoreLocked",
@@ -160,6 +162,10 @@ def kind_from_status(status: int, message: str = "") -> ErrorKind:
 
 class ToolError(HarnessError):
     """Raise inside a tool to return an error result (``is_error=True``) to the model."""
+
+
+class SandboxUnavailable(ToolError):
+    """The shell sandbox cannot run here (bwrap missing or unusable); the message says why."""
 
 
 class ContextOverflow(HarnessError):

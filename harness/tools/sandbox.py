@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from harness.errors import ToolError
+from harness.errors import SandboxUnavailable
 
 __all__ = [
     "MOUNT_POINT",
@@ -73,10 +73,6 @@ _UIDS = itertools.count()
 _SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
         "/etc/localtime")  # fmt: skip
-
-
-class SandboxUnavailable(ToolError):
-    """The sandbox cannot run here (bwrap missing or unusable); the message says why and how."""
 
 
 @dataclass(frozen=True, slots=True)

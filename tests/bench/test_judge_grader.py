@@ -137,18 +137,36 @@ class Judge:
         body = json.loads(request.get_data())
         self.bodies.append(body)
         prompt = body["messages"][-1]["content"]
-        answer = prompt.split("ANSWER:\n", 1)[1]
-        ok = "paris" in answer.lower()
-        verdict = {"passed": ok, "score": 1.0 if ok else 0.0, "explanation": f"paris={ok}"}
+        if "ANSWER:\n" not in prompt:  # the run's own call (a cell on this server): answer it
+            content = "It is Paris."
+        else:
+            ok = "paris" in prompt.split("ANSWER:\n", 1)[1].lower()
+            verdict = {"passed": ok, "score": 1.0 if ok else 0.0, "explanation": f"paris={ok}"}
+            content = json.dumps(verdict)
         completion = {
             "id": "chatcmpl-judge",
             "object": "chat.completion",
             "created": 1,
             "model": body["model"],
             "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": json.dumps(verdict)}}],
+                         "message": {"role": "assistant", "content": content}}],
             "usage": {"prompt_tokens": 200, "completion_tokens": 20, "total_tokens": 220},
         }  # fmt: skip
+        if body.get("stream"):
+            first = {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": content},
+                        "finish_reason": None,
+                    }
+                ]
+            }
+            last = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                    "usage": completion["usage"]}  # fmt: skip
+            events = [json.dumps(first), json.dumps(last), "[DONE]"]
+            sse = "".join(f"data: {e}\n\n" for e in events)
+            return WResponse(sse, mimetype="text/event-stream")
         return WResponse(json.dumps(completion), mimetype="application/json")
 
 
@@ -273,3 +291,30 @@ def test_recording_without_the_judges_key_is_bad_input(
                          db=tmp_path / "h.duckdb", progress=False)
         )  # fmt: skip
     assert not (tmp_path / "h.duckdb").exists()  # checked before any run row
+
+
+def test_on_a_recorded_provider_the_run_and_its_judge_share_one_cassette(
+    judge_server: tuple[HTTPServer, Judge], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    http, judge = judge_server
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", http.url_for("/v1"))  # the run's own provider
+    suite = _suite(tmp_path, http.url_for("/v1"))
+    cassettes = tmp_path / "cassettes"
+
+    def bench(mode: str, db: str) -> int:
+        request = BenchRequest(suites=[str(suite)], providers=["openai:gpt-4o-mini"],
+                               tasks=["capital"], cassettes=cassettes, record_mode=mode,
+                               db=tmp_path / db, progress=False)  # fmt: skip
+        return run_bench(request).exit_code
+
+    assert bench("once", "rec.duckdb") == 0
+    assert len(judge.bodies) == 2  # the run's call, then the judge's
+    file = cassettes / "judged" / "openai:gpt-4o-mini" / "react" / "capital.e0.yaml"
+    assert len(yaml.safe_load(file.read_text())["interactions"]) == 2
+    recorded = _rows(tmp_path / "rec.duckdb")
+    assert recorded["capital"][0] == "passed"
+    http.stop()
+    assert bench("none", "replay.duckdb") == 0
+    assert _rows(tmp_path / "replay.duckdb") == recorded
