@@ -40,6 +40,7 @@ _INFRA_ENDINGS = frozenset({FinishReason.ERROR_DURING_EXECUTION, FinishReason.ER
 __all__ = [
     "CellOutcome",
     "CellStatus",
+    "Executor",
     "MatrixSummary",
     "Runner",
     "RunnerOptions",
@@ -138,12 +139,40 @@ class MatrixSummary:
     elapsed_s: float = 0.0
     errors: list[str] = field(default_factory=list)
 
+    def count(self, outcome: CellOutcome) -> None:
+        """Add one finished cell (already handed to the sink) to the tallies."""
+        self.done += 1
+        if outcome.error is not None:
+            self.crashed += 1
+        status = outcome.status
+        if status == "error":
+            self.errored += 1
+            self.errors.append(f"{outcome.cell.key}: {outcome.error_cause}")
+        elif status == "passed":
+            self.passed += 1
+        else:
+            self.failed += 1
+        self.cost_usd += outcome.cost_usd
+
     @property
     def cells_per_s(self) -> float:
         return self.done / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
 
 OnOutcome = Callable[[CellOutcome, MatrixSummary], None]
+
+
+class Executor(Protocol):
+    """What runs a matrix: :class:`Runner` (this process) or the Ray executor
+    (:class:`harness.bench.ray_executor.RayRunner`). ``run`` hands every finished cell to the
+    sink it was built with, once, and returns when all are done or ``request_stop()`` stopped it
+    (then ``summary.interrupted`` is set and the cells not handed over are not recorded)."""
+
+    def request_stop(self) -> None: ...
+
+    async def run(
+        self, cells: Sequence[Cell], on_outcome: OnOutcome | None = None
+    ) -> MatrixSummary: ...
 
 
 class Runner:
@@ -179,18 +208,7 @@ class Runner:
 
         def record(outcome: CellOutcome) -> None:
             self.sink(outcome)
-            summary.done += 1
-            if outcome.error is not None:
-                summary.crashed += 1
-            status = outcome.status
-            if status == "error":
-                summary.errored += 1
-                summary.errors.append(f"{outcome.cell.key}: {outcome.error_cause}")
-            elif status == "passed":
-                summary.passed += 1
-            else:
-                summary.failed += 1
-            summary.cost_usd += outcome.cost_usd
+            summary.count(outcome)
             if on_outcome is not None:
                 on_outcome(outcome, summary)
 

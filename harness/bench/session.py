@@ -23,7 +23,7 @@ from harness.bench.matrix import Cell, expand
 from harness.bench.preflight import check_graders, check_output_path, check_providers, dedupe
 from harness.bench.python_grader import DEFAULT_TIMEOUT_S
 from harness.bench.rundir import RunFolder, remove_stale
-from harness.bench.runner import CellOutcome, MatrixSummary, Runner, RunnerOptions
+from harness.bench.runner import CellOutcome, Executor, MatrixSummary, Runner, RunnerOptions
 from harness.bench.secrets import scrub_file, scrub_text, secret_values
 from harness.bench.suite import Suite, SuiteError, load_suites, suite_files
 from harness.errors import ConfigError
@@ -35,11 +35,11 @@ EXIT_INTERRUPTED = 130
 #: out of pass rates.
 EXIT_ERRORED = 3
 
-#: How a run drives its matrix: ``(runner, cells, console, progress) -> summary``. It runs
+#: How a run drives its matrix: ``(executor, cells, console, progress) -> summary``. It runs
 #: ``runner.run(cells, ...)`` to the end (or until something calls ``runner.request_stop()``);
 #: ``progress`` is :attr:`BenchRequest.progress`. The CLI passes one with a progress bar and
 #: Ctrl-C handling (:func:`harness.cli.progress.drive`); the default draws nothing.
-Drive = Callable[[Runner, Sequence[Cell], Console, bool], MatrixSummary]
+Drive = Callable[[Executor, Sequence[Cell], Console, bool], MatrixSummary]
 
 
 @dataclass(slots=True)
@@ -63,6 +63,11 @@ class BenchRequest:
     retry_errors: bool = False
     #: Passed to the ``drive`` of :func:`run_bench` (the CLI's draws a progress bar).
     progress: bool = True
+    #: ``local`` (this process) or ``ray`` (actors on a Ray cluster, see
+    #: :mod:`harness.bench.ray_executor`); ``workers`` and ``ray_address`` are for ``ray``.
+    executor: str = "local"
+    workers: int | None = None
+    ray_address: str | None = None
 
 
 @dataclass(slots=True)
@@ -142,21 +147,19 @@ def run_bench(
             store.write_result(_scrubbed(_row(outcome, run_id), secrets))
             report.per_cell[outcome.cell.key] = outcome.passed
 
-        runner = Runner(
-            RunnerOptions(
-                cassettes=request.cassettes,
-                record_mode=request.record_mode,
-                concurrency=request.concurrency,
-                provider_concurrency=request.provider_concurrency,
-                tracer_provider=tracing.tracer_provider,
-                ignore_hosts=ignore,
-                run_id=run_id,
-            ),
-            sink,
+        options = RunnerOptions(
+            cassettes=request.cassettes,
+            record_mode=request.record_mode,
+            concurrency=request.concurrency,
+            provider_concurrency=request.provider_concurrency,
+            tracer_provider=tracing.tracer_provider,
+            ignore_hosts=ignore,
+            run_id=run_id,
         )
         status = "failed"
         folder = RunFolder(run_id)
-        runner.options.work_root = folder.path
+        options.work_root = folder.path
+        runner = _executor(request, options, sink, suites, trace_file)
         try:
             report.summary = (drive or drive_plain)(runner, cells, console, request.progress)
             status = "interrupted" if report.summary.interrupted else "finished"
@@ -171,6 +174,28 @@ def run_bench(
                     console.print(f"[yellow]warning:[/] spans not ingested: {exc}")
             store.finish_run(run_id, status)  # type: ignore[arg-type]
     return report
+
+
+def _executor(
+    request: BenchRequest,
+    options: RunnerOptions,
+    sink: Callable[[CellOutcome], None],
+    suites: Sequence[Suite],
+    trace_file: Path,
+) -> Executor:
+    """The local runner, or the Ray executor (same sink: rows take the same store path)."""
+    if request.executor != "ray":
+        return Runner(options, sink)
+    from harness.bench.ray_executor import RayOptions, RayRunner
+
+    return RayRunner(
+        options,
+        sink,
+        suites=suites,
+        ray_options=RayOptions(address=request.ray_address, workers=request.workers),
+        trace_file=trace_file,
+        otlp_endpoint=request.otlp_endpoint,
+    )
 
 
 def _row(outcome: CellOutcome, run_id: str) -> dict[str, Any]:
@@ -232,7 +257,23 @@ def _prepare(
         check_output_path(probe, "--trace-file (default: traces/ beside --db)")
     check_providers(providers, request.record_mode)
     check_graders(suites)
+    _check_executor(request)
     return suites, modes, providers, cells
+
+
+def _check_executor(request: BenchRequest) -> None:
+    if request.executor not in ("local", "ray"):
+        raise ConfigError(f"--executor: must be 'local' or 'ray', got {request.executor!r}")
+    if request.executor == "local":
+        for flag, value in (("--workers", request.workers), ("--ray-address", request.ray_address)):
+            if value is not None:
+                raise ConfigError(f"{flag}: only with --executor ray")
+        return
+    if request.workers is not None and request.workers < 1:
+        raise ConfigError(f"--workers: must be >= 1, got {request.workers}")
+    from harness.bench.ray_executor import import_ray
+
+    import_ray()  # not installed: ConfigError with the install command (exit 2, no run row)
 
 
 def _suite_files_or_none(path: str) -> list[Path]:
@@ -257,6 +298,9 @@ def _config(request: BenchRequest, suites: Sequence[Suite]) -> dict[str, Any]:
         "resume": request.resume,
         "retry_errors": request.retry_errors,
         "python_grader_timeout_s": DEFAULT_TIMEOUT_S,
+        "executor": request.executor,
+        "workers": request.workers,
+        "ray_address": request.ray_address,
     }
 
 
@@ -317,7 +361,7 @@ def _collector_hosts(endpoint: str | None) -> tuple[str, ...]:
 
 
 def drive_plain(
-    runner: Runner, cells: Sequence[Cell], console: Console, progress: bool
+    runner: Executor, cells: Sequence[Cell], console: Console, progress: bool
 ) -> MatrixSummary:
     """The default :data:`Drive`: run every cell on a fresh event loop, with no progress bar and
     no signal handlers (a library caller decides what Ctrl-C does)."""

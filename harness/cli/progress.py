@@ -17,12 +17,14 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.bench.matrix import Cell
-from harness.bench.runner import CellOutcome, MatrixSummary, OnOutcome, Runner
+from harness.bench.runner import CellOutcome, Executor, MatrixSummary, OnOutcome
 
 __all__ = ["drive", "progress_bar"]
 
 
-def drive(runner: Runner, cells: Sequence[Cell], console: Console, progress: bool) -> MatrixSummary:
+def drive(
+    runner: Executor, cells: Sequence[Cell], console: Console, progress: bool
+) -> MatrixSummary:
     """Run ``cells`` to the end, or until SIGINT/SIGTERM asks the runner to stop (the handlers
     are removed afterwards), with a progress bar on ``console`` when ``progress`` is true."""
 

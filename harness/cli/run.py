@@ -51,6 +51,25 @@ def _csv(value: str) -> list[str]:
     is_flag=True,
     help="Re-run only the cells of --label's latest runs that errored (status error).",
 )
+@click.option(
+    "--executor",
+    default="local",
+    show_default=True,
+    type=click.Choice(["local", "ray"]),
+    help="Where cells run: this process, or Ray actors (pip install 'athena-harness[ray]').",
+)
+@click.option(
+    "--workers",
+    default=None,
+    type=click.IntRange(1, 4096),
+    help="Ray actors, each running --concurrency cells (default: the cluster's CPUs).",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="ADDR",
+    help="A running Ray cluster (ray start --head prints it); default: a local one per run.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def run_cmd(
     suite_paths: tuple[str, ...],
@@ -68,6 +87,9 @@ def run_cmd(
     otlp_endpoint: str | None,
     resume: bool,
     retry_errors: bool,
+    executor: str,
+    workers: int | None,
+    ray_address: str | None,
     no_progress: bool,
 ) -> None:
     """Run SUITE files or folders across modes x providers x epochs; store every cell.
@@ -109,6 +131,9 @@ def run_cmd(
                 resume=resume,
                 retry_errors=retry_errors,
                 progress=not no_progress,
+                executor=executor,
+                workers=workers,
+                ray_address=ray_address,
             ),
             console,
             drive=drive,

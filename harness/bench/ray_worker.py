@@ -1,0 +1,176 @@
+"""The worker side of the Ray executor: a :class:`CellWorker` runs batches of cells with the
+ordinary asyncio :class:`~harness.bench.runner.Runner` and returns what they produced.
+
+The driver (:mod:`harness.bench.ray_executor`) makes this class a Ray actor; it never imports
+Ray itself, so it can be tested (and pickled) without a cluster. A batch comes in as
+:class:`CellSpec` values (a cell by name: suite, task, mode, provider, epoch, cassette), and goes
+back as a :class:`Batch`: each cell's :class:`RemoteOutcome` (its Result and Grade, or the error
+that kept it from running) plus the span lines the batch wrote. Nothing is written on the worker
+but a scratch span file: the driver stores the rows and the spans, so workers need no shared
+storage and a worker killed mid-batch leaves nothing half-written (Ray runs the batch again on a
+restarted actor, and the driver keeps the first copy of each cell).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.bench.graders import Grade
+from harness.bench.matrix import Cell
+from harness.bench.runner import CellOutcome, Runner, RunnerOptions
+from harness.bench.suite import Suite, Task
+from harness.core.result import Result
+from harness.errors import ConfigError
+
+__all__ = ["Batch", "CellSpec", "CellWorker", "RemoteOutcome", "WorkerOptions", "spec_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class CellSpec:
+    """One cell, by name (what the driver sends; the worker has the suites already)."""
+
+    key: str
+    suite: str
+    task_id: str
+    mode: str
+    provider: str
+    epoch: int
+    #: The cell's cassette (None for the in-process mock), as the driver resolved it.
+    cassette: str | None
+
+
+@dataclass(slots=True)
+class RemoteOutcome:
+    """A :class:`~harness.bench.runner.CellOutcome` without its cell (the driver has that)."""
+
+    key: str
+    cassette: str | None
+    result: Result | None
+    grade: Grade | None
+    error: str | None
+
+    def outcome(self, cell: Cell) -> CellOutcome:
+        cassette = Path(self.cassette) if self.cassette is not None else None
+        return CellOutcome(cell, cassette, self.result, self.grade, self.error)
+
+
+@dataclass(slots=True)
+class Batch:
+    """What one batch produced: its outcomes, the span lines it wrote, and who ran it."""
+
+    outcomes: list[RemoteOutcome]
+    spans: str
+    pid: int
+    node: str
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerOptions:
+    """The runner options a worker needs (paths absolute: a Ray worker's cwd is not the
+    driver's)."""
+
+    cassettes: Path
+    record_mode: str = "none"
+    concurrency: int = 4
+    provider_concurrency: int | None = None
+    ignore_hosts: tuple[str, ...] = ()
+    run_id: str | None = None
+    otlp_endpoint: str | None = None
+
+
+def spec_of(cell: Cell, cassettes: Path) -> CellSpec:
+    cassette = cell.cassette(cassettes)
+    return CellSpec(
+        cell.key,
+        cell.suite.suite,
+        cell.task.id,
+        cell.mode,
+        cell.provider,
+        cell.epoch,
+        str(cassette) if cassette is not None else None,
+    )
+
+
+class CellWorker:
+    """Runs batches of cells, one batch at a time (a Ray actor on the driver's side)."""
+
+    def __init__(self, suites: Sequence[Suite], options: WorkerOptions) -> None:
+        from harness.telemetry.setup import configure_tracing
+
+        self.options = options
+        self.suites = {s.suite: s for s in suites}
+        self.tasks: dict[tuple[str, str], Task] = {
+            (s.suite, t.id): t for s in suites for t in s.tasks
+        }
+        self._scratch = Path(tempfile.mkdtemp(prefix="harness-ray-worker-"))
+        self._span_file = self._scratch / "spans.jsonl"
+        self.tracing = configure_tracing(file=self._span_file, otlp_endpoint=options.otlp_endpoint)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def run_batch(self, specs: Sequence[CellSpec]) -> Batch:
+        """Run ``specs`` with the asyncio runner at ``concurrency``; every cell comes back."""
+        opts = self.options
+        cells = [self._cell(s) for s in specs]
+        outcomes: list[CellOutcome] = []
+        runner = Runner(
+            RunnerOptions(
+                cassettes=opts.cassettes,
+                record_mode=opts.record_mode,
+                concurrency=opts.concurrency,
+                provider_concurrency=opts.provider_concurrency,
+                tracer_provider=self.tracing.tracer_provider,
+                ignore_hosts=opts.ignore_hosts,
+                run_id=opts.run_id,
+                work_root=self._scratch,
+            ),
+            outcomes.append,
+        )
+        asyncio.run(runner.run(cells))
+        sent = {s.key: s.cassette for s in specs}
+        remote = [
+            RemoteOutcome(
+                o.cell.key,
+                str(o.cassette) if o.cassette is not None else sent[o.cell.key],
+                o.result,
+                o.grade,
+                o.error,
+            )
+            for o in outcomes
+        ]
+        return Batch(remote, self._take_spans(), os.getpid(), _node())
+
+    def _cell(self, spec: CellSpec) -> Cell:
+        try:
+            task = self.tasks[(spec.suite, spec.task_id)]
+        except KeyError:
+            raise ConfigError(
+                f"Ray worker: no task {spec.suite}/{spec.task_id} in the suites it was given"
+            ) from None
+        return Cell(self.suites[spec.suite], task, spec.mode, spec.provider, spec.epoch)
+
+    def _take_spans(self) -> str:
+        """The span lines written since the last batch (the scratch file is emptied)."""
+        self.tracing.force_flush()
+        try:
+            data = self._span_file.read_bytes()
+        except FileNotFoundError:
+            return ""
+        end = data.rfind(b"\n") + 1  # whole lines only; a partial one stays for next time
+        if end:
+            with self._span_file.open("r+b") as f:
+                rest = data[end:]
+                f.seek(0)
+                f.write(rest)
+                f.truncate(len(rest))
+        return data[:end].decode("utf-8", "replace")
+
+
+def _node() -> str:
+    return os.uname().nodename
