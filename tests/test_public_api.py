@@ -41,7 +41,7 @@ def test_import_does_not_pull_heavy_dependencies() -> None:
     code = (
         "import sys, harness; "
         "heavy = ('pandas','duckdb','pyarrow','rich','click','jsonschema','httpx','yaml',"
-        "'vcr','opentelemetry'); "
+        "'vcr','opentelemetry','ray'); "
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -270,5 +270,12 @@ def _future(ref: Any) -> asyncio.Future[Any]:
 
 
 def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    """The first line of ``exc``, and of its cause (Ray's ConnectionError hides the reason, an
+    authentication error for instance, in ``__cause__``)."""
+
+    def line(e: BaseException) -> str:
+        text = str(e).strip()
+        return text.splitlines()[0] if text else type(e).__name__
+
+    cause = exc.__cause__
+    return f"{line(exc)} ({line(cause)})" if cause is not None else line(exc)

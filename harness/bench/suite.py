@@ -87,9 +87,18 @@ class MockScript(BaseModel):
 
     turns: list[dict[str, Any]] = Field(min_length=1)
     when_exhausted: Literal["error", "repeat_last"] = "error"
+    #: Seconds per call (or ``[lo, hi]``), plus up to ``latency_jitter_s`` more; see
+    #: harness.providers.mock. For benchmarking latency-bound runs offline.
+    latency_s: float | list[float] | None = None
+    latency_jitter_s: float | None = None
 
     @model_validator(mode="after")
     def _turns(self) -> MockScript:
+        try:
+            MockProvider(latency_s=self.latency_s, latency_jitter_s=self.latency_jitter_s)
+        except ConfigError as exc:
+            name = "latency_jitter_s" if "latency_jitter_s" in str(exc) else "latency_s"
+            raise field_error(name, str(exc).split(": ", 1)[1]) from None
         for i, turn in enumerate(self.turns):
             try:
                 MockProvider([turn])
@@ -198,7 +207,14 @@ class Task(RunOverrides):
         """``provider_opts`` for the mock provider (a fresh copy per call), or None."""
         if self.mock is None:
             return None
-        return {"turns": copy.deepcopy(self.mock.turns), "when_exhausted": self.mock.when_exhausted}
+        opts: dict[str, Any] = {
+            "turns": copy.deepcopy(self.mock.turns),
+            "when_exhausted": self.mock.when_exhausted,
+        }
+        if self.mock.latency_s is not None:
+            opts["latency_s"] = copy.copy(self.mock.latency_s)
+            opts["latency_jitter_s"] = self.mock.latency_jitter_s
+        return opts
 
 
 class Suite(BaseModel):

@@ -8,14 +8,21 @@
 
 plus optional ``usage`` ({input_tokens, output_tokens, ...}; default: estimated from the request and
 reply), ``cost_usd`` (default 0), ``finish_reason`` and ``for`` (``plan | reflect | compact |
-structured``). Untagged turns serve main calls in order; a call of another purpose takes the next
+structured``).
+
+``latency_s`` makes every call take that long (seconds, slept with ``asyncio.sleep``), so that
+latency-bound runs can be benchmarked offline: a number, or ``[lo, hi]`` for a uniform draw; with
+``latency_jitter_s`` a uniform ``[0, jitter]`` is added. Draws are seeded by the request's seed
+and the call's number, so a run replays the same delays. Untagged turns serve main calls in order; a call of another purpose takes the next
 turn tagged for it, or a short canned reply when there is none. Every request received is kept in
 :attr:`MockProvider.requests` (a copy of its messages), so tests can assert what each mode sent.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +71,8 @@ class MockProvider:
         stream: bool = False,
         context_window: int | None = None,
         name: str = "mock",
+        latency_s: float | list[float] | tuple[float, float] | None = None,
+        latency_jitter_s: float | None = None,
     ) -> None:
         if when_exhausted not in ("error", "repeat_last"):
             raise ConfigError(
@@ -72,6 +81,7 @@ class MockProvider:
             )
         self.name = name
         self.model = model
+        self.latency = _latency(latency_s, latency_jitter_s)
         self.capabilities = _capabilities(stream, context_window)
         self.when_exhausted = when_exhausted
         self.turns = [_parse_turn(t, i) for i, t in enumerate(turns or [])]
@@ -84,7 +94,10 @@ class MockProvider:
 
     @classmethod
     def from_opts(cls, opts: Mapping[str, Any], model: str | None) -> MockProvider:
-        known = {"turns", "when_exhausted", "stream", "context_window", "base_url"}
+        known = {
+            "turns", "when_exhausted", "stream", "context_window", "base_url", "latency_s",
+            "latency_jitter_s",
+        }  # fmt: skip
         unknown = set(opts) - known
         if unknown:
             raise ConfigError(
@@ -100,6 +113,8 @@ class MockProvider:
             model=model or "mock-model",
             stream=bool(opts.get("stream", False)),
             context_window=opts.get("context_window"),
+            latency_s=opts.get("latency_s"),
+            latency_jitter_s=opts.get("latency_jitter_s"),
         )
 
     def _take(self, purpose: str) -> MockTurn | None:
@@ -120,6 +135,8 @@ class MockProvider:
 
     async def complete(self, request: Request, on_delta: DeltaHandler | None = None) -> Response:
         self.requests.append(_snapshot(request))
+        if self.latency is not None:
+            await asyncio.sleep(self._delay(request))
         purpose = request.purpose if request.purpose in self._queues else "main"
         turn = self._take(purpose)
         if turn is None:
@@ -152,6 +169,49 @@ class MockProvider:
 
     async def aclose(self) -> None:
         return None
+
+    def _delay(self, request: Request) -> float:
+        """This call's latency: seeded by the request's seed and the call's number."""
+        assert self.latency is not None
+        lo, hi, jitter = self.latency
+        if lo == hi and not jitter:
+            return lo
+        rng = random.Random(f"{request.seed}:{len(self.requests)}")
+        return rng.uniform(lo, hi) + (rng.uniform(0.0, jitter) if jitter else 0.0)
+
+
+def _latency(
+    value: float | list[float] | tuple[float, float] | None, jitter: float | None
+) -> tuple[float, float, float] | None:
+    """``(lo, hi, jitter)`` from the ``latency_s`` / ``latency_jitter_s`` options."""
+    if value is None:
+        if jitter is not None:
+            raise ConfigError("provider_opts.latency_jitter_s: needs latency_s too")
+        return None
+    if isinstance(value, (list, tuple)):
+        if len(value) != 2 or not all(_seconds(v) for v in value) or value[0] > value[1]:
+            raise ConfigError(
+                f"provider_opts.latency_s: a range must be [lo, hi] with 0 <= lo <= hi "
+                f"seconds, got {value!r}"
+            )
+        lo, hi = float(value[0]), float(value[1])
+    elif _seconds(value):
+        lo = hi = float(value)
+    else:
+        raise ConfigError(
+            f"provider_opts.latency_s: must be seconds >= 0 or [lo, hi], got {value!r}"
+        )
+    if jitter is not None and not _seconds(jitter):
+        raise ConfigError(f"provider_opts.latency_jitter_s: must be seconds >= 0, got {jitter!r}")
+    return lo, hi, float(jitter or 0.0)
+
+
+def _seconds(value: object) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and 0 <= value <= 3600
+    )
 
 
 @functools.lru_cache(maxsize=64)
