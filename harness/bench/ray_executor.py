@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import math
+import socket
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -119,7 +120,9 @@ class RayRunner:
         actors: list[Any] = []
         try:
             actors = self._start_actors(ray, len(cells))
-            self.worker_pids = list(await asyncio.gather(*(_future(a.pid.remote()) for a in actors)))
+            self.worker_pids = list(
+                await asyncio.gather(*(_future(a.pid.remote()) for a in actors))
+            )
             await self._drive(ray, actors, cells, summary, on_outcome)
         finally:
             for actor in actors:
@@ -227,9 +230,7 @@ class RayRunner:
             reason = f"Ray worker failed after {self.ray_options.max_task_retries} retries: "
             reason += f"{type(exc).__name__}: {_first_line(exc)}"
             return [
-                CellOutcome(
-                    by_key[s.key], Path(s.cassette) if s.cassette else None, error=reason
-                )
+                CellOutcome(by_key[s.key], Path(s.cassette) if s.cassette else None, error=reason)
                 for s in job.specs
             ]
         self.batches_by_worker[(batch.node, batch.pid)] += 1
@@ -254,6 +255,7 @@ def _connect(ray: Any, address: str | None) -> bool:
         if address is None:
             ray.init(address="local", **kwargs)
         else:
+            _probe(address)
             ray.init(address=address, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = f"--ray-address {address}" if address else "--executor ray (local cluster)"
@@ -262,6 +264,21 @@ def _connect(ray: Any, address: str | None) -> bool:
             "`ray start --head` and pass the address it prints"
         ) from None
     return True
+
+
+def _probe(address: str) -> None:
+    """Fail fast (Ray retries for a minute) when nothing listens at a ``host:port`` address."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto" and other forms: Ray's own message
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        raise ConfigError(
+            f"--ray-address {address}: cannot start or reach Ray: nothing answers there "
+            f"({exc.strerror or exc}); start a cluster with `ray start --head` and pass the "
+            "address it prints"
+        ) from None
 
 
 def _future(ref: Any) -> asyncio.Future[Any]:

@@ -119,6 +119,10 @@ class CellWorker:
         opts = self.options
         cells = [self._cell(s) for s in specs]
         outcomes: list[CellOutcome] = []
+
+        def sink(outcome: CellOutcome) -> None:
+            outcomes.append(outcome)
+
         runner = Runner(
             RunnerOptions(
                 cassettes=opts.cassettes,
@@ -130,7 +134,7 @@ class CellWorker:
                 run_id=opts.run_id,
                 work_root=self._scratch,
             ),
-            outcomes.append,
+            sink,
         )
         asyncio.run(runner.run(cells))
         sent = {s.key: s.cassette for s in specs}

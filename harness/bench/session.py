@@ -23,7 +23,14 @@ from harness.bench.matrix import Cell, expand
 from harness.bench.preflight import check_graders, check_output_path, check_providers, dedupe
 from harness.bench.python_grader import DEFAULT_TIMEOUT_S
 from harness.bench.rundir import RunFolder, remove_stale
-from harness.bench.runner import CellOutcome, Executor, MatrixSummary, Runner, RunnerOptions
+from harness.bench.runner import (
+    CellOutcome,
+    Executor,
+    MatrixSummary,
+    Runner,
+    RunnerOptions,
+    Sink,
+)
 from harness.bench.secrets import scrub_file, scrub_text, secret_values
 from harness.bench.suite import Suite, SuiteError, load_suites, suite_files
 from harness.errors import ConfigError
@@ -179,7 +186,7 @@ def run_bench(
 def _executor(
     request: BenchRequest,
     options: RunnerOptions,
-    sink: Callable[[CellOutcome], None],
+    sink: Sink,
     suites: Sequence[Suite],
     trace_file: Path,
 ) -> Executor:

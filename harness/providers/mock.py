@@ -8,14 +8,14 @@
 
 plus optional ``usage`` ({input_tokens, output_tokens, ...}; default: estimated from the request and
 reply), ``cost_usd`` (default 0), ``finish_reason`` and ``for`` (``plan | reflect | compact |
-structured``).
+structured``). Untagged turns serve main calls in order; a call of another purpose takes the next
+turn tagged for it, or a short canned reply when there is none. Every request received is kept in
+:attr:`MockProvider.requests` (a copy of its messages), so tests can assert what each mode sent.
 
 ``latency_s`` makes every call take that long (seconds, slept with ``asyncio.sleep``), so that
 latency-bound runs can be benchmarked offline: a number, or ``[lo, hi]`` for a uniform draw; with
 ``latency_jitter_s`` a uniform ``[0, jitter]`` is added. Draws are seeded by the request's seed
-and the call's number, so a run replays the same delays. Untagged turns serve main calls in order; a call of another purpose takes the next
-turn tagged for it, or a short canned reply when there is none. Every request received is kept in
-:attr:`MockProvider.requests` (a copy of its messages), so tests can assert what each mode sent.
+and the call's number, so a run replays the same delays.
 """
 
 from __future__ import annotations
@@ -207,11 +207,7 @@ def _latency(
 
 
 def _seconds(value: object) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and 0 <= value <= 3600
-    )
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 3600
 
 
 @functools.lru_cache(maxsize=64)

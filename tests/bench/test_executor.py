@@ -80,7 +80,8 @@ def test_an_errored_cell_and_a_worker_error_pickle(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no task arithmetic/no-such-task") as info:
         worker.run_batch([bad])
     again = pickle.loads(pickle.dumps(info.value))
-    assert type(again) is ConfigError and str(again) == str(info.value)
+    assert type(again) is ConfigError
+    assert str(again) == str(info.value)
     err = ProviderError("rate_limited", "slow down", status=429)
     assert str(pickle.loads(pickle.dumps(err))) == str(err)
 

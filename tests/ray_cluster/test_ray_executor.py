@@ -8,9 +8,10 @@ import asyncio
 import json
 import os
 import signal
-import textwrap
 from pathlib import Path
 from types import ModuleType
+
+from ray_helpers import latency_suite
 
 from harness.bench.matrix import expand
 from harness.bench.ray_executor import RayOptions, RayRunner
@@ -33,31 +34,6 @@ def _facts(outcome: CellOutcome) -> tuple[object, ...]:
         r.usage.output_tokens,
         r.text,
     )
-
-
-def latency_suite(tmp_path: Path, n: int, latency_s: float) -> Path:
-    """``n`` tasks, each one tool call and one answer, every mock call taking ``latency_s``."""
-    body = "".join(
-        textwrap.dedent(
-            f"""
-              - id: t{i}
-                prompt: "What is {i}+1?"
-                expect: {{kind: contains, value: "{i + 1}"}}
-                mock:
-                  latency_s: {latency_s}
-                  turns:
-                    - tool_calls: [{{name: calculator, arguments: {{expression: "{i}+1"}}}}]
-                    - text: "{i + 1}"
-            """
-        )
-        for i in range(n)
-    )
-    path = tmp_path / "latency.yaml"
-    path.write_text(
-        "suite: latency\ndefaults: {tools: [calculator], max_iterations: 4}\ntasks:" + body,
-        encoding="utf-8",
-    )
-    return path
 
 
 def _ray_run(
@@ -98,7 +74,9 @@ def test_ray_gives_the_local_results_for_replayed_cells(
     )
     assert sorted(o.cell.key for o in got) == sorted(c.key for c in cells)  # each once
     assert {o.cell.key: _facts(o) for o in got} == {o.cell.key: _facts(o) for o in local}
-    assert summary.done == len(cells) and not summary.interrupted and summary.errored == 0
+    assert summary.done == len(cells)
+    assert not summary.interrupted
+    assert summary.errored == 0
     assert len(runner.batches_by_worker) == 2  # both actors ran batches
     assert all(pid != os.getpid() for pid in runner.worker_pids)
     traces = {json.loads(line)["traceId"] for line in trace.read_text().splitlines()}
@@ -124,7 +102,8 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(
     keys = [o.cell.key for o in got]
     assert len(keys) == len(set(keys)) == len(cells)  # nothing lost, nothing twice
     assert all(o.status == "passed" for o in got), [o.error_cause for o in got]
-    assert summary.done == len(cells) and summary.errored == 0
+    assert summary.done == len(cells)
+    assert summary.errored == 0
     pids = {pid for _, pid in runner.batches_by_worker}
     # The killed actor came back (a new pid) and ran batches: its own, retried, among them.
     assert pids - set(runner.worker_pids), "no batch ran on a restarted actor"
@@ -135,7 +114,7 @@ def test_stop_returns_interrupted_with_only_finished_cells(
 ) -> None:
     suites = load_suites([latency_suite(tmp_path, 40, 0.05)])
     cells = expand(suites, ["react"], ["mock"], 1)
-    runner, got, summary = _ray_run(
+    _runner, got, summary = _ray_run(
         suites, cells, RayOptions(workers=2, batch_size=4), on_first=RayRunner.request_stop
     )
     assert summary.interrupted

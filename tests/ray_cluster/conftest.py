@@ -6,22 +6,11 @@ extra and sets ``HARNESS_RAY_REQUIRED=1``, which turns that skip into a failure.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
-
-
-def require_ray() -> ModuleType:
-    try:
-        import ray
-    except ImportError:
-        message = "ray is not installed (nox -s ray installs the athena-harness[ray] extra)"
-        if os.environ.get("HARNESS_RAY_REQUIRED") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return ray
+from ray_helpers import require_ray
 
 
 @pytest.fixture(scope="module")
