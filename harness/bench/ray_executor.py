@@ -2,17 +2,19 @@
 actors, and come back to this process (the driver) to be stored.
 
 Each actor is a :class:`~harness.bench.ray_worker.CellWorker`: the ordinary asyncio runner with
-its own ``--concurrency``, one batch at a time, two batches queued per actor so that none waits
-for the driver. A batch returns its cells' Results and Grades and the span lines they wrote;
-the driver appends the spans to the run's span file and hands each cell to the same sink as the
-local executor (so the rows take the same store path, scrubbing included) and to the progress
-bar. Results go back to the driver: workers need no shared storage, only the harness, the
-suites' python graders or tools and the cassettes at the paths the driver sends.
+its own ``--concurrency``; two batches are queued per actor and overlap under that one limit, so
+an actor neither waits for the driver nor idles through a batch's last cells. A batch returns
+its cells' Results and Grades and the span lines they wrote; the driver appends the spans to the
+run's span file and hands each cell to the same sink as the local executor (so the rows take the
+same store path, scrubbing included) and to the progress bar. Results go back to the driver:
+workers need no shared storage, only the harness, the suites' python graders or tools and the
+cassettes at the paths the driver sends.
 
-Faults: an actor whose process dies is restarted by Ray (``max_restarts``) and its batch is run
-again (``max_task_retries``); nothing of the lost attempt reached the driver, and the driver
-keeps the first copy of each cell key anyway, so no cell is lost or stored twice. A batch whose
-retries are exhausted comes back as crashed cells (status ``error``, exit 3,
+Faults: an actor whose process dies is restarted by Ray (``max_restarts``) and its batches run
+again (``max_task_retries``). No cell of the lost attempt reached the driver, and the driver keeps
+the first copy of each cell key anyway, so no cell is lost or stored twice (spans of the lost
+attempt that came back with an overlapping batch stay in the span file; their traces match no
+row). A batch whose retries are exhausted comes back as crashed cells (status ``error``, exit 3,
 ``--retry-errors`` runs them again). :meth:`RayRunner.request_stop` (Ctrl-C) submits nothing
 more and kills the actors: finished batches are kept, the rest is left to ``--resume``.
 
@@ -101,6 +103,8 @@ class RayRunner:
         self._stop = asyncio.Event()
         #: The actors' process ids once they are up (tests kill one to check the retries).
         self.worker_pids: list[int] = []
+        #: ``time.perf_counter()`` when every actor was up (benchmarks measure from there).
+        self.ready_at: float | None = None
         #: How many batches were run by each (node, pid): a restarted actor shows a new pid.
         self.batches_by_worker: collections.Counter[tuple[str, int]] = collections.Counter()
 
@@ -120,9 +124,9 @@ class RayRunner:
         actors: list[Any] = []
         try:
             actors = self._start_actors(ray, len(cells))
-            self.worker_pids = list(
-                await asyncio.gather(*(_future(a.pid.remote()) for a in actors))
-            )
+            pids = await asyncio.gather(*(_future(a.pid.remote()) for a in actors))
+            self.worker_pids = list(pids)
+            self.ready_at = time.perf_counter()
             await self._drive(ray, actors, cells, summary, on_outcome)
         finally:
             for actor in actors:
@@ -140,6 +144,7 @@ class RayRunner:
         workers = max(1, min(workers, n_cells))
         remote = ray.remote(
             num_cpus=min(1.0, cpus / workers),
+            max_concurrency=_QUEUED_PER_ACTOR,  # an async actor: its queued batches overlap
             max_restarts=ropts.max_restarts,
             max_task_retries=ropts.max_task_retries,
         )(CellWorker)

@@ -97,7 +97,9 @@ def spec_of(cell: Cell, cassettes: Path) -> CellSpec:
 
 
 class CellWorker:
-    """Runs batches of cells, one batch at a time (a Ray actor on the driver's side)."""
+    """Runs batches of cells (a Ray actor on the driver's side). Batches may overlap (the
+    driver queues two per actor, so that a batch's last cells and the next one's first run
+    together); all of them share one limit of ``concurrency`` cells at once."""
 
     def __init__(self, suites: Sequence[Suite], options: WorkerOptions) -> None:
         from harness.telemetry.setup import configure_tracing
@@ -110,12 +112,16 @@ class CellWorker:
         self._scratch = Path(tempfile.mkdtemp(prefix="harness-ray-worker-"))
         self._span_file = self._scratch / "spans.jsonl"
         self.tracing = configure_tracing(file=self._span_file, otlp_endpoint=options.otlp_endpoint)
+        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+        self._active = 0
+        self._offset = 0
 
     def pid(self) -> int:
         return os.getpid()
 
-    def run_batch(self, specs: Sequence[CellSpec]) -> Batch:
-        """Run ``specs`` with the asyncio runner at ``concurrency``; every cell comes back."""
+    async def run_batch(self, specs: Sequence[CellSpec]) -> Batch:
+        """Run ``specs`` with the asyncio runner under the worker's ``concurrency`` limit;
+        every cell comes back."""
         opts = self.options
         cells = [self._cell(s) for s in specs]
         outcomes: list[CellOutcome] = []
@@ -133,10 +139,15 @@ class CellWorker:
                 ignore_hosts=opts.ignore_hosts,
                 run_id=opts.run_id,
                 work_root=self._scratch,
+                slots=self._semaphore(),
             ),
             sink,
         )
-        asyncio.run(runner.run(cells))
+        self._active += 1
+        try:
+            await runner.run(cells)
+        finally:
+            self._active -= 1
         sent = {s.key: s.cassette for s in specs}
         remote = [
             RemoteOutcome(
@@ -159,20 +170,29 @@ class CellWorker:
             ) from None
         return Cell(self.suites[spec.suite], task, spec.mode, spec.provider, spec.epoch)
 
+    def _semaphore(self) -> asyncio.Semaphore:
+        """The limit shared by this worker's batches (one per event loop: tests call
+        ``asyncio.run`` more than once; Ray runs every batch on the actor's one loop)."""
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots[0] is not loop:
+            self._slots = (loop, asyncio.Semaphore(self.options.concurrency))
+        return self._slots[1]
+
     def _take_spans(self) -> str:
-        """The span lines written since the last batch (the scratch file is emptied)."""
+        """The whole span lines written since the last call. Spans of a batch still running
+        may be among them: each line goes back once, with whichever batch ends first."""
         self.tracing.force_flush()
         try:
-            data = self._span_file.read_bytes()
+            with self._span_file.open("rb") as f:
+                f.seek(self._offset)
+                data = f.read()
         except FileNotFoundError:
             return ""
         end = data.rfind(b"\n") + 1  # whole lines only; a partial one stays for next time
-        if end:
-            with self._span_file.open("r+b") as f:
-                rest = data[end:]
-                f.seek(0)
-                f.write(rest)
-                f.truncate(len(rest))
+        self._offset += end
+        if not self._active and self._offset == self._span_file.stat().st_size:
+            os.truncate(self._span_file, 0)  # nothing runs and all was read: start over
+            self._offset = 0
         return data[:end].decode("utf-8", "replace")
 
 

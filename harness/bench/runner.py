@@ -122,6 +122,9 @@ class RunnerOptions:
     run_id: str | None = None
     #: Where cells' workspaces go (the run folder, see harness.bench.rundir); default: $TMPDIR.
     work_root: Path | None = None
+    #: An ``asyncio.Semaphore`` shared by runs in one process (a Ray worker overlaps its
+    #: batches under one ``concurrency`` limit); None: this run's ``concurrency`` alone.
+    slots: Any = None
 
 
 @dataclass(slots=True)
@@ -216,7 +219,11 @@ class Runner:
             while queue and not self._stop.is_set():
                 cell = queue.popleft()
                 async with provider_slot(cell):
-                    outcome = await self._cell(cell)
+                    if opts.slots is None:
+                        outcome = await self._cell(cell)
+                    else:
+                        async with opts.slots:
+                            outcome = await self._cell(cell)
                 record(outcome)
                 # Cells on the in-process mock never suspend: yield so the loop can run
                 # timers and signal handlers (Ctrl-C) between cells.
