@@ -104,13 +104,14 @@ def screenshot(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def perf(session: nox.Session) -> None:
-    """Kernel and telemetry overhead, store ingest and report rendering benchmarks (figures go in
-    docs/performance.md)."""
-    session.install("-e", ".")
+    """Kernel and telemetry overhead, store ingest, report rendering and Ray executor benchmarks
+    (figures go in docs/performance.md)."""
+    session.install("-e", ".[ray]")
     session.run("python", "benchmarks/kernel_overhead.py", *session.posargs)
     session.run("python", "benchmarks/telemetry_overhead.py", *session.posargs)
     session.run("python", "benchmarks/store_ingest.py")
     session.run("python", "benchmarks/report_render.py")
+    session.run("python", "benchmarks/bench_ray.py")
 
 
 @nox.session(default=False)
@@ -127,6 +128,18 @@ def integration(session: nox.Session) -> None:
         *session.posargs,
         env={"HARNESS_INTEGRATION_REQUIRED": "1"},
     )
+
+
+@nox.session(default=False)
+def ray(session: nox.Session) -> None:
+    """The Ray executor on real local clusters (ray.init in-process, and `ray start --head` on
+    127.0.0.1): installs the `ray` extra, and a missing Ray fails instead of skipping.
+    nox -s ray [-- pytest args]."""
+    session.install("-e", ".[test,ray]")
+    session.run(
+        "pytest", "tests/ray_cluster", "tests/bench/test_executor.py", "-p", "no:cacheprovider",
+        *session.posargs, env={"HARNESS_RAY_REQUIRED": "1"},
+    )  # fmt: skip
 
 
 #: The OpenTelemetry distributions the harness depends on, upgraded by telemetry_latest.
