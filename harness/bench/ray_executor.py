@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import math
 import socket
 import time
@@ -129,6 +130,7 @@ class RayRunner:
             self.ready_at = time.perf_counter()
             await self._drive(ray, actors, cells, summary, on_outcome)
         finally:
+            await _close(actors)
             for actor in actors:
                 ray.kill(actor, no_restart=True)
             if own_cluster:
@@ -144,7 +146,8 @@ class RayRunner:
         workers = max(1, min(workers, n_cells))
         remote = ray.remote(
             num_cpus=min(1.0, cpus / workers),
-            max_concurrency=_QUEUED_PER_ACTOR,  # an async actor: its queued batches overlap
+            # An async actor: its queued batches overlap, and pid/close never wait for them.
+            max_concurrency=_QUEUED_PER_ACTOR + 1,
             max_restarts=ropts.max_restarts,
             max_task_retries=ropts.max_task_retries,
         )(CellWorker)
@@ -284,6 +287,15 @@ def _probe(address: str) -> None:
             f"({exc.strerror or exc}); start a cluster with `ray start --head` and pass the "
             "address it prints"
         ) from None
+
+
+async def _close(actors: list[Any]) -> None:
+    """Let the actors remove their scratch folders (bounded: a stuck actor is killed anyway)."""
+    if not actors:
+        return
+    closing = [_future(a.close.remote()) for a in actors]
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(asyncio.gather(*closing, return_exceptions=True), timeout=10)
 
 
 def _future(ref: Any) -> asyncio.Future[Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +27,9 @@ from harness.bench.runner import CellOutcome, Runner, RunnerOptions
 from harness.bench.suite import Suite, Task
 from harness.core.result import Result
 from harness.errors import ConfigError
+
+#: Scratch folders: ``$TMPDIR/harness-ray-worker-<pid>-<random>``.
+_SCRATCH = "harness-ray-worker-"
 
 __all__ = ["Batch", "CellSpec", "CellWorker", "RemoteOutcome", "WorkerOptions", "spec_of"]
 
@@ -109,7 +113,8 @@ class CellWorker:
         self.tasks: dict[tuple[str, str], Task] = {
             (s.suite, t.id): t for s in suites for t in s.tasks
         }
-        self._scratch = Path(tempfile.mkdtemp(prefix="harness-ray-worker-"))
+        _remove_stale_scratch()
+        self._scratch = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH}{os.getpid()}-"))
         self._span_file = self._scratch / "spans.jsonl"
         self.tracing = configure_tracing(file=self._span_file, otlp_endpoint=options.otlp_endpoint)
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
@@ -118,6 +123,12 @@ class CellWorker:
 
     def pid(self) -> int:
         return os.getpid()
+
+    def close(self) -> None:
+        """Close the tracer and remove the scratch folder (the driver calls it before it kills
+        the actor; a worker that died without it is cleaned by the next one on its host)."""
+        self.tracing.shutdown()
+        shutil.rmtree(self._scratch, ignore_errors=True)
 
     async def run_batch(self, specs: Sequence[CellSpec]) -> Batch:
         """Run ``specs`` with the asyncio runner under the worker's ``concurrency`` limit;
@@ -194,6 +205,14 @@ class CellWorker:
             os.truncate(self._span_file, 0)  # nothing runs and all was read: start over
             self._offset = 0
         return data[:end].decode("utf-8", "replace")
+
+
+def _remove_stale_scratch() -> None:
+    """Remove scratch folders of workers on this host whose process is gone."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH}*-*"):
+        pid = folder.name.removeprefix(_SCRATCH).partition("-")[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _node() -> str:

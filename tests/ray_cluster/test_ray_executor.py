@@ -8,9 +8,11 @@ import asyncio
 import json
 import os
 import signal
+import tempfile
 from pathlib import Path
 from types import ModuleType
 
+import pytest
 from ray_helpers import latency_suite
 
 from harness.bench.matrix import expand
@@ -19,6 +21,7 @@ from harness.bench.runner import CellOutcome, MatrixSummary, Runner, RunnerOptio
 from harness.bench.suite import Suite, load_suites
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.timeout(300)  # a Ray cluster's start counts too, on 2 busy cores
 SUITES = ROOT / "suites"
 
 
@@ -79,6 +82,8 @@ def test_ray_gives_the_local_results_for_replayed_cells(
     assert summary.errored == 0
     assert len(runner.batches_by_worker) == 2  # both actors ran batches
     assert all(pid != os.getpid() for pid in runner.worker_pids)
+    scratch = Path(tempfile.gettempdir())
+    assert not [f for p in runner.worker_pids for f in scratch.glob(f"harness-ray-worker-{p}-*")]
     traces = {json.loads(line)["traceId"] for line in trace.read_text().splitlines()}
     assert {o.result.trace_id for o in got if o.result} <= traces
 
