@@ -9,7 +9,9 @@ Work on a ``results`` DataFrame (docs/sql.md; :func:`load_run` reads one from th
 - :func:`build_report`, :func:`render_markdown`, :func:`render_html`, :func:`write_report`;
 - :func:`baseline_save`, :func:`load_baseline`, :func:`run_gate`: the committed baseline and the
   gate (exit code 0/1, offending cells, ``$GITHUB_STEP_SUMMARY``);
-- :mod:`harness.report._stats`: the statistics on their own.
+- the statistics on their own: :func:`mcnemar_exact`, :func:`holm_adjust`,
+  :func:`cluster_bootstrap`,
+  :func:`wilson_interval`, :func:`pass_at_k`, :func:`pass_hat_k`.
 
 The package imports its modules eagerly, so pandas, scipy and statsmodels load with it (any of its
 modules loads them anyway). The light entry points (``import harness``, ``harness --help``) do not

@@ -1,13 +1,13 @@
 """Telemetry: every kernel event in an OpenTelemetry trace (docs/tracing.md).
 
-- :class:`RunTracer` (``subscriber``, with ``_calls`` and ``_tools``): the subscriber turning one
-  run's events into spans; ``resolve``: which tracer (and content settings) a run reports to;
-- :func:`configure_tracing` (``setup``, with ``_export``): a TracerProvider with file / OTLP /
+- :class:`RunTracer` (``_subscriber``, with ``_calls`` and ``_tools``): the subscriber turning one
+  run's events into spans; ``_resolve``: which tracer (and content settings) a run reports to;
+- :func:`configure_tracing` (``_setup``, with ``_export``): a TracerProvider with file / OTLP /
   in-memory exporters, or for a span file alone the light tracer (the ``_light`` package: the
   same lines without the SDK's spans and batch processor);
-- :class:`JsonLinesSpanExporter`, :func:`read_spans` (``exporters``): the JSON-lines span file,
-  encoded by ``otlpjson`` (one encoder for both tracers);
-- ``show``: the ``harness traces show`` tree; ``conventions``: every span and attribute name.
+- :class:`JsonLinesSpanExporter`, :func:`read_spans` (``_exporters``): the JSON-lines span file,
+  encoded by ``_otlpjson`` (one encoder for both tracers);
+- ``_show``: the ``harness traces show`` tree; ``_conventions``: every span and attribute name.
 
 The facade calls :func:`tracing_subscriber` for each run. It imports OpenTelemetry only when
 tracing is active (a ``tracer_provider=`` option, or a configured global provider), so untraced
