@@ -1,10 +1,10 @@
 """The ``harness`` command: the root group, with one module per command group.
 
-- :mod:`harness.cli.run`: ``harness run`` (with :mod:`harness.cli.progress`, the progress bar
+- :mod:`harness.cli._run`: ``harness run`` (with :mod:`harness.cli._progress`, the progress bar
   and the Ctrl-C handling);
-- :mod:`harness.cli.report`, :mod:`harness.cli.gate`, :mod:`harness.cli.baseline`: the report,
+- :mod:`harness.cli._report`, :mod:`harness.cli._gate`, :mod:`harness.cli._baseline`: the report,
   the CI gate and the committed baseline (sharing :mod:`harness.cli._common`);
-- :mod:`harness.cli.suites`, :mod:`harness.cli.cassettes`, :mod:`harness.cli.traces`: checks of
+- :mod:`harness.cli._suites`, :mod:`harness.cli._cassettes`, :mod:`harness.cli._traces`: checks of
   suite files, cassettes and span files.
 
 The commands are thin: they parse arguments and call the packages. Only click loads at import
@@ -17,7 +17,13 @@ from __future__ import annotations
 import click
 
 from harness._version import __version__
-from harness.cli import baseline, cassettes, gate, report, run, suites, traces
+from harness.cli import _baseline as baseline
+from harness.cli import _cassettes as cassettes
+from harness.cli import _gate as gate
+from harness.cli import _report as report
+from harness.cli import _run as run
+from harness.cli import _suites as suites
+from harness.cli import _traces as traces
 
 __all__ = ["main"]
 

@@ -6,8 +6,7 @@ Importing ``harness`` never imports this package (it needs duckdb, pandas and py
 
 from __future__ import annotations
 
-from harness.store.errors import SchemaTooNew, StoreError, StoreLocked
-from harness.store.queries import (
+from harness.store._queries import (
     cells_df,
     latest_run_id,
     mode_summary_df,
@@ -19,9 +18,10 @@ from harness.store.queries import (
     spans_df,
     tool_calls_df,
 )
-from harness.store.rows import cell_key, crashed_row, result_row
-from harness.store.schema import SCHEMA_VERSION
-from harness.store.writer import DEFAULT_DB, RunStatus, Store
+from harness.store._rows import cell_key, crashed_row, result_row
+from harness.store._schema import SCHEMA_VERSION
+from harness.store._writer import DEFAULT_DB, RunStatus, Store
+from harness.store.errors import SchemaTooNew, StoreError, StoreLocked
 
 __all__ = [
     "DEFAULT_DB",

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.bench.matrix import expand
-from harness.bench.ray_worker import Batch, CellWorker, WorkerOptions, spec_of
-from harness.bench.runner import CellOutcome, Runner, RunnerOptions
-from harness.bench.session import BenchRequest, run_bench
-from harness.bench.suite import load_suites
+from harness.bench._matrix import expand
+from harness.bench._ray_worker import Batch, CellWorker, WorkerOptions, spec_of
+from harness.bench._runner import CellOutcome, Runner, RunnerOptions
+from harness.bench._session import BenchRequest, run_bench
+from harness.bench._suite import load_suites
 from harness.errors import ConfigError, ProviderError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness.bench.suite import SuiteError, load_suites
+from harness.bench._suite import SuiteError, load_suites
 from harness.errors import ConfigError
-from harness.providers.mock import MockProvider
+from harness.providers._mock import MockProvider
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
             delays.append(delay)
         return await real(0, result)
 
-    monkeypatch.setattr("harness.providers.mock.asyncio.sleep", fake)
+    monkeypatch.setattr("harness.providers._mock.asyncio.sleep", fake)
     return delays
 
 
