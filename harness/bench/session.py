@@ -175,6 +175,7 @@ def run_bench(
 
 def _row(outcome: CellOutcome, run_id: str) -> dict[str, Any]:
     """The ``results`` row of one cell: scored (passed, failed or errored), or crashed."""
+    from harness.bench.answer import turn_marks
     from harness.store.rows import crashed_row, result_row
 
     cell = outcome.cell
@@ -198,6 +199,7 @@ def _row(outcome: CellOutcome, run_id: str) -> dict[str, Any]:
             score=outcome.grade.score,
             grader_explanation=outcome.grade.explanation,
             cassette=cassette,
+            turns=turn_marks(outcome.result),
             **common,
         )
     return crashed_row(error=outcome.error or "unknown error", cassette=cassette, **common)
@@ -301,6 +303,14 @@ def _scrubbed(row: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
         cleaned = scrub_text(encoded, secrets)
         if cleaned != encoded:
             out[column] = json.loads(cleaned)
+    transcript = out.get("transcript")
+    if isinstance(transcript, bytes):  # zlib-compressed JSON (harness.store.transcript)
+        import zlib
+
+        text = zlib.decompress(transcript).decode("utf-8")
+        cleaned = scrub_text(text, secrets)
+        if cleaned != text:
+            out["transcript"] = zlib.compress(cleaned.encode("utf-8"), 6)
     return out
 
 

@@ -5,7 +5,8 @@
 - :mod:`harness.cli.report`, :mod:`harness.cli.gate`, :mod:`harness.cli.baseline`: the report,
   the CI gate and the committed baseline (sharing :mod:`harness.cli._common`);
 - :mod:`harness.cli.suites`, :mod:`harness.cli.cassettes`, :mod:`harness.cli.traces`: checks of
-  suite files, cassettes and span files.
+  suite files, cassettes and span files;
+- :mod:`harness.cli.view`: ``harness view``, the local web viewer (:mod:`harness.view`).
 
 The commands are thin: they parse arguments and call the packages. Only click loads at import
 time (each command imports what it needs when it runs), so ``harness --help`` stays fast.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import click
 
 from harness._version import __version__
-from harness.cli import baseline, cassettes, gate, report, run, suites, traces
+from harness.cli import baseline, cassettes, gate, report, run, suites, traces, view
 
 __all__ = ["main"]
 
@@ -30,7 +31,7 @@ def main() -> None:
 
 def _register() -> None:
     """Add every command group's commands to the root group (the help lists them sorted)."""
-    for module in (run, traces, cassettes, suites, report, gate, baseline):
+    for module in (run, traces, cassettes, suites, report, gate, baseline, view):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -8,6 +8,8 @@ import re
 from html import escape
 from pathlib import Path
 
+import pandas as pd
+
 from harness.report._format import md_table
 from harness.report.build import Report
 from harness.report.charts import (
@@ -18,9 +20,9 @@ from harness.report.charts import (
 )
 from harness.report.sections import Section, Table, report_sections
 
-__all__ = ["render_html", "render_markdown", "write_report"]
+__all__ = ["CSS", "render_charts", "render_charts_of", "render_html", "render_markdown", "write_report"]
 
-_CSS = """
+CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;
 margin:24px auto;max-width:1240px;padding:0 16px}
 h1{font-size:24px;margin:0 0 4px}
@@ -98,11 +100,18 @@ def _html_section(s: Section) -> str:
 
 def render_charts(report: Report) -> list[str]:
     """The four charts, in display order (each one ``<figure class="chart">``)."""
+    return render_charts_of(report.summary, report.finish_reasons, report.iterations)
+
+
+def render_charts_of(
+    summary: pd.DataFrame, finish_reasons: pd.DataFrame, iterations: pd.DataFrame
+) -> list[str]:
+    """The four charts from the summary, finish-reason and iteration frames."""
     return [
-        pass_rate_chart(report.summary),
-        cost_scatter_chart(report.summary),
-        finish_reason_chart(report.finish_reasons),
-        iterations_chart(report.iterations),
+        pass_rate_chart(summary),
+        cost_scatter_chart(summary),
+        finish_reason_chart(finish_reasons),
+        iterations_chart(iterations),
     ]
 
 
@@ -120,7 +129,7 @@ def render_html(report: Report) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(report.title)}</title><style>{_CSS}</style></head>"
+        f"<title>{escape(report.title)}</title><style>{CSS}</style></head>"
         f"<body>{''.join(body)}</body></html>\n"
     )
 

@@ -1,0 +1,225 @@
+"""Read helpers for browsing a run cell by cell (``harness view``): the runs list, a run's
+task x mode grid (filtered, sorted, paginated in SQL), one cell with its transcript and span
+tree, and two runs compared cell by cell.
+
+Like :mod:`harness.store.queries`, every function takes a DuckDB connection or a
+:class:`~harness.store.Store` and reads only the tables and views of docs/sql.md, so it follows
+the store wherever its rows live.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.store.queries import Source, _con
+from harness.store.transcript import decode_transcript
+
+__all__ = [
+    "GridFilters",
+    "GridPage",
+    "cell_detail",
+    "cell_spans",
+    "compare_cells",
+    "run_facets",
+    "run_grid",
+    "runs_overview",
+]
+
+_CELL = "suite, task_id, mode, provider, epoch"
+
+
+def _rows(con: Source, sql: str, params: list[Any] | dict[str, Any]) -> list[dict[str, Any]]:
+    cur = _con(con).execute(sql, params)
+    names = [d[0] for d in cur.description or ()]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def runs_overview(con: Source, limit: int = 200) -> list[dict[str, Any]]:
+    """Every run, newest first: label, times, status, cells, passed/failed/errors, pass rate
+    (errors left out) and total cost."""
+    return _rows(
+        con,
+        """
+SELECT b.run_id, b.label, b.started_at, b.finished_at, b.status, b.suites, b.modes,
+       b.providers, b.epochs,
+       count(c.run_id) AS cells,
+       count_if(c.status = 'passed') AS passed,
+       count_if(c.status = 'failed') AS failed,
+       count_if(c.status = 'error') AS errors,
+       count_if(c.status = 'passed') / nullif(count_if(c.status != 'error'), 0) AS pass_rate,
+       sum(c.cost_usd) AS cost_usd
+FROM bench_runs b LEFT JOIN v_run_cells c USING (run_id)
+GROUP BY ALL ORDER BY b.started_at DESC, b.run_id DESC LIMIT ?""",
+        [limit],
+    )
+
+
+def run_facets(con: Source, run_id: str) -> dict[str, list[str]]:
+    """The values each grid filter can take in a run: suites, modes, providers, statuses and
+    finish reasons (sorted)."""
+    out: dict[str, list[str]] = {}
+    for key, column in (
+        ("suite", "suite"),
+        ("mode", "mode"),
+        ("provider", "provider"),
+        ("status", "status"),
+        ("finish_reason", "coalesce(finish_reason, 'crashed')"),
+    ):
+        rows = (
+            _con(con)
+            .execute(f"SELECT DISTINCT {column} FROM v_run_cells WHERE run_id = ? ORDER BY 1", [run_id])
+            .fetchall()
+        )
+        out[key] = [str(r[0]) for r in rows if r[0] is not None]
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class GridFilters:
+    """Which cells the grid shows (``None``: any) and how tasks are ordered: ``separating``
+    (tasks whose pass rate differs most between columns first) or ``task``."""
+
+    suite: str | None = None
+    provider: str | None = None
+    status: str | None = None
+    finish_reason: str | None = None
+    sort: str = "separating"
+
+    def where(self) -> tuple[str, list[Any]]:
+        clauses, params = ["run_id = ?"], []
+        for column, value in (
+            ("suite", self.suite),
+            ("provider", self.provider),
+            ("status", self.status),
+            ("coalesce(finish_reason, 'crashed')", self.finish_reason),
+        ):
+            if value:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        return " AND ".join(clauses), params
+
+
+@dataclass(slots=True)
+class GridPage:
+    """One page of the grid: ``columns`` are (mode, provider) pairs; each row is a task with,
+    per column, its epochs as ``{"epoch", "status", "key"}`` chips."""
+
+    columns: list[tuple[str, str]]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    total_tasks: int = 0
+    page: int = 1
+    per_page: int = 50
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total_tasks // self.per_page))
+
+
+def run_grid(
+    con: Source, run_id: str, filters: GridFilters, page: int = 1, per_page: int = 50
+) -> GridPage:
+    """One page of the task x (mode, provider) grid of a run, filtered and sorted in SQL (only
+    the page's cells are read)."""
+    where, params = filters.where()
+    cells = f"SELECT {_CELL}, status, cell_key FROM v_run_cells WHERE {where}"
+    columns = [
+        (str(m), str(p))
+        for m, p in _con(con)
+        .execute(f"SELECT DISTINCT mode, provider FROM ({cells}) ORDER BY 1, 2", [run_id, *params])
+        .fetchall()
+    ]
+    order = "spread DESC, suite, task_id" if filters.sort == "separating" else "suite, task_id"
+    tasks_sql = f"""
+WITH c AS ({cells}),
+per_column AS (
+    SELECT suite, task_id, mode, provider,
+           count_if(status = 'passed') / nullif(count_if(status != 'error'), 0) AS rate
+    FROM c GROUP BY ALL),
+tasks AS (
+    SELECT suite, task_id, coalesce(max(rate) - min(rate), 0) AS spread
+    FROM per_column GROUP BY ALL)
+SELECT suite, task_id, spread, count(*) OVER () AS total FROM tasks
+ORDER BY {order} LIMIT ? OFFSET ?"""
+    page = max(1, page)
+    found = _rows(con, tasks_sql, [run_id, *params, per_page, (page - 1) * per_page])
+    grid = GridPage(columns, total_tasks=int(found[0]["total"]) if found else 0, page=page)
+    grid.per_page = per_page
+    if not found:
+        return grid
+    keys = [f"{r['suite']}\x1f{r['task_id']}" for r in found]
+    chips = _rows(
+        con,
+        f"SELECT {_CELL}, status, cell_key FROM ({cells}) "
+        "WHERE list_contains(?, suite || chr(31) || task_id) ORDER BY epoch",
+        [run_id, *params, keys],
+    )
+    by_task: dict[str, dict[tuple[str, str], list[dict[str, Any]]]] = {k: {} for k in keys}
+    for chip in chips:
+        slot = by_task[f"{chip['suite']}\x1f{chip['task_id']}"]
+        slot.setdefault((chip["mode"], chip["provider"]), []).append(
+            {"epoch": chip["epoch"], "status": chip["status"], "key": chip["cell_key"]}
+        )
+    for r, key in zip(found, keys, strict=True):
+        grid.rows.append(
+            {"suite": r["suite"], "task_id": r["task_id"], "spread": r["spread"], "cells": by_task[key]}
+        )
+    return grid
+
+
+def cell_detail(con: Source, run_id: str, key: str) -> dict[str, Any] | None:
+    """The latest result of cell ``key`` (``results.cell_key``) in a run, JSON columns decoded
+    and ``transcript`` decompressed (``None`` when the run has no such cell)."""
+    rows = _rows(con, "SELECT * FROM v_run_cells WHERE run_id = ? AND cell_key = ?", [run_id, key])
+    if not rows:
+        return None
+    row = rows[0]
+    for column in ("deliverable", "error_diagnostic", "no_progress_snapshot", "calls"):
+        value = row.get(column)
+        row[column] = json.loads(value) if isinstance(value, str) else None
+    row["transcript"] = decode_transcript(row.get("transcript"))
+    return row
+
+
+def cell_spans(con: Source, run_id: str, trace_id: str) -> list[dict[str, Any]]:
+    """A trace's spans in tree order (children after their parent, in start order) with their
+    depth and their start and end in ms from the trace's first span, for a waterfall."""
+    from harness.store.queries import SPAN_TREE_SQL
+
+    sql = f"""
+WITH t AS ({SPAN_TREE_SQL})
+SELECT t.span_id, t.parent_span_id, s.name, t.depth, s.kind, s.status_code, s.status_message,
+       t.duration_ms, s.attributes,
+       epoch_ns(t.start_time) - min(epoch_ns(t.start_time)) OVER () AS offset_ns
+FROM t JOIN spans s ON s.span_id = t.span_id AND s.trace_id = $trace AND s.run_id = $run"""
+    rows = _rows(con, sql, {"trace": trace_id, "run": run_id})
+    for r in rows:
+        r["offset_ms"] = (r.pop("offset_ns") or 0) / 1e6
+        r["duration_ms"] = r["duration_ms"] or 0.0
+        r["attributes"] = json.loads(r["attributes"]) if r["attributes"] else {}
+    return rows
+
+
+def compare_cells(con: Source, run_a: str, run_b: str, limit: int = 2000) -> list[dict[str, Any]]:
+    """Cells of two runs side by side (matched on suite, task, mode, provider and epoch):
+    each status, cost and the cost delta, flips first (passed in one, not in the other), then
+    the largest cost changes."""
+    return _rows(
+        con,
+        f"""
+SELECT coalesce(a.suite, b.suite) AS suite, coalesce(a.task_id, b.task_id) AS task_id,
+       coalesce(a.mode, b.mode) AS mode, coalesce(a.provider, b.provider) AS provider,
+       coalesce(a.epoch, b.epoch) AS epoch, a.cell_key AS key_a, b.cell_key AS key_b,
+       a.status AS status_a, b.status AS status_b, a.cost_usd AS cost_a, b.cost_usd AS cost_b,
+       b.cost_usd - a.cost_usd AS cost_delta,
+       CASE WHEN a.status = 'passed' AND b.status = 'failed' THEN 'regressed'
+            WHEN a.status = 'failed' AND b.status = 'passed' THEN 'fixed'
+            WHEN a.status IS NULL THEN 'new' WHEN b.status IS NULL THEN 'missing'
+            WHEN a.status != b.status THEN 'changed' ELSE '' END AS flip
+FROM (SELECT * FROM v_run_cells WHERE run_id = ?) a
+FULL OUTER JOIN (SELECT * FROM v_run_cells WHERE run_id = ?) b USING ({_CELL})
+ORDER BY flip = '', abs(coalesce(cost_delta, 0)) DESC, suite, task_id, mode, provider, epoch
+LIMIT ?""",
+        [run_a, run_b, limit],
+    )
