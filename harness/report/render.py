@@ -41,6 +41,8 @@ svg text.axis{fill:#59636e}svg text.rot{transform-box:fill-box;transform-origin:
 transform:rotate(-90deg)}svg text.point{font-size:11px}
 svg .grid{stroke:#eaeef2}svg .whisker{stroke:#1f2328;stroke-width:1.5}
 svg .median{stroke:#1f2328;stroke-width:2.5}svg .mean{fill:#fff;stroke:#1f2328}
+td.chips{font-family:ui-monospace,monospace;letter-spacing:2px;white-space:nowrap}
+b.ok{color:#1a7f37}b.ko{color:#cf222e}b.er{color:#9a6700}
 """.strip()
 
 
@@ -67,14 +69,26 @@ def render_markdown(report: Report) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
-def _html_table(t: Table) -> str:
+_CHIP_HTML = {"✓": '<b class="ok">✓</b>', "✗": '<b class="ko">✗</b>', "!": '<b class="er">!</b>'}
+
+
+def _chips(text: str) -> str:
+    """A grid cell's outcome characters, colored (the text is only ✓, ✗, ! and –)."""
+    return "".join(_CHIP_HTML.get(ch, escape(ch)) for ch in text)
+
+
+def _html_table(t: Table, chips: bool = False) -> str:
     align = t.align[: len(t.headers)].ljust(len(t.headers), "l")
     head = "".join(f"<th>{escape(h)}</th>" for h in t.headers)
     body = []
     for row in t.rows:
         cells = "".join(
-            f'<td class="r">{escape(c)}</td>' if a == "r" else f"<td>{escape(c)}</td>"
-            for c, a in zip(row, align, strict=True)
+            f'<td class="r">{escape(c)}</td>'
+            if a == "r"
+            else f'<td class="chips">{_chips(c)}</td>'
+            if chips and i > 0
+            else f"<td>{escape(c)}</td>"
+            for i, (c, a) in enumerate(zip(row, align, strict=True))
         )
         body.append(f"<tr>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -92,7 +106,7 @@ def _html_section(s: Section) -> str:
         items = "".join(f"<li>{_inline(b)}</li>" for b in s.bullets)
         parts.append(f'<ul class="verdicts">{items}</ul>')
     if s.table is not None:
-        parts.append(_html_table(s.table))
+        parts.append(_html_table(s.table, chips=s.key == "task-grid"))
     parts += [f'<p class="note">{_inline(p)}</p>' for p in s.outro]
     parts.append("</section>")
     return "".join(parts)
