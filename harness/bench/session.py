@@ -58,6 +58,10 @@ class BenchRequest:
     label: str | None = None
     trace_file: Path | None = None
     otlp_endpoint: str | None = None
+    #: Message contents in the spans (prompts, replies, tool arguments and results, truncated):
+    #: ``None`` follows ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, else on for the
+    #: local span file alone and off when spans also go to --otlp-endpoint.
+    capture_content: bool | None = None
     resume: bool = False
     #: Re-run only the cells of ``label``'s latest runs whose status is ``error``.
     retry_errors: bool = False
@@ -127,7 +131,11 @@ def run_bench(
         trace_file = request.trace_file or request.db.parent / "traces" / f"{run_id}.jsonl"
         try:
             trace_file.parent.mkdir(parents=True, exist_ok=True)
-            tracing = configure_tracing(file=trace_file, otlp_endpoint=request.otlp_endpoint)
+            tracing = configure_tracing(
+                file=trace_file,
+                otlp_endpoint=request.otlp_endpoint,
+                capture_content=request.capture_content,
+            )
         except Exception as exc:  # the run never started: leave no run row behind
             if not (request.resume or request.retry_errors):
                 store.discard_run(run_id)
@@ -256,6 +264,7 @@ def _config(request: BenchRequest, suites: Sequence[Suite]) -> dict[str, Any]:
         "seed": "the cell's epoch (seed=epoch on every provider request)",
         "trace_file": str(request.trace_file) if request.trace_file else None,
         "otlp": request.otlp_endpoint is not None,
+        "capture_content": request.capture_content,
         "resume": request.resume,
         "retry_errors": request.retry_errors,
         "python_grader_timeout_s": DEFAULT_TIMEOUT_S,
