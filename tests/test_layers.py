@@ -52,6 +52,7 @@ LAYER = {
 ALLOWED_WITHIN_LAYER = {
     ("events", "core"): "harness.events re-exports harness.core.events for users",
     ("harness", "api"): "the root package re-exports the facade's run/arun",
+    ("view", "report"): "the viewer shows a run with the report's own tables and charts",
 }
 
 #: Downward imports that are refused all the same.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +32,10 @@ def _missing(what: str) -> None:
     pytest.skip(what)
 
 
-@pytest.fixture(scope="module")
-def page() -> Iterator[Any]:
+@contextmanager
+def browser_page() -> Iterator[Any]:
+    """A Playwright page in Debian's chromium (skips, or fails under HARNESS_REQUIRE_CHROMIUM,
+    when chromium or Playwright is missing)."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         _missing("chromium is not installed (Debian: apt-get install -y chromium)")
@@ -42,10 +45,18 @@ def page() -> Iterator[Any]:
         _missing("playwright is not installed (pip install 'athena-harness[test]')")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(20_000)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(20_000)
+            yield page
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="module")
+def page() -> Iterator[Any]:
+    with browser_page() as page:
         yield page
-        browser.close()
 
 
 def _shot(page: Any, name: str, selector: str | None = None) -> None:
