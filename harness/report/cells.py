@@ -34,9 +34,9 @@ def task_grid_frame(p: pd.DataFrame) -> pd.DataFrame:
     grid.insert(0, "spread", spread.reindex(grid.index).fillna(0.0))
     grid = grid.reset_index()
     grid.columns.name = None
-    return grid.sort_values(["spread", "suite", "task_id"], ascending=[False, True, True]).reset_index(
-        drop=True
-    )
+    return grid.sort_values(
+        ["spread", "suite", "task_id"], ascending=[False, True, True]
+    ).reset_index(drop=True)
 
 
 def failing_cells_frame(p: pd.DataFrame) -> pd.DataFrame:
@@ -46,10 +46,9 @@ def failing_cells_frame(p: pd.DataFrame) -> pd.DataFrame:
     bad = p[p["status"] != "passed"]
     if bad.empty:
         return pd.DataFrame(columns=columns)
-    explanation = bad["grader_explanation"] if "grader_explanation" in bad else None
     why = bad["error"].where(bad["status"] == "error")
-    if explanation is not None:
-        why = why.fillna(explanation)
+    if "grader_explanation" in bad.columns:
+        why = why.fillna(bad["grader_explanation"])
     out = bad.assign(why=why.fillna("").astype(str))[columns]
     out = out.assign(_e=out["status"] != "error")
     return out.sort_values(["_e", *CELL_KEY]).drop(columns="_e").reset_index(drop=True)

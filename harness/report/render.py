@@ -20,7 +20,14 @@ from harness.report.charts import (
 )
 from harness.report.sections import Section, Table, report_sections
 
-__all__ = ["CSS", "render_charts", "render_charts_of", "render_html", "render_markdown", "write_report"]
+__all__ = [
+    "CSS",
+    "render_charts",
+    "render_charts_of",
+    "render_html",
+    "render_markdown",
+    "write_report",
+]
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;

@@ -69,7 +69,9 @@ def run_facets(con: Source, run_id: str) -> dict[str, list[str]]:
     ):
         rows = (
             _con(con)
-            .execute(f"SELECT DISTINCT {column} FROM v_run_cells WHERE run_id = ? ORDER BY 1", [run_id])
+            .execute(
+                f"SELECT DISTINCT {column} FROM v_run_cells WHERE run_id = ? ORDER BY 1", [run_id]
+            )
             .fetchall()
         )
         out[key] = [str(r[0]) for r in rows if r[0] is not None]
@@ -163,7 +165,12 @@ ORDER BY {order} LIMIT ? OFFSET ?"""
         )
     for r, key in zip(found, keys, strict=True):
         grid.rows.append(
-            {"suite": r["suite"], "task_id": r["task_id"], "spread": r["spread"], "cells": by_task[key]}
+            {
+                "suite": r["suite"],
+                "task_id": r["task_id"],
+                "spread": r["spread"],
+                "cells": by_task[key],
+            }
         )
     return grid
 

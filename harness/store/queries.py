@@ -123,7 +123,8 @@ def cells_df(con: Source, series: str | None = None, *, decode_json: bool = Fals
     where, params = _where(series=series)
     df = _df(
         con,
-        f"SELECT * EXCLUDE (transcript) FROM v_cells{where} ORDER BY series, suite, task_id, mode, provider, epoch",
+        f"SELECT * EXCLUDE (transcript) FROM v_cells{where} "
+        "ORDER BY series, suite, task_id, mode, provider, epoch",
         params,
     )
     return _decode(df, JSON_COLUMNS) if decode_json else df

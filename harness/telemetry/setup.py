@@ -198,7 +198,8 @@ def configure_tracing(
     ``OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL``, else http/protobuf. ``capture_content`` is the
     default of runs traced to this provider: when None, the standard
     ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (true/false) decides, else it is on
-    for a local span file alone and off as soon as spans also leave the machine. ``set_global`` also makes it the global provider.
+    for a local span file alone and off as soon as spans also leave the machine.
+    ``set_global`` also makes it the global provider.
 
     A ``file`` alone (no OTLP, no ``in_memory``) is written by the light tracer
     (:mod:`harness.telemetry._light`), unless ``sdk=True``, ``OTEL_SDK_DISABLED`` is set or

@@ -107,7 +107,10 @@ class RunTracer(CallSpans, ToolSpans):
                 attrs[c.run_attribute_key(key)] = attr_value(value)
         if capture_content and prompt:
             attrs[c.INPUT_VALUE] = trunc(prompt, self._max)
-        suite, task = attrs.get(c.run_attribute_key("suite")), attrs.get(c.run_attribute_key("task"))
+        suite, task = (
+            attrs.get(c.run_attribute_key("suite")),
+            attrs.get(c.run_attribute_key("task")),
+        )
         label = f"{suite}/{task}" if suite and task else (str(task) if task else None)
         name = c.agent_span_name(mode, label)
         # The root's parent is the caller's ambient context, as for any instrumented library.

@@ -37,14 +37,16 @@ def test_grid_puts_tasks_that_separate_the_modes_first(rows: Rows) -> None:
     assert grid["task_id"].tolist() == ["a", "c", "b", "d"]
     assert grid["spread"].tolist() == [1.0, 0.5, 0.0, 0.0]
     a = grid.iloc[0]
-    assert a[f"react / {LONG}"] == "✓✓" and a[f"plan_and_solve / {LONG}"] == "✗✗"
+    assert a[f"react / {LONG}"] == "✓✓"
+    assert a[f"plan_and_solve / {LONG}"] == "✗✗"
     assert grid.iloc[3][f"react / {LONG}"] == "!"
 
 
 def test_failing_cells_carry_the_graders_explanation(rows: Rows) -> None:
     p, _ = prepare_results(_frame(rows))
     bad = failing_cells_frame(p)
-    assert bad.iloc[0]["status"] == "error" and bad.iloc[0]["why"] == "ProviderError: 500"
+    assert bad.iloc[0]["status"] == "error"
+    assert bad.iloc[0]["why"] == "ProviderError: 500"
     failed = bad[bad["status"] == "failed"]
     assert len(failed) == 3
     assert failed["why"].str.contains("expected 5, got").all()
@@ -53,9 +55,11 @@ def test_failing_cells_carry_the_graders_explanation(rows: Rows) -> None:
 def test_html_and_markdown_have_both_sections(rows: Rows) -> None:
     report = build_report(_frame(rows), n_resamples=200)
     html, md = render_html(report), render_markdown(report)
-    assert '<section id="task-grid">' in html and '<section id="failures">' in html
+    assert '<section id="task-grid">' in html
+    assert '<section id="failures">' in html
     assert '<b class="ok">✓</b><b class="ok">✓</b>' in html
-    assert "## Tasks x modes" in md and "## Failing and errored cells" in md
+    assert "## Tasks x modes" in md
+    assert "## Failing and errored cells" in md
     assert "c: expected 5, got 1" in md
 
 
@@ -85,7 +89,8 @@ def test_long_labels_are_inside_the_svg_in_chromium(rows: Rows, tmp_path: Path) 
     with browser_page() as page:
         page.goto(path.as_uri())
         lefts = page.evaluate(
-            "() => [...document.querySelectorAll('svg.chart-svg text')]"
-            ".map(t => t.getBoundingClientRect().left - t.ownerSVGElement.getBoundingClientRect().left)"
+            "() => [...document.querySelectorAll('svg.chart-svg text')].map(t => "
+            "t.getBoundingClientRect().left - t.ownerSVGElement.getBoundingClientRect().left)"
         )
-    assert lefts and min(lefts) >= 0
+    assert lefts
+    assert min(lefts) >= 0

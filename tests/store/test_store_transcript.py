@@ -24,10 +24,12 @@ def test_round_trip_keeps_tool_calls_results_and_turn_marks() -> None:
         Message.assistant("5"),
     ]
     doc = decode_transcript(encode_transcript(messages, {1: "plan"}))
-    assert doc is not None and doc["cut"] is None
+    assert doc is not None
+    assert doc["cut"] is None
     got = doc["messages"]
     assert [m["role"] for m in got] == ["user", "assistant", "assistant", "tool", "assistant"]
-    assert got[1]["turn"] == "plan" and got[4]["turn"] is None
+    assert got[1]["turn"] == "plan"
+    assert got[4]["turn"] is None
     assert got[2]["tool_calls"] == [
         {"id": "c1", "name": "calculator", "arguments": {"expression": "2+3"}}
     ]
@@ -38,16 +40,20 @@ def test_long_contents_and_conversations_are_cut_with_a_note() -> None:
     big = "x" * (MAX_CONTENT_CHARS + 1234)
     messages = [Message.user(big)] + [Message.assistant(f"m{i}") for i in range(MAX_MESSAGES + 10)]
     blob = encode_transcript(messages)
-    assert blob is not None and len(blob) < 50_000  # compressed
+    assert blob is not None
+    assert len(blob) < 50_000
     doc = decode_transcript(blob)
     assert doc is not None
     first = doc["messages"][0]["content"]
-    assert first.startswith("x" * 100) and first.endswith("[... 1234 characters cut ...]")
+    assert first.startswith("x" * 100)
+    assert first.endswith("[... 1234 characters cut ...]")
     notes = [m for m in doc["messages"] if m["role"] == "note"]
-    assert len(notes) == 1 and "11 messages cut" in notes[0]["content"]
+    assert len(notes) == 1
+    assert "11 messages cut" in notes[0]["content"]
     assert len(doc["messages"]) == MAX_MESSAGES + 1
     assert doc["messages"][-1]["content"] == f"m{MAX_MESSAGES + 9}"  # the end is kept
-    assert "1234 characters cut" in doc["cut"] and "of 411 cut" in doc["cut"]
+    assert "1234 characters cut" in doc["cut"]
+    assert "of 411 cut" in doc["cut"]
 
 
 def test_empty_or_unreadable() -> None:

@@ -14,9 +14,9 @@ import pytest
 
 pytest.importorskip("starlette", reason="the view extra is not installed")
 
-from rich.console import Console  # noqa: E402
+from rich.console import Console
 
-from harness.bench.session import BenchRequest, run_bench  # noqa: E402
+from harness.bench.session import BenchRequest, run_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 

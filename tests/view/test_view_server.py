@@ -28,7 +28,8 @@ def test_runs_page_lists_both_runs(server: str, bench_db: tuple[Path, str, str])
     assert page.status_code == 200
     for run in (first, second):
         assert f'href="/runs/{run}"' in page.text
-    assert "first" in page.text and "second" in page.text
+    assert "first" in page.text
+    assert "second" in page.text
 
 
 def test_run_page_grid_is_filtered_and_paginated(
@@ -48,7 +49,8 @@ def test_run_page_grid_is_filtered_and_paginated(
     assert last.status_code == 200
     filtered = get(f"{server}/runs/{first}?suite=traps&status=failed")
     tasks = re.findall(r'<td class="task">(\w+)/', filtered.text)
-    assert tasks and set(tasks) == {"traps"}
+    assert tasks
+    assert set(tasks) == {"traps"}
     assert '<a class="chip passed"' not in filtered.text
     assert '<a class="chip failed"' in filtered.text
     assert 0 < len(tasks) <= traps.total_tasks
@@ -63,7 +65,8 @@ def test_separating_sort_puts_tasks_that_split_the_modes_first(
         by_task = run_grid(store, first, GridFilters(sort="task"), 1, 1000)
     spreads = [r["spread"] for r in grid.rows]
     assert spreads == sorted(spreads, reverse=True)
-    assert spreads[0] > 0 and spreads[-1] == 0
+    assert spreads[0] > 0
+    assert spreads[-1] == 0
     names = [(r["suite"], r["task_id"]) for r in by_task.rows]
     assert names == sorted(names)
 
@@ -77,19 +80,22 @@ def test_cell_page_shows_transcript_verdict_calls_and_spans(
     assert page.status_code == 200
     with Store.open(db, read_only=True) as store:
         cell = cell_detail(store, first, key)
-    assert cell is not None and cell["transcript"] is not None
-    assert cell["grader_explanation"] and cell["grader_explanation"] in page.text.replace(
-        "&#39;", "'"
-    )
+    assert cell is not None
+    assert cell["transcript"] is not None
+    assert cell["grader_explanation"]
+    assert cell["grader_explanation"] in page.text.replace("&#39;", "'")
     assert 'class="turn-mark">plan</span>' in page.text  # Plan-and-Solve's plan, marked
     assert page.text.count('class="msg role-') == len(cell["transcript"]["messages"])
-    assert "tool call call_" in page.text and "result of call_" in page.text
+    assert "tool call call_" in page.text
+    assert "result of call_" in page.text
     assert page.text.count("<tr><td>") >= len(cell["calls"])  # one row per provider call
     assert page.text.count('class="span-bar"') >= 5
     assert f"http://localhost:16686/trace/{cell['trace_id']}" in page.text
 
 
-def test_unknown_cell_and_run_answer_404_pages(server: str, bench_db: tuple[Path, str, str]) -> None:
+def test_unknown_cell_and_run_answer_404_pages(
+    server: str, bench_db: tuple[Path, str, str]
+) -> None:
     _, first, _ = bench_db
     assert get(f"{server}/runs/{first}/cell?key=nope").status_code == 404
     missing = get(f"{server}/runs/no-such-run")
@@ -103,7 +109,7 @@ def test_compare_lists_flips_and_cost_deltas(server: str, bench_db: tuple[Path, 
     assert page.status_code == 200
     # The second run has no Reflexion: its cells are missing on one side.
     assert re.search(r"\d+ missing", page.text)
-    assert "<th class=\"r\">delta</th>" in page.text
+    assert '<th class="r">delta</th>' in page.text
 
 
 def test_a_locked_store_gives_a_page_that_says_so(tmp_path: Path) -> None:
@@ -117,12 +123,13 @@ def test_a_locked_store_gives_a_page_that_says_so(tmp_path: Path) -> None:
     Store.open(db).close()
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         f"from harness.store import Store; s = Store.open({str(db)!r}); print('ready', flush=True);"
-         " import sys; sys.stdin.read()"],
+         f"from harness.store import Store; s = Store.open({str(db)!r}); "
+         "print('ready', flush=True); import sys; sys.stdin.read()"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "ready"
         client = TestClient(create_app(ViewConfig(db)))
         page = client.get("/")
         assert page.status_code == 503
@@ -148,7 +155,10 @@ def test_view_command_checks_its_input(tmp_path: Path) -> None:
 
 
 def test_importing_harness_does_not_import_the_viewer() -> None:
-    code = "import sys, harness; print([m for m in ('harness.view', 'starlette', 'uvicorn', 'jinja2') if m in sys.modules])"
+    code = (
+        "import sys, harness; "
+        "print([m for m in ('harness.view', 'starlette', 'uvicorn', 'jinja2') if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -160,7 +170,8 @@ def test_harness_view_serves_until_stopped(bench_db: tuple[Path, str, str]) -> N
 
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "view", "--db", str(bench_db[0]), "--port", str(port)],
+        [sys.executable, "-m", "harness.cli", "view", "--db", str(bench_db[0]),
+         "--port", str(port)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
