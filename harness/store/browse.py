@@ -22,12 +22,40 @@ __all__ = [
     "cell_detail",
     "cell_spans",
     "compare_cells",
+    "latest_cells_sql",
     "run_facets",
     "run_grid",
+    "run_has_repeats",
     "runs_overview",
 ]
 
 _CELL = "suite, task_id, mode, provider, epoch"
+
+
+def latest_cells_sql(columns: str, where: str = "run_id = ?", *, latest: bool = True) -> str:
+    """SQL for the latest result of each cell (as ``v_run_cells``) reading only ``columns`` of
+    ``results``: the view's ``r.*`` would make the window carry every transcript. With
+    ``latest=False`` (the caller knows that no cell of the run was stored twice, see
+    :func:`run_has_repeats`) no window is needed at all."""
+    if not latest:
+        return f"SELECT {columns} FROM results WHERE {where}"
+    return (
+        f"SELECT {columns} FROM results WHERE {where} QUALIFY row_number() OVER ("
+        f"PARTITION BY run_id, {_CELL} ORDER BY finished_at DESC, result_id DESC) = 1"
+    )
+
+
+def run_has_repeats(con: Source, run_id: str) -> bool:
+    """Whether some cell of the run was stored more than once (``--resume``, ``--retry-errors``):
+    only then must readers pick each cell's latest result."""
+    row = (
+        _con(con)
+        .execute(
+            "SELECT count(*) != count(DISTINCT cell_key) FROM results WHERE run_id = ?", [run_id]
+        )
+        .fetchone()
+    )
+    return bool(row and row[0])
 
 
 def _rows(con: Source, sql: str, params: list[Any] | dict[str, Any]) -> list[dict[str, Any]]:
@@ -36,12 +64,14 @@ def _rows(con: Source, sql: str, params: list[Any] | dict[str, Any]) -> list[dic
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def runs_overview(con: Source, limit: int = 200) -> list[dict[str, Any]]:
-    """Every run, newest first: label, times, status, cells, passed/failed/errors, pass rate
-    (errors left out) and total cost."""
+def runs_overview(
+    con: Source, limit: int = 200, run_id: str | None = None, *, latest: bool = True
+) -> list[dict[str, Any]]:
+    """Every run (or only ``run_id``), newest first: label, times, status, cells,
+    passed/failed/errors, pass rate (errors left out) and total cost."""
     return _rows(
         con,
-        """
+        f"""
 SELECT b.run_id, b.label, b.started_at, b.finished_at, b.status, b.suites, b.modes,
        b.providers, b.epochs,
        count(c.run_id) AS cells,
@@ -50,32 +80,31 @@ SELECT b.run_id, b.label, b.started_at, b.finished_at, b.status, b.suites, b.mod
        count_if(c.status = 'error') AS errors,
        count_if(c.status = 'passed') / nullif(count_if(c.status != 'error'), 0) AS pass_rate,
        sum(c.cost_usd) AS cost_usd
-FROM bench_runs b LEFT JOIN v_run_cells c USING (run_id)
-GROUP BY ALL ORDER BY b.started_at DESC, b.run_id DESC LIMIT ?""",
-        [limit],
+FROM bench_runs b LEFT JOIN (
+    {latest_cells_sql("run_id, status, cost_usd", "$run IS NULL OR run_id = $run", latest=latest)}
+) c
+    USING (run_id)
+WHERE $run IS NULL OR b.run_id = $run
+GROUP BY ALL ORDER BY b.started_at DESC, b.run_id DESC LIMIT $limit""",
+        {"limit": limit, "run": run_id},
     )
 
 
-def run_facets(con: Source, run_id: str) -> dict[str, list[str]]:
+def run_facets(con: Source, run_id: str, *, latest: bool = True) -> dict[str, list[str]]:
     """The values each grid filter can take in a run: suites, modes, providers, statuses and
     finish reasons (sorted)."""
-    out: dict[str, list[str]] = {}
-    for key, column in (
-        ("suite", "suite"),
-        ("mode", "mode"),
-        ("provider", "provider"),
-        ("status", "status"),
-        ("finish_reason", "coalesce(finish_reason, 'crashed')"),
-    ):
-        rows = (
-            _con(con)
-            .execute(
-                f"SELECT DISTINCT {column} FROM v_run_cells WHERE run_id = ? ORDER BY 1", [run_id]
-            )
-            .fetchall()
-        )
-        out[key] = [str(r[0]) for r in rows if r[0] is not None]
-    return out
+    keys = ("suite", "mode", "provider", "status", "finish_reason")
+    cells = latest_cells_sql(
+        "suite, mode, provider, status, coalesce(finish_reason, 'crashed') AS finish_reason",
+        latest=latest,
+    )
+    lists = ", ".join(f"list_sort(list(DISTINCT {k}))" for k in keys)
+    row = _con(con).execute(f"SELECT {lists} FROM ({cells})", [run_id]).fetchone()
+    found = row or (None,) * len(keys)
+    return {
+        k: [str(v) for v in values or [] if v is not None]
+        for k, values in zip(keys, found, strict=True)
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,12 +149,18 @@ class GridPage:
 
 
 def run_grid(
-    con: Source, run_id: str, filters: GridFilters, page: int = 1, per_page: int = 50
+    con: Source,
+    run_id: str,
+    filters: GridFilters,
+    page: int = 1,
+    per_page: int = 50,
+    *,
+    latest: bool = True,
 ) -> GridPage:
     """One page of the task x (mode, provider) grid of a run, filtered and sorted in SQL (only
     the page's cells are read)."""
     where, params = filters.where()
-    cells = f"SELECT {_CELL}, status, cell_key FROM v_run_cells WHERE {where}"
+    cells = latest_cells_sql(f"{_CELL}, status, cell_key, finish_reason", where, latest=latest)
     columns = [
         (str(m), str(p))
         for m, p in _con(con)
@@ -178,7 +213,12 @@ ORDER BY {order} LIMIT ? OFFSET ?"""
 def cell_detail(con: Source, run_id: str, key: str) -> dict[str, Any] | None:
     """The latest result of cell ``key`` (``results.cell_key``) in a run, JSON columns decoded
     and ``transcript`` decompressed (``None`` when the run has no such cell)."""
-    rows = _rows(con, "SELECT * FROM v_run_cells WHERE run_id = ? AND cell_key = ?", [run_id, key])
+    rows = _rows(
+        con,
+        "SELECT * FROM results WHERE run_id = ? AND cell_key = ? "
+        "ORDER BY finished_at DESC, result_id DESC LIMIT 1",
+        [run_id, key],
+    )
     if not rows:
         return None
     row = rows[0]
@@ -190,28 +230,45 @@ def cell_detail(con: Source, run_id: str, key: str) -> dict[str, Any] | None:
 
 
 def cell_spans(con: Source, run_id: str, trace_id: str) -> list[dict[str, Any]]:
-    """A trace's spans in tree order (children after their parent, in start order) with their
-    depth and their start and end in ms from the trace's first span, for a waterfall."""
-    from harness.store.queries import SPAN_TREE_SQL
-
-    sql = f"""
-WITH t AS ({SPAN_TREE_SQL})
-SELECT t.span_id, t.parent_span_id, s.name, t.depth, s.kind, s.status_code, s.status_message,
-       t.duration_ms, s.attributes,
-       epoch_ns(t.start_time) - min(epoch_ns(t.start_time)) OVER () AS offset_ns
-FROM t JOIN spans s ON s.span_id = t.span_id AND s.trace_id = $trace AND s.run_id = $run"""
-    rows = _rows(con, sql, {"trace": trace_id, "run": run_id})
+    """A trace's spans in tree order (children after their parent, in start order; a span
+    whose parent is missing is a root) with their ``depth`` and ``offset_ms`` from the trace's
+    first span, for a waterfall. One scan of ``spans``; the tree is built here."""
+    rows = _rows(
+        con,
+        "SELECT span_id, parent_span_id, name, kind, status_code, status_message, duration_ms, "
+        "attributes, epoch_ns(start_time) AS start_ns FROM spans "
+        "WHERE run_id = ? AND trace_id = ? ORDER BY start_time, span_id",
+        [run_id, trace_id],
+    )
+    if not rows:
+        return []
+    first = min(r["start_ns"] or 0 for r in rows)
+    ids = {r["span_id"] for r in rows}
+    children: dict[str | None, list[dict[str, Any]]] = {}
     for r in rows:
-        r["offset_ms"] = (r.pop("offset_ns") or 0) / 1e6
+        parent = r["parent_span_id"] if r["parent_span_id"] in ids else None
+        children.setdefault(parent, []).append(r)
+    out: list[dict[str, Any]] = []
+    stack = [(r, 0) for r in reversed(children.get(None, []))]
+    while stack:
+        r, depth = stack.pop()
+        r["depth"] = depth
+        r["offset_ms"] = ((r.pop("start_ns") or first) - first) / 1e6
         r["duration_ms"] = r["duration_ms"] or 0.0
         r["attributes"] = json.loads(r["attributes"]) if r["attributes"] else {}
-    return rows
+        out.append(r)
+        stack.extend((c, depth + 1) for c in reversed(children.get(r["span_id"], [])))
+    return out
 
 
-def compare_cells(con: Source, run_a: str, run_b: str, limit: int = 2000) -> list[dict[str, Any]]:
+def compare_cells(
+    con: Source, run_a: str, run_b: str, limit: int = 500, *, latest: bool = True
+) -> list[dict[str, Any]]:
     """Cells of two runs side by side (matched on suite, task, mode, provider and epoch):
     each status, cost and the cost delta, flips first (passed in one, not in the other), then
-    the largest cost changes."""
+    the largest cost changes; the first ``limit`` rows. ``total`` on each row counts every
+    matched cell, ``flips`` the changed ones."""
+    columns = f"{_CELL}, cell_key, status, cost_usd"
     return _rows(
         con,
         f"""
@@ -223,9 +280,10 @@ SELECT coalesce(a.suite, b.suite) AS suite, coalesce(a.task_id, b.task_id) AS ta
        CASE WHEN a.status = 'passed' AND b.status = 'failed' THEN 'regressed'
             WHEN a.status = 'failed' AND b.status = 'passed' THEN 'fixed'
             WHEN a.status IS NULL THEN 'new' WHEN b.status IS NULL THEN 'missing'
-            WHEN a.status != b.status THEN 'changed' ELSE '' END AS flip
-FROM (SELECT * FROM v_run_cells WHERE run_id = ?) a
-FULL OUTER JOIN (SELECT * FROM v_run_cells WHERE run_id = ?) b USING ({_CELL})
+            WHEN a.status != b.status THEN 'changed' ELSE '' END AS flip,
+       count(*) OVER () AS total, count(*) OVER (PARTITION BY flip) AS flip_n
+FROM ({latest_cells_sql(columns, latest=latest)}) a
+FULL OUTER JOIN ({latest_cells_sql(columns, latest=latest)}) b USING ({_CELL})
 ORDER BY flip = '', abs(coalesce(cost_delta, 0)) DESC, suite, task_id, mode, provider, epoch
 LIMIT ?""",
         [run_a, run_b, limit],

@@ -91,7 +91,8 @@ class _App:
 
     def runs(self, request: Request) -> Response:
         with self.store() as store:
-            runs = b.runs_overview(store)
+            state = pages.run_state(store, None)
+            runs = pages.cached(("runs", *state), lambda: b.runs_overview(store))
         return self.render("runs.html", title="Runs", runs=runs)
 
     def run(self, request: Request) -> Response:
@@ -109,9 +110,13 @@ class _App:
             from harness.store import resolve_run_id
 
             run_id = resolve_run_id(store, run_id)
-            overview = next(r for r in b.runs_overview(store, 10_000) if r["run_id"] == run_id)
-            facets = b.run_facets(store, run_id)
-            grid = b.run_grid(store, run_id, filters, page, self.config.per_page)
+            state = pages.run_state(store, run_id)
+            latest = pages.repeats(store, run_id, state)
+            (overview,) = b.runs_overview(store, 1, run_id, latest=latest)
+            facets = pages.cached(
+                ("facets", run_id, *state), lambda: b.run_facets(store, run_id, latest=latest)
+            )
+            grid = b.run_grid(store, run_id, filters, page, self.config.per_page, latest=latest)
             summary = pages.run_summary(store, run_id)
         query = {k: v for k, v in q.items() if k != "page" and v}
         return self.render(
@@ -159,13 +164,12 @@ class _App:
             from harness.store import resolve_run_id
 
             a, z = resolve_run_id(store, a), resolve_run_id(store, z)
-            rows = b.compare_cells(store, a, z)
-        counts: dict[str, int] = {}
-        for r in rows:
-            if r["flip"]:
-                counts[r["flip"]] = counts.get(r["flip"], 0) + 1
+            latest = any(pages.repeats(store, r, pages.run_state(store, r)) for r in (a, z))
+            rows = b.compare_cells(store, a, z, latest=latest)
+        counts = {r["flip"]: r["flip_n"] for r in rows if r["flip"]}
+        total = rows[0]["total"] if rows else 0
         return self.render("compare.html", title=f"{a} vs {z}", a=a, b=z, rows=rows,
-                           counts=counts)  # fmt: skip
+                           counts=counts, total=total)  # fmt: skip
 
 
 def _int(value: str | None, default: int) -> int:

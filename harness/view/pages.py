@@ -12,9 +12,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
+from harness.store.browse import latest_cells_sql
 from harness.store.queries import Source, _con
 
-__all__ = ["full_report", "run_summary", "waterfall"]
+__all__ = ["cached", "full_report", "repeats", "run_state", "run_summary", "waterfall"]
 
 T = TypeVar("T")
 _CACHE: OrderedDict[Hashable, Any] = OrderedDict()
@@ -29,16 +30,30 @@ _COLUMNS = (
 )
 
 
-def _state(con: Source, run_id: str) -> tuple[int, int]:
+def run_state(con: Source, run_id: str | None) -> tuple[int, int]:
+    """What a run's results look like now (row count, newest result id; of every run with
+    ``None``): what is cached for a run is computed again when this changes."""
+    where = "" if run_id is None else " WHERE run_id = ?"
     row = (
         _con(con)
-        .execute("SELECT count(*), max(result_id) FROM results WHERE run_id = ?", [run_id])
+        .execute(
+            f"SELECT count(*), max(result_id) FROM results{where}",
+            [] if run_id is None else [run_id],
+        )
         .fetchone()
     )
     return (int(row[0]), int(row[1] or 0)) if row else (0, 0)
 
 
-def _cached(key: Hashable, compute: Callable[[], T]) -> T:
+def repeats(con: Source, run_id: str, state: tuple[int, int]) -> bool:
+    """Whether a run stored some cell twice (then readers must pick the latest), cached."""
+    from harness.store.browse import run_has_repeats
+
+    return cached(("repeats", run_id, *state), lambda: run_has_repeats(con, run_id))
+
+
+def cached(key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()``, remembered under ``key`` (a small LRU shared by the app's threads)."""
     with _CACHE_LOCK:
         if key in _CACHE:
             _CACHE.move_to_end(key)
@@ -51,11 +66,11 @@ def _cached(key: Hashable, compute: Callable[[], T]) -> T:
     return value
 
 
-def _frame(con: Source, run_id: str) -> Any:
+def _frame(con: Source, run_id: str, latest: bool = True) -> Any:
     return (
         _con(con)
         .execute(
-            f"SELECT {_COLUMNS} FROM v_run_cells WHERE run_id = ? "
+            f"SELECT * FROM ({latest_cells_sql(_COLUMNS, latest=latest)}) "
             "ORDER BY suite, task_id, mode, provider, epoch",
             [run_id],
         )
@@ -69,15 +84,17 @@ def run_summary(con: Source, run_id: str) -> dict[str, Any]:
     from harness.report.render import render_charts_of
     from harness.report.tables import finish_reason_frame, prepare_results, scored, summary_frame
 
+    state = run_state(con, run_id)
+
     def compute() -> dict[str, Any]:
-        p, _ = prepare_results(_frame(con, run_id))
+        p, _ = prepare_results(_frame(con, run_id, repeats(con, run_id, state)))
         if p.empty:
             return {"rows": [], "charts": []}
         summary = summary_frame(p)
         charts = render_charts_of(summary, finish_reason_frame(p), iteration_stats(scored(p)))
         return {"rows": summary.to_dict("records"), "charts": charts}
 
-    return _cached(("summary", run_id, *_state(con, run_id)), compute)
+    return cached(("summary", run_id, *state), compute)
 
 
 def full_report(con: Source, run_id: str) -> str:
@@ -88,7 +105,7 @@ def full_report(con: Source, run_id: str) -> str:
     def compute() -> str:
         return render_html(build_report(_frame(con, run_id), title=f"harness report — {run_id}"))
 
-    return _cached(("report", run_id, *_state(con, run_id)), compute)
+    return cached(("report", run_id, *run_state(con, run_id)), compute)
 
 
 def waterfall(spans: list[dict[str, Any]]) -> dict[str, Any]:
