@@ -13,16 +13,21 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import pandas as pd
+
 from harness.store.queries import Source, _con
 from harness.store.transcript import decode_transcript
 
 __all__ = [
+    "REPORT_COLUMNS",
     "GridFilters",
     "GridPage",
     "cell_detail",
     "cell_spans",
     "compare_cells",
     "latest_cells_sql",
+    "report_frame",
+    "results_state",
     "run_facets",
     "run_grid",
     "run_has_repeats",
@@ -42,6 +47,37 @@ def latest_cells_sql(columns: str, where: str = "run_id = ?", *, latest: bool = 
     return (
         f"SELECT {columns} FROM results WHERE {where} QUALIFY row_number() OVER ("
         f"PARTITION BY run_id, {_CELL} ORDER BY finished_at DESC, result_id DESC) = 1"
+    )
+
+
+def results_state(con: Source, run_id: str | None) -> tuple[int, int]:
+    """A cheap fingerprint of a run's results (of every run with ``None``): the row count and
+    the newest ``result_id``. It changes whenever a result is stored."""
+    where, params = ("", []) if run_id is None else (" WHERE run_id = ?", [run_id])
+    row = (
+        _con(con).execute(f"SELECT count(*), max(result_id) FROM results{where}", params).fetchone()
+    )
+    return (int(row[0]), int(row[1] or 0)) if row else (0, 0)
+
+
+#: The columns a report reads (not the transcripts, calls or outputs).
+REPORT_COLUMNS = (
+    "run_id, suite, task_id, mode, provider, epoch, passed, status, score, finish_reason, "
+    "category, iterations, tool_calls, llm_calls, input_tokens, output_tokens, cost_usd, "
+    "duration_ms, trace_id, model, error, grader_explanation, halted_reason"
+)
+
+
+def report_frame(con: Source, run_id: str, *, latest: bool = True) -> pd.DataFrame:
+    """The latest result of each cell of a run, :data:`REPORT_COLUMNS` only, in cell order:
+    what :func:`harness.report.build_report` needs, without the heavy columns."""
+    return (
+        _con(con)
+        .execute(
+            f"SELECT * FROM ({latest_cells_sql(REPORT_COLUMNS, latest=latest)}) ORDER BY {_CELL}",
+            [run_id],
+        )
+        .df()
     )
 
 

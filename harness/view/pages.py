@@ -12,8 +12,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-from harness.store.browse import latest_cells_sql
-from harness.store.queries import Source, _con
+from harness.store.browse import report_frame, results_state
+from harness.store.queries import Source
 
 __all__ = ["cached", "full_report", "repeats", "run_state", "run_summary", "waterfall"]
 
@@ -22,27 +22,11 @@ _CACHE: OrderedDict[Hashable, Any] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 32
 
-#: The columns the summary and the report read (not the transcripts, calls or outputs).
-_COLUMNS = (
-    "run_id, suite, task_id, mode, provider, epoch, passed, status, score, finish_reason, "
-    "category, iterations, tool_calls, llm_calls, input_tokens, output_tokens, cost_usd, "
-    "duration_ms, trace_id, model, error, grader_explanation, halted_reason"
-)
-
 
 def run_state(con: Source, run_id: str | None) -> tuple[int, int]:
-    """What a run's results look like now (row count, newest result id; of every run with
-    ``None``): what is cached for a run is computed again when this changes."""
-    where = "" if run_id is None else " WHERE run_id = ?"
-    row = (
-        _con(con)
-        .execute(
-            f"SELECT count(*), max(result_id) FROM results{where}",
-            [] if run_id is None else [run_id],
-        )
-        .fetchone()
-    )
-    return (int(row[0]), int(row[1] or 0)) if row else (0, 0)
+    """What a run's results look like now (:func:`~harness.store.browse.results_state`): what
+    is cached for a run is computed again when this changes."""
+    return results_state(con, run_id)
 
 
 def repeats(con: Source, run_id: str, state: tuple[int, int]) -> bool:
@@ -66,18 +50,6 @@ def cached(key: Hashable, compute: Callable[[], T]) -> T:
     return value
 
 
-def _frame(con: Source, run_id: str, latest: bool = True) -> Any:
-    return (
-        _con(con)
-        .execute(
-            f"SELECT * FROM ({latest_cells_sql(_COLUMNS, latest=latest)}) "
-            "ORDER BY suite, task_id, mode, provider, epoch",
-            [run_id],
-        )
-        .df()
-    )
-
-
 def run_summary(con: Source, run_id: str) -> dict[str, Any]:
     """The report's summary rows and its four charts (inline SVG) for a run."""
     from harness.report.build import iteration_stats
@@ -87,7 +59,7 @@ def run_summary(con: Source, run_id: str) -> dict[str, Any]:
     state = run_state(con, run_id)
 
     def compute() -> dict[str, Any]:
-        p, _ = prepare_results(_frame(con, run_id, repeats(con, run_id, state)))
+        p, _ = prepare_results(report_frame(con, run_id, latest=repeats(con, run_id, state)))
         if p.empty:
             return {"rows": [], "charts": []}
         summary = summary_frame(p)
@@ -103,7 +75,8 @@ def full_report(con: Source, run_id: str) -> str:
     from harness.report.render import render_html
 
     def compute() -> str:
-        return render_html(build_report(_frame(con, run_id), title=f"harness report — {run_id}"))
+        frame = report_frame(con, run_id)
+        return render_html(build_report(frame, title=f"harness report — {run_id}"))
 
     return cached(("report", run_id, *run_state(con, run_id)), compute)
 
