@@ -35,10 +35,10 @@ import uvicorn
 sys.path.insert(0, str(Path(__file__).parent))
 from report_render import synthetic_results
 
-from harness.core.messages import Message, ToolCall, ToolResult
-from harness.store import Store
-from harness.store.transcript import encode_transcript
-from harness.view import ViewConfig, create_app, pages
+from harness.core import Message, ToolCall, ToolResult
+from harness.store import Store, encode_transcript
+from harness.view import ViewConfig, create_app
+from harness.view import _pages as pages
 
 SPAN_NAMES = ["invoke_agent react", "iteration 0", "chat m", "execute_tool calculator"]
 

@@ -7,7 +7,7 @@ Needs the ``view`` extra (``pip install 'athena-harness[view]'``: Starlette, Jin
 
 from __future__ import annotations
 
-from harness.view.app import DEFAULT_PER_PAGE, ViewConfig, create_app
-from harness.view.serve import serve
+from harness.view._app import DEFAULT_PER_PAGE, ViewConfig, create_app
+from harness.view._serve import serve
 
 __all__ = ["DEFAULT_PER_PAGE", "ViewConfig", "create_app", "serve"]

@@ -17,7 +17,7 @@ from rich.console import Console
 
 import harness
 from harness.cli import main
-from harness.cli.progress import drive, progress_bar
+from harness.cli._progress import drive, progress_bar
 
 PACKAGE = Path(harness.__file__).parent
 

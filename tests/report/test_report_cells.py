@@ -8,10 +8,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from harness.report import build_report, render_html, render_markdown
-from harness.report.cells import failing_cells_frame, task_grid_frame
-from harness.report.charts import CHAR_W, LEFT
-from harness.report.tables import prepare_results
+from harness.report import (
+    build_report,
+    failing_cells_frame,
+    prepare_results,
+    render_html,
+    render_markdown,
+    task_grid_frame,
+)
+from harness.report._charts import CHAR_W, LEFT
 
 Rows = Callable[..., pd.DataFrame]
 LONG = "llamacpp-gemma-3-270m-instruct"

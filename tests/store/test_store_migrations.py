@@ -9,8 +9,8 @@ import duckdb
 import pytest
 
 from harness.store import SCHEMA_VERSION, SchemaTooNew, Store, mode_summary_df, results_df
-from harness.store import schema as store_schema
-from harness.store.schema import MIGRATIONS, schema_version
+from harness.store import _schema as store_schema
+from harness.store._schema import MIGRATIONS, schema_version
 
 # The v1 schema exactly as it shipped. Never edit: files in the wild look like this.
 FROZEN_V1 = """

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.core.messages import Message, ToolCall, ToolResult
-from harness.store import Store
-from harness.store.browse import cell_detail
-from harness.store.transcript import (
-    MAX_CONTENT_CHARS,
-    MAX_MESSAGES,
-    decode_transcript,
-    encode_transcript,
-)
+from harness.core import Message, ToolCall, ToolResult
+from harness.store import Store, cell_detail, decode_transcript, encode_transcript
+from harness.store._transcript import MAX_CONTENT_CHARS, MAX_MESSAGES
 
 
 def test_round_trip_keeps_tool_calls_results_and_turn_marks() -> None:

@@ -10,11 +10,10 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from harness.bench.session import BenchRequest, run_bench
+from harness.bench import BenchRequest, run_bench
 from harness.cli import main
-from harness.telemetry import conventions as c
-from harness.telemetry.exporters import read_spans
-from harness.telemetry.setup import configure_tracing
+from harness.telemetry import _conventions as c
+from harness.telemetry import configure_tracing, read_spans
 
 ROOT = Path(__file__).resolve().parents[2]
 

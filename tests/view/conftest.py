@@ -16,7 +16,7 @@ pytest.importorskip("starlette", reason="the view extra is not installed")
 
 from rich.console import Console
 
-from harness.bench.session import BenchRequest, run_bench
+from harness.bench import BenchRequest, run_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,8 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from harness.store import Store
-from harness.store.browse import GridFilters, cell_detail, run_grid
+from harness.store import GridFilters, Store, cell_detail, run_grid
 
 
 def get(url: str) -> httpx.Response:
