@@ -54,6 +54,7 @@ LAYER = {
 ALLOWED_WITHIN_LAYER = {
     ("events", "core"): "the event classes carry core's messages and call records (not reverse)",
     ("harness", "api"): "the root package re-exports the facade's run/arun",
+    ("view", "report"): "the viewer shows a run with the report's own tables and charts",
 }
 
 #: Downward imports that are refused all the same.

@@ -35,6 +35,7 @@ SUBPACKAGES = (
     "bench",
     "store",
     "report",
+    "view",
     "cli",
 )
 

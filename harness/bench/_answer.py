@@ -11,7 +11,7 @@ from __future__ import annotations
 from harness.core._result import Result
 from harness.core._terminations import FinishReason
 
-__all__ = ["final_answer"]
+__all__ = ["final_answer", "turn_marks"]
 
 
 def final_answer(result: Result) -> str:
@@ -25,6 +25,17 @@ def final_answer(result: Result) -> str:
         if message.role == "assistant" and i not in skip and message.content.strip():
             return message.content
     return ""
+
+
+def turn_marks(result: Result) -> dict[int, str]:
+    """The assistant turns that are not answers, by message index: ``plan`` (Plan-and-Solve's
+    first, tool-less turn) or ``critique`` (a reply to the reflection prompt)."""
+    skip = _plan_and_critiques(result)
+    first = next((i for i, m in enumerate(result.messages) if m.role == "assistant"), None)
+    return {
+        i: "plan" if result.mode == "plan_and_solve" and i == first else "critique"
+        for i in sorted(skip)
+    }
 
 
 def _plan_and_critiques(result: Result) -> set[int]:

@@ -65,6 +65,10 @@ class BenchRequest:
     label: str | None = None
     trace_file: Path | None = None
     otlp_endpoint: str | None = None
+    #: Message contents in the spans (prompts, replies, tool arguments and results, truncated):
+    #: ``None`` follows ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, else on for the
+    #: local span file alone and off when spans also go to --otlp-endpoint.
+    capture_content: bool | None = None
     resume: bool = False
     #: Re-run only the cells of ``label``'s latest runs whose status is ``error``.
     retry_errors: bool = False
@@ -139,7 +143,11 @@ def run_bench(
         trace_file = request.trace_file or request.db.parent / "traces" / f"{run_id}.jsonl"
         try:
             trace_file.parent.mkdir(parents=True, exist_ok=True)
-            tracing = configure_tracing(file=trace_file, otlp_endpoint=request.otlp_endpoint)
+            tracing = configure_tracing(
+                file=trace_file,
+                otlp_endpoint=request.otlp_endpoint,
+                capture_content=request.capture_content,
+            )
         except Exception as exc:  # the run never started: leave no run row behind
             if not (request.resume or request.retry_errors):
                 store.discard_run(run_id)
@@ -207,6 +215,7 @@ def _executor(
 
 def _row(outcome: CellOutcome, run_id: str) -> dict[str, Any]:
     """The ``results`` row of one cell: scored (passed, failed or errored), or crashed."""
+    from harness.bench._answer import turn_marks
     from harness.store._rows import crashed_row, result_row
 
     cell = outcome.cell
@@ -230,6 +239,7 @@ def _row(outcome: CellOutcome, run_id: str) -> dict[str, Any]:
             score=outcome.grade.score,
             grader_explanation=outcome.grade.explanation,
             cassette=cassette,
+            turns=turn_marks(outcome.result),
             **common,
         )
     return crashed_row(error=outcome.error or "unknown error", cassette=cassette, **common)
@@ -302,6 +312,7 @@ def _config(request: BenchRequest, suites: Sequence[Suite]) -> dict[str, Any]:
         "seed": "the cell's epoch (seed=epoch on every provider request)",
         "trace_file": str(request.trace_file) if request.trace_file else None,
         "otlp": request.otlp_endpoint is not None,
+        "capture_content": request.capture_content,
         "resume": request.resume,
         "retry_errors": request.retry_errors,
         "python_grader_timeout_s": DEFAULT_TIMEOUT_S,
@@ -352,6 +363,14 @@ def _scrubbed(row: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
         cleaned = scrub_text(encoded, secrets)
         if cleaned != encoded:
             out[column] = json.loads(cleaned)
+    transcript = out.get("transcript")
+    if isinstance(transcript, bytes):  # zlib-compressed JSON (harness.store._transcript)
+        import zlib
+
+        text = zlib.decompress(transcript).decode("utf-8")
+        cleaned = scrub_text(text, secrets)
+        if cleaned != text:
+            out["transcript"] = zlib.compress(cleaned.encode("utf-8"), 6)
     return out
 
 

@@ -5,7 +5,8 @@
 - :mod:`harness.cli._report`, :mod:`harness.cli._gate`, :mod:`harness.cli._baseline`: the report,
   the CI gate and the committed baseline (sharing :mod:`harness.cli._common`);
 - :mod:`harness.cli._suites`, :mod:`harness.cli._cassettes`, :mod:`harness.cli._traces`: checks of
-  suite files, cassettes and span files.
+  suite files, cassettes and span files;
+- :mod:`harness.cli._view`: ``harness view``, the local web viewer (:mod:`harness.view`).
 
 The commands are thin: they parse arguments and call the packages. Only click loads at import
 time (each command imports what it needs when it runs), so ``harness --help`` stays fast.
@@ -24,6 +25,7 @@ from harness.cli import _report as report
 from harness.cli import _run as run
 from harness.cli import _suites as suites
 from harness.cli import _traces as traces
+from harness.cli import _view as view
 
 __all__ = ["main"]
 
@@ -36,7 +38,7 @@ def main() -> None:
 
 def _register() -> None:
     """Add every command group's commands to the root group (the help lists them sorted)."""
-    for module in (run, traces, cassettes, suites, report, gate, baseline):
+    for module in (run, traces, cassettes, suites, report, gate, baseline, view):
         for command in module.COMMANDS:
             main.add_command(command)
 

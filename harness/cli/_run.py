@@ -45,6 +45,13 @@ def _csv(value: str) -> list[str]:
 @click.option("--label", default=None, help="Name for this series of runs (for --resume).")
 @click.option("--trace-file", default=None, help="Span file (default reports/traces/RUN.jsonl).")
 @click.option("--otlp-endpoint", default=None, help="Also export spans over OTLP to this URL.")
+@click.option(
+    "--capture-content/--no-capture-content",
+    default=None,
+    help="Put message contents (prompts, replies, tool arguments and results, truncated) in "
+    "the spans, also those sent to --otlp-endpoint. Default: "
+    "$OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, else only in the local span file.",
+)
 @click.option("--resume", is_flag=True, help="Skip cells already stored under --label.")
 @click.option(
     "--retry-errors",
@@ -85,6 +92,7 @@ def run_cmd(
     label: str | None,
     trace_file: str | None,
     otlp_endpoint: str | None,
+    capture_content: bool | None,
     resume: bool,
     retry_errors: bool,
     executor: str,
@@ -128,6 +136,7 @@ def run_cmd(
                 label=label,
                 trace_file=Path(trace_file) if trace_file else None,
                 otlp_endpoint=otlp_endpoint,
+                capture_content=capture_content,
                 resume=resume,
                 retry_errors=retry_errors,
                 progress=not no_progress,

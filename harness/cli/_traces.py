@@ -14,12 +14,25 @@ def traces() -> None:
 
 @traces.command("show")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--run", "run_id", default=None, help="Trace id (or prefix) or session id of a run.")
-def traces_show(file: str, run_id: str | None) -> None:
-    """Print the span tree of the runs in a JSON-lines span FILE."""
+@click.option(
+    "--run",
+    "run_id",
+    default=None,
+    help="A trace id (or prefix), a session id, or a bench task (TASK or SUITE/TASK).",
+)
+@click.option(
+    "--db",
+    default="reports/harness.duckdb",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="Results database the pass column is read from (by trace id), when it exists.",
+)
+def traces_show(file: str, run_id: str | None, db: str) -> None:
+    """Print the span tree of the runs in a JSON-lines span FILE (a table of them when there
+    are many: suite, task, mode, provider, epoch, finish reason, pass)."""
     from harness.telemetry._show import show_traces
 
-    code = show_traces(file, run_id)
+    code = show_traces(file, run_id, db=db)
     if code:
         raise SystemExit(code)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from harness.report._baseline import Baseline, baseline_save, load_baseline
 from harness.report._build import Report, build_report
+from harness.report._cells import failing_cells_frame, task_grid_frame
 from harness.report._compare import paired_comparisons
 from harness.report._diff import baseline_diff, diff_counts
 from harness.report._gate import (
@@ -64,6 +65,7 @@ __all__ = [
     "build_report",
     "cluster_bootstrap",
     "diff_counts",
+    "failing_cells_frame",
     "finish_reason_table",
     "holm_adjust",
     "load_baseline",
@@ -78,6 +80,7 @@ __all__ = [
     "render_markdown",
     "run_gate",
     "summary_table",
+    "task_grid_frame",
     "thresholds_from_pyproject",
     "wilson_interval",
     "write_report",

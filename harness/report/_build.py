@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pandas as pd
 
 from harness.report._baseline import Baseline
+from harness.report._cells import failing_cells_frame, task_grid_frame
 from harness.report._compare import comparisons_frame
 from harness.report._diff import diff_counts, diff_frame
 from harness.report._tables import (
@@ -47,6 +48,10 @@ class Report:
     errors: pd.DataFrame | None = None
     #: Provider -> the model its costs are priced as (profiles with ``price_as``).
     priced_as: dict[str, str] = field(default_factory=dict)
+    #: The task x (mode, provider) grid of epoch outcomes (:func:`task_grid_frame`).
+    grid: pd.DataFrame | None = None
+    #: The failed and errored cells with the grader's explanation or the error.
+    failures: pd.DataFrame | None = None
 
 
 def iteration_stats(p: pd.DataFrame) -> pd.DataFrame:
@@ -121,6 +126,8 @@ def build_report(
         alpha=alpha,
         errors=p.loc[p["status"] == "error", [*CELL_KEY, "error"]].reset_index(drop=True),
         priced_as=_priced_as(sorted(set(p["provider"]))),
+        grid=task_grid_frame(p),
+        failures=failing_cells_frame(p),
     )
 
 

@@ -27,8 +27,9 @@ __all__ = [
 ]
 
 WIDTH = 580
-LEFT = 165  # room for "mode / provider" labels
+LEFT = 165  # the least room for "mode / provider" labels; longer labels widen the chart
 RIGHT = 100
+CHAR_W = 7.2  # an upper bound of a 12px system-ui character's width
 ROW = 28
 TOP = 16
 AXIS = 34
@@ -117,6 +118,18 @@ def _label(row: pd.Series) -> str:
     return f"{row['mode']} / {row['provider']}"
 
 
+def _labelled(
+    chart_id: str, title: str, note: str, height: int, body: str, frame: pd.DataFrame
+) -> str:
+    """A bar chart whose rows are labelled "mode / provider" left of the plot: the chart is
+    widened (and its marks shifted right) so that the longest label fits, never cut."""
+    longest = max((len(_label(r)) for _, r in frame.iterrows()), default=0)
+    shift = max(0, math.ceil(CHAR_W * longest) + 16 - LEFT)
+    if shift:
+        body = f'<g transform="translate({shift},0)">{body}</g>'
+    return _figure(chart_id, title, note, WIDTH + shift, height, body)
+
+
 def pass_rate_chart(summary: pd.DataFrame) -> str:
     """Horizontal bars: pass rate per (mode, provider) with its 95% Wilson interval."""
     colors = mode_colors(summary["mode"].tolist())
@@ -137,7 +150,8 @@ def pass_rate_chart(summary: pd.DataFrame) -> str:
         parts += [_line(x, mid - 6, x, mid + 6, "whisker") for x in (lo, hi)]
         parts.append(_text(WIDTH - RIGHT + 8, mid + 4, f"{fmt_pct(r['pass_rate'])} of {r['n']:,}"))
     note = "bars: pass rate; whiskers: 95% Wilson interval"
-    return _figure("chart-pass-rate", "Pass rate", note, WIDTH, y_axis + AXIS + 8, "".join(parts))
+    body = "".join(parts)
+    return _labelled("chart-pass-rate", "Pass rate", note, y_axis + AXIS + 8, body, summary)
 
 
 Box = tuple[float, float, float, float]
@@ -259,7 +273,7 @@ def finish_reason_chart(finish: pd.DataFrame) -> str:
         x += 16 + 7 * len(reason) + 18
     note = "share of each finish reason"
     body = "".join(parts)
-    return _figure("chart-finish-reasons", "Finish reasons", note, WIDTH, legend_y + 12, body)
+    return _labelled("chart-finish-reasons", "Finish reasons", note, legend_y + 12, body, finish)
 
 
 def iterations_chart(stats: pd.DataFrame) -> str:
@@ -290,4 +304,5 @@ def iterations_chart(stats: pd.DataFrame) -> str:
         parts.append(f'<circle cx="{px["mean"]:.1f}" cy="{mid:.1f}" r="3" class="mean"/>')
         parts.append(_text(WIDTH - RIGHT + 8, mid + 4, f"median {fmt_num(r['median'])}"))
     note = "box: quartiles; line: median; dot: mean; whiskers: min–max"
-    return _figure("chart-iterations", "Iterations", note, WIDTH, y_axis + AXIS + 8, "".join(parts))
+    body = "".join(parts)
+    return _labelled("chart-iterations", "Iterations", note, y_axis + AXIS + 8, body, stats)

@@ -8,6 +8,8 @@ import re
 from html import escape
 from pathlib import Path
 
+import pandas as pd
+
 from harness.report._build import Report
 from harness.report._charts import (
     cost_scatter_chart,
@@ -18,9 +20,16 @@ from harness.report._charts import (
 from harness.report._format import md_table
 from harness.report._sections import Section, Table, report_sections
 
-__all__ = ["render_html", "render_markdown", "write_report"]
+__all__ = [
+    "CSS",
+    "render_charts",
+    "render_charts_of",
+    "render_html",
+    "render_markdown",
+    "write_report",
+]
 
-_CSS = """
+CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;
 margin:24px auto;max-width:1240px;padding:0 16px}
 h1{font-size:24px;margin:0 0 4px}
@@ -39,6 +48,8 @@ svg text.axis{fill:#59636e}svg text.rot{transform-box:fill-box;transform-origin:
 transform:rotate(-90deg)}svg text.point{font-size:11px}
 svg .grid{stroke:#eaeef2}svg .whisker{stroke:#1f2328;stroke-width:1.5}
 svg .median{stroke:#1f2328;stroke-width:2.5}svg .mean{fill:#fff;stroke:#1f2328}
+td.chips{font-family:ui-monospace,monospace;letter-spacing:2px;white-space:nowrap}
+b.ok{color:#1a7f37}b.ko{color:#cf222e}b.er{color:#9a6700}
 """.strip()
 
 
@@ -65,14 +76,26 @@ def render_markdown(report: Report) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
-def _html_table(t: Table) -> str:
+_CHIP_HTML = {"✓": '<b class="ok">✓</b>', "✗": '<b class="ko">✗</b>', "!": '<b class="er">!</b>'}
+
+
+def _chips(text: str) -> str:
+    """A grid cell's outcome characters, colored (the text is only ✓, ✗, ! and –)."""
+    return "".join(_CHIP_HTML.get(ch, escape(ch)) for ch in text)
+
+
+def _html_table(t: Table, chips: bool = False) -> str:
     align = t.align[: len(t.headers)].ljust(len(t.headers), "l")
     head = "".join(f"<th>{escape(h)}</th>" for h in t.headers)
     body = []
     for row in t.rows:
         cells = "".join(
-            f'<td class="r">{escape(c)}</td>' if a == "r" else f"<td>{escape(c)}</td>"
-            for c, a in zip(row, align, strict=True)
+            f'<td class="r">{escape(c)}</td>'
+            if a == "r"
+            else f'<td class="chips">{_chips(c)}</td>'
+            if chips and i > 0
+            else f"<td>{escape(c)}</td>"
+            for i, (c, a) in enumerate(zip(row, align, strict=True))
         )
         body.append(f"<tr>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -90,7 +113,7 @@ def _html_section(s: Section) -> str:
         items = "".join(f"<li>{_inline(b)}</li>" for b in s.bullets)
         parts.append(f'<ul class="verdicts">{items}</ul>')
     if s.table is not None:
-        parts.append(_html_table(s.table))
+        parts.append(_html_table(s.table, chips=s.key == "task-grid"))
     parts += [f'<p class="note">{_inline(p)}</p>' for p in s.outro]
     parts.append("</section>")
     return "".join(parts)
@@ -98,11 +121,18 @@ def _html_section(s: Section) -> str:
 
 def render_charts(report: Report) -> list[str]:
     """The four charts, in display order (each one ``<figure class="chart">``)."""
+    return render_charts_of(report.summary, report.finish_reasons, report.iterations)
+
+
+def render_charts_of(
+    summary: pd.DataFrame, finish_reasons: pd.DataFrame, iterations: pd.DataFrame
+) -> list[str]:
+    """The four charts from the summary, finish-reason and iteration frames."""
     return [
-        pass_rate_chart(report.summary),
-        cost_scatter_chart(report.summary),
-        finish_reason_chart(report.finish_reasons),
-        iterations_chart(report.iterations),
+        pass_rate_chart(summary),
+        cost_scatter_chart(summary),
+        finish_reason_chart(finish_reasons),
+        iterations_chart(iterations),
     ]
 
 
@@ -120,7 +150,7 @@ def render_html(report: Report) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(report.title)}</title><style>{_CSS}</style></head>"
+        f"<title>{escape(report.title)}</title><style>{CSS}</style></head>"
         f"<body>{''.join(body)}</body></html>\n"
     )
 

@@ -23,6 +23,8 @@ from harness.report._format import (
 __all__ = ["Section", "Table", "report_sections"]
 
 MAX_DIFF_ROWS = 50
+#: Rows of the task grid and of the failing-cells list (the viewer shows them all).
+MAX_TASK_ROWS = 200
 
 
 @dataclass
@@ -308,13 +310,52 @@ def _errors(report: Report) -> Section | None:
     return Section("errors", "Cells that could not be scored", intro=intro, table=table)
 
 
+def _grid(report: Report) -> Section | None:
+    grid = report.grid
+    if grid is None or grid.empty:
+        return None
+    columns = [c for c in grid.columns if c not in ("suite", "task_id", "spread")]
+    rows = [
+        [f"{r['suite']}/{r['task_id']}", *(str(r[c]) or "–" for c in columns)]
+        for _, r in grid.head(MAX_TASK_ROWS).iterrows()
+    ]
+    intro = [
+        "Each cell shows a task's epochs in order: ✓ passed, ✗ failed, ! error (not scored). "
+        "Tasks whose pass rate differs most between columns come first."
+    ]
+    outro = (
+        [f"Showing {MAX_TASK_ROWS} of {len(grid)} tasks; `harness view` shows them all."]
+        if len(grid) > MAX_TASK_ROWS
+        else []
+    )
+    table = Table(["task", *columns], rows, "l" * (len(columns) + 1))
+    return Section("task-grid", "Tasks x modes", intro=intro, table=table, outro=outro)
+
+
+def _failures(report: Report) -> Section | None:
+    bad = report.failures
+    if bad is None or bad.empty:
+        return None
+    rows = [
+        [f"{r.suite}/{r.task_id}", str(r.mode), str(r.provider), f"e{r.epoch}", str(r.status),
+         str(r.finish_reason), str(r.why)[:300]]
+        for r in bad.head(MAX_TASK_ROWS).itertuples()
+    ]  # fmt: skip
+    intro = [f"{len(bad)} cell(s) failed or errored; why, in the grader's words (or the error)."]
+    outro = [f"Showing the first {MAX_TASK_ROWS}."] if len(bad) > MAX_TASK_ROWS else []
+    table = Table(["task", "mode", "provider", "epoch", "status", "finish", "why"], rows, "lllllll")
+    return Section("failures", "Failing and errored cells", intro=intro, table=table, outro=outro)
+
+
 def report_sections(report: Report) -> list[Section]:
     """The sections in display order (the baseline one only when a baseline was given)."""
     sections = [_summary(report)]
     errors = _errors(report)
     if errors is not None:
         sections.append(errors)
-    sections += [_comparisons(report), _pass_k(report), _finish(report), _method(report)]
+    sections += [_comparisons(report), _pass_k(report), _finish(report)]
+    sections += [s for s in (_grid(report), _failures(report)) if s is not None]
+    sections.append(_method(report))
     base = _baseline(report)
     if base is not None:
         sections.append(base)

@@ -45,7 +45,15 @@ NUMERIC_COLUMNS: tuple[str, ...] = (
     "cost_usd",
     "duration_ms",
 )
-_TEXT_COLUMNS = ("run_id", "model", "finish_reason", "category", "trace_id")
+_TEXT_COLUMNS = (
+    "run_id",
+    "model",
+    "finish_reason",
+    "category",
+    "trace_id",
+    "grader_explanation",
+    "halted_reason",
+)
 
 
 def prepare_results(df: pd.DataFrame, *, source: str = "results") -> tuple[pd.DataFrame, list[str]]:

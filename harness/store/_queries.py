@@ -97,14 +97,21 @@ def resolve_run_id(con: Source, run: str | None = "latest") -> str:
 
 
 def results_df(
-    con: Source, run_id: str, *, latest_only: bool = True, decode_json: bool = False
+    con: Source,
+    run_id: str,
+    *,
+    latest_only: bool = True,
+    decode_json: bool = False,
+    with_transcript: bool = False,
 ) -> pd.DataFrame:
     """The results of a run, one row per cell (the latest; every row with ``latest_only=False``),
-    ordered by suite, task, mode, provider, epoch."""
+    ordered by suite, task, mode, provider, epoch. The compressed ``transcript`` column is left
+    out unless ``with_transcript`` (see :mod:`harness.store._transcript` to decode it)."""
     table = "v_run_cells" if latest_only else "results"
+    columns = "*" if with_transcript else "* EXCLUDE (transcript)"
     df = _df(
         con,
-        f"SELECT * FROM {table} WHERE run_id = ? "
+        f"SELECT {columns} FROM {table} WHERE run_id = ? "
         "ORDER BY suite, task_id, mode, provider, epoch, finished_at, result_id",
         [run_id],
     )
@@ -116,7 +123,8 @@ def cells_df(con: Source, series: str | None = None, *, decode_json: bool = Fals
     where, params = _where(series=series)
     df = _df(
         con,
-        f"SELECT * FROM v_cells{where} ORDER BY series, suite, task_id, mode, provider, epoch",
+        f"SELECT * EXCLUDE (transcript) FROM v_cells{where} "
+        "ORDER BY series, suite, task_id, mode, provider, epoch",
         params,
     )
     return _decode(df, JSON_COLUMNS) if decode_json else df

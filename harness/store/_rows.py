@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from harness.core._result import Result
 from harness.store._schema import JSON_COLUMNS, RESULT_COLUMNS
+from harness.store._transcript import encode_transcript
 from harness.store.errors import StoreError
 
 __all__ = [
@@ -48,6 +49,7 @@ _ARROW_TYPES: dict[str, pa.DataType] = {
     "DOUBLE": pa.float64(),
     "BOOLEAN": pa.bool_(),
     "TIMESTAMP": pa.timestamp("us"),
+    "BLOB": pa.binary(),
 }
 ARROW_SCHEMA = pa.schema([(c, _ARROW_TYPES[RESULT_COLUMNS[c].split()[0]]) for c in _WRITABLE])
 
@@ -98,10 +100,12 @@ def result_row(
     cassette: str | None = None,
     error: str | None = None,
     status: str | None = None,
+    turns: Mapping[int, str] | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """The row of a finished cell. ``mode``/``provider`` default to the Result's own;
-    ``status`` defaults to passed/failed from ``passed`` (``error`` with a cause in ``error``)."""
+    ``status`` defaults to passed/failed from ``passed`` (``error`` with a cause in ``error``).
+    The transcript is the Result's messages, ``turns`` marking plan/critique turns by index."""
     mode = mode or result.mode
     provider = provider or result.provider
     if not mode or not provider:
@@ -140,6 +144,7 @@ def result_row(
         "error_diagnostic": result.error_diagnostic,
         "no_progress_snapshot": result.no_progress_snapshot,
         "calls": result.calls,
+        "transcript": encode_transcript(result.messages, turns),
         **extra,
     }
 

@@ -110,6 +110,9 @@ _V1_RESULTS = (
 #: Added by migration 2: ``passed`` | ``failed`` | ``error`` (could not be scored; the cause
 #: is in ``error``). Error cells are left out of pass rates and comparisons.
 RESULT_COLUMNS["status"] = "VARCHAR"
+#: Added by migration 3: the result's messages, zlib-compressed JSON, bounded in size
+#: (:mod:`harness.store._transcript`).
+RESULT_COLUMNS["transcript"] = "BLOB"
 JSON_COLUMNS = frozenset(k for k, v in RESULT_COLUMNS.items() if v.startswith("JSON"))
 CELL_STATUSES = ("passed", "failed", "error")
 
@@ -147,7 +150,12 @@ def _v2(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1, _v2)
+def _v3(con: duckdb.DuckDBPyConnection) -> None:
+    """results.transcript (older rows: NULL, the viewer says the transcript was not stored)."""
+    con.execute("ALTER TABLE results ADD COLUMN transcript BLOB")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1, _v2, _v3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -106,9 +106,11 @@ SCOPE_NAME: Final = "harness"
 # --- span names ----------------------------------------------------------------------------------
 
 
-def agent_span_name(mode: str) -> str:
-    """The run's root span (GenAI: ``invoke_agent {gen_ai.agent.name}``; the agent is the mode)."""
-    return f"invoke_agent {mode}"
+def agent_span_name(mode: str, task: str | None = None) -> str:
+    """The run's root span (GenAI: ``invoke_agent {gen_ai.agent.name}``; the agent is the mode),
+    followed by the task when the bench runs one (``invoke_agent react arithmetic/add-2``), so
+    that the span lists of Phoenix and Jaeger tell the runs apart."""
+    return f"invoke_agent {mode} {task}" if task else f"invoke_agent {mode}"
 
 
 def iteration_span_name(n: int) -> str:

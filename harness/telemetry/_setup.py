@@ -43,7 +43,7 @@ from harness.telemetry._resolve import (
     register_settings,
 )
 
-__all__ = ["TracingHandle", "configure_tracing", "git_sha"]
+__all__ = ["TracingHandle", "capture_content_from_env", "configure_tracing", "git_sha"]
 
 log = logging.getLogger("harness.telemetry")
 
@@ -196,8 +196,10 @@ def configure_tracing(
     ``otlp_endpoint`` (or ``OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT``) enables OTLP; for HTTP a
     base URL gets ``/v1/traces`` appended. ``otlp_protocol`` defaults to
     ``OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL``, else http/protobuf. ``capture_content`` is the
-    default of runs traced to this provider: when None, on for a local span file alone, off as
-    soon as spans also leave the machine. ``set_global`` also makes it the global provider.
+    default of runs traced to this provider: when None, the standard
+    ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (true/false) decides, else it is on
+    for a local span file alone and off as soon as spans also leave the machine.
+    ``set_global`` also makes it the global provider.
 
     A ``file`` alone (no OTLP, no ``in_memory``) is written by the light tracer
     (:mod:`harness.telemetry._light`), unless ``sdk=True``, ``OTEL_SDK_DISABLED`` is set or
@@ -214,6 +216,8 @@ def configure_tracing(
         limits = SpanLimits(max_span_attribute_length=max(4096, content_max_chars))
     path = Path(file) if file is not None else None
     otlp = otlp_exporter(otlp_endpoint, otlp_protocol)
+    if capture_content is None:
+        capture_content = capture_content_from_env()
     if capture_content is None:
         capture_content = path is not None and otlp is None
     if path is not None and otlp is None and not in_memory and not sdk and _light_allowed():
@@ -257,6 +261,18 @@ def configure_tracing(
     if guarded:
         quiet(True)
     return _register(handle, set_global)
+
+
+def capture_content_from_env() -> bool | None:
+    """``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``: true/1 -> True, false/0 ->
+    False, unset or anything else -> None (the caller's default)."""
+    value = os.environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "")
+    value = value.strip().lower()
+    if value in ("1", "true"):
+        return True
+    if value in ("0", "false"):
+        return False
+    return None
 
 
 def _light_allowed() -> bool:

@@ -1,8 +1,11 @@
 """``harness traces show FILE [--run ID]``: a run's span tree in the terminal.
 
 Each node shows its span name, duration, tokens (chat spans) and cost; failed spans are red.
-``--run`` takes a trace id (or a unique prefix) or a session id (``gen_ai.conversation.id``).
-A file with many runs and no ``--run`` gets a one-line-per-run table instead of trees.
+``--run`` takes a trace id (or a unique prefix), a session id (``gen_ai.conversation.id``) or a
+bench task (``task`` or ``suite/task``: every mode, provider and epoch of it). A file with many
+runs and no ``--run`` gets a one-line-per-run table instead of trees: suite, task, mode,
+provider, epoch, finish reason and pass (looked up by trace id in the results database, where
+the grades are), never cut to the terminal's width.
 """
 
 from __future__ import annotations
@@ -19,7 +22,14 @@ from rich.tree import Tree
 from harness.telemetry import _conventions as c
 from harness.telemetry._exporters import SpanRecord, read_spans
 
-__all__ = ["MAX_TREES", "group_traces", "render_trace", "select_traces", "show_traces"]
+__all__ = [
+    "MAX_TREES",
+    "grades_by_trace",
+    "group_traces",
+    "render_trace",
+    "select_traces",
+    "show_traces",
+]
 
 #: Above this many runs (and without --run), a summary table is printed instead of trees.
 MAX_TREES = 10
@@ -41,8 +51,14 @@ def _roots(spans: Sequence[SpanRecord]) -> list[SpanRecord]:
     )
 
 
+def _root_attr(spans: Sequence[SpanRecord], key: str) -> object:
+    roots = _roots(spans)
+    return (roots[0] if roots else spans[0]).attributes.get(key)
+
+
 def select_traces(traces: dict[str, list[SpanRecord]], run: str) -> dict[str, list[SpanRecord]]:
-    """The traces matching a trace id (prefix) or a session id."""
+    """The traces matching a trace id (prefix), a session id, or a bench task (``task`` or
+    ``suite/task``, from the root's ``harness.suite`` / ``harness.task``)."""
     run = run.strip()
     tid = run.lower()
     hits = {t: s for t, s in traces.items() if t == tid}
@@ -53,6 +69,16 @@ def select_traces(traces: dict[str, list[SpanRecord]], run: str) -> dict[str, li
             t: s
             for t, s in traces.items()
             if any(x.attributes.get(c.GEN_AI_CONVERSATION_ID) == run for x in s)
+        }
+    if not hits:
+        hits = {
+            t: s
+            for t, s in traces.items()
+            if run
+            in (
+                str(_root_attr(s, "harness.task")),
+                f"{_root_attr(s, 'harness.suite')}/{_root_attr(s, 'harness.task')}",
+            )
         }
     return hits
 
@@ -122,19 +148,28 @@ def render_trace(trace_id: str, spans: Sequence[SpanRecord]) -> Tree:
     return tree
 
 
-def _summary(traces: dict[str, list[SpanRecord]]) -> Table:
-    table = Table(title=f"{len(traces)} runs (pick one with --run TRACE_ID)")
+def _summary(traces: dict[str, list[SpanRecord]], grades: dict[str, str]) -> Table:
+    table = Table(title=f"{len(traces)} runs (pick with --run TRACE_ID or --run SUITE/TASK)")
     table.add_column("trace id", no_wrap=True, min_width=32)
-    for col in ("root", "finish", "spans", "tokens", "duration"):
-        table.add_column(col)
+    for col in ("suite", "task", "mode", "provider", "epoch", "finish", "pass"):
+        table.add_column(col, no_wrap=True)
+    for col in ("spans", "tokens", "duration"):
+        table.add_column(col, no_wrap=True, justify="right")
     for tid, spans in traces.items():
         roots = _roots(spans)
         root = roots[0] if roots else spans[0]
+        a = root.attributes
         inp, out, _ = _totals(spans)
+        status = grades.get(tid, "")
+        style = {"passed": "green", "failed": "red", "error": "yellow"}.get(status, "dim")
         table.add_row(
             tid,
-            escape(root.name),
-            escape(str(root.attributes.get(c.HARNESS_RUN_FINISH_REASON, ""))),
+            *(escape(str(a.get(f"harness.{k}", ""))) for k in ("suite", "task")),
+            escape(str(a.get("harness.mode", a.get(c.GEN_AI_AGENT_NAME, "")))),
+            escape(str(a.get("harness.provider", a.get(c.GEN_AI_PROVIDER_NAME, "")))),
+            escape(str(a.get("harness.epoch", ""))),
+            escape(str(a.get(c.HARNESS_RUN_FINISH_REASON, ""))),
+            f"[{style}]{status or '?'}[/]",
             str(len(spans)),
             f"{inp}→{out}",
             _fmt_ms(root.duration_ms),
@@ -142,10 +177,44 @@ def _summary(traces: dict[str, list[SpanRecord]]) -> Table:
     return table
 
 
-def show_traces(path: str | Path, run: str | None = None, console: Console | None = None) -> int:
+def grades_by_trace(db: str | Path | None, trace_ids: Sequence[str]) -> dict[str, str]:
+    """``results.status`` (passed, failed, error) by trace id, from the results database when
+    it exists and can be read; {} otherwise (the pass column then shows ``?``)."""
+    if db is None or not Path(db).is_file() or not trace_ids:
+        return {}
+    try:
+        import duckdb
+
+        con = duckdb.connect(str(db), read_only=True)
+    except Exception:  # locked by a writer, or not a DuckDB file: the column stays unknown
+        return {}
+    try:
+        rows = con.execute(
+            "SELECT trace_id, arg_max(status, finished_at) FROM results "
+            "WHERE list_contains(?, trace_id) GROUP BY trace_id",
+            [list(trace_ids)],
+        ).fetchall()
+    except Exception:
+        return {}
+    finally:
+        con.close()
+    return {str(t): str(s) for t, s in rows}
+
+
+def show_traces(
+    path: str | Path,
+    run: str | None = None,
+    console: Console | None = None,
+    *,
+    db: str | Path | None = None,
+) -> int:
     """Print the span tree(s) of ``path``; returns a process exit code (2: bad input, a file
-    that holds no spans or no such run; never the gate's 1)."""
-    console = console or Console()
+    that holds no spans or no such run; never the gate's 1). ``db`` is the results database
+    the pass column is read from."""
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # piped or captured: never cut the table at 80 columns
+            console = Console(width=400)
     try:
         traces = group_traces(read_spans(path))
     except (OSError, UnicodeDecodeError) as exc:
@@ -157,10 +226,13 @@ def show_traces(path: str | Path, run: str | None = None, console: Console | Non
     if run is not None:
         traces = select_traces(traces, run)
         if not traces:
-            console.print(f"[red]no run {escape(run)!s} in {escape(str(path))}[/]")
+            console.print(
+                f"[red]no run {escape(run)!s} in {escape(str(path))}[/] "
+                "(give a trace id, a session id, or a task: TASK or SUITE/TASK)"
+            )
             return 2
-    if run is None and len(traces) > MAX_TREES:
-        console.print(_summary(traces))
+    if len(traces) > MAX_TREES:
+        console.print(_summary(traces, grades_by_trace(db, list(traces))))
         return 0
     for tid, spans in traces.items():
         console.print(render_trace(tid, spans))

@@ -5,7 +5,7 @@ event of one run. Because the order is guaranteed, every span gets its parent ex
 (``trace.set_span_in_context(parent)``), never from the ambient context, so concurrent runs can
 never mix their spans. The tree::
 
-    invoke_agent {mode}                      root, INTERNAL, AGENT (outcome attributes at Done)
+    invoke_agent {mode} [suite/task]         root, INTERNAL, AGENT (outcome attributes at Done)
     ├─ iteration {n}                         one per Iteration event, CHAIN
     │  ├─ plan {mode}                        wraps a plan-purpose call, CHAIN
     │  │  └─ chat {model}                    every provider call, CLIENT, LLM (tokens only here)
@@ -107,8 +107,14 @@ class RunTracer(CallSpans, ToolSpans):
                 attrs[c.run_attribute_key(key)] = attr_value(value)
         if capture_content and prompt:
             attrs[c.INPUT_VALUE] = trunc(prompt, self._max)
+        suite, task = (
+            attrs.get(c.run_attribute_key("suite")),
+            attrs.get(c.run_attribute_key("task")),
+        )
+        label = f"{suite}/{task}" if suite and task else (str(task) if task else None)
+        name = c.agent_span_name(mode, label)
         # The root's parent is the caller's ambient context, as for any instrumented library.
-        self._root = tracer.start_span(c.agent_span_name(mode), attributes=attrs)
+        self._root = tracer.start_span(name, attributes=attrs)
         self._recording = self._root.is_recording()
         self._root_ctx = trace.set_span_in_context(self._root)
         self._scopes: list[Scope] = [Scope(self._root_ctx)] if self._recording else []
