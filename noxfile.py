@@ -33,8 +33,9 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict on the harness package."""
-    session.install("-e", ".[typecheck]")
+    """mypy --strict on the harness package (with the optional extras, so that the viewer and the
+    Ray executor are checked against the real starlette and ray)."""
+    session.install("-e", ".[typecheck,view,ray]")
     session.run("mypy", "harness")
 
 
