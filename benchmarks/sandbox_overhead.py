@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.tools.sandbox import SandboxKind, run_command, sandbox_problem
+from harness.tools._sandbox import SandboxKind, run_command, sandbox_problem
 
 COMMANDS = {
     "true": "true",

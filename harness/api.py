@@ -13,17 +13,17 @@ import asyncio
 from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar, Unpack
 
-from harness.core.result import Result
+from harness.core._result import Result
 from harness.errors import HarnessError
-from harness.kernel.loop import run_loop
-from harness.kernel.options import RunConfig, RunOptions, parse_options
-from harness.kernel.setup import check_inputs, new_state
-from harness.kernel.state import State, Subscriber
-from harness.kernel.structured import StructuredMode
-from harness.modes.base import resolve_mode
-from harness.providers.registry import resolve_provider
+from harness.kernel._loop import run_loop
+from harness.kernel._options import RunConfig, RunOptions, parse_options
+from harness.kernel._setup import check_inputs, new_state
+from harness.kernel._state import State, Subscriber
+from harness.kernel._structured import StructuredMode
+from harness.modes._base import resolve_mode
+from harness.providers._registry import resolve_provider
 from harness.telemetry import tracing_subscriber
-from harness.tools.registry import resolve_tools
+from harness.tools._registry import resolve_tools
 
 __all__ = ["aextract_structured", "arun", "build_state", "extract_structured", "run"]
 
@@ -74,7 +74,7 @@ async def aextract_structured(
     **options: Unpack[RunOptions],
 ) -> Result:
     """Ask for JSON conforming to ``schema`` with a repair loop; the value is in
-    ``Result.deliverable``. See :mod:`harness.kernel.structured`."""
+    ``Result.deliverable``. See :mod:`harness.kernel._structured`."""
     mode = StructuredMode(schema, max_retries=max_retries, instructions=instructions)
     options = {**options, "tools": None, "mode": mode}
     # Each attempt is an iteration: never let the default turn cap cut the repairs short.

@@ -11,11 +11,11 @@ import duckdb
 import pytest
 
 import harness
-from harness.bench.graders import Grader, grade
-from harness.bench.session import BenchRequest, run_bench
-from harness.bench.suite import SuiteError, load_suite
-from harness.core.result import Result
-from harness.tools import sandbox
+from harness.bench._graders import Grader, grade
+from harness.bench._session import BenchRequest, run_bench
+from harness.bench._suite import SuiteError, load_suite
+from harness.core._result import Result
+from harness.tools import _sandbox as sandbox
 
 ADD = "def add(a, b):\n    return a - b\n"
 TESTS = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"

@@ -11,8 +11,8 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from harness.bench.session import BenchRequest, run_bench
-from harness.bench.suite import SuiteError, load_suite
+from harness.bench._session import BenchRequest, run_bench
+from harness.bench._suite import SuiteError, load_suite
 from harness.cli import main
 
 TOOLS = """\

@@ -9,8 +9,8 @@ import duckdb
 import pytest
 
 from harness.store import SCHEMA_VERSION, SchemaTooNew, Store, mode_summary_df, results_df
-from harness.store import schema as store_schema
-from harness.store.schema import MIGRATIONS, schema_version
+from harness.store import _schema as store_schema
+from harness.store._schema import MIGRATIONS, schema_version
 
 # The v1 schema exactly as it shipped. Never edit: files in the wild look like this.
 FROZEN_V1 = """
@@ -80,15 +80,16 @@ V2 = (*MIGRATIONS, _v2)
 
 def test_a_v1_file_upgrades_to_the_shipped_schema(tmp_path: Path) -> None:
     """A file written by the v1 DDL of the first release is migrated to v3 (results.status,
-    backfilled from passed/error; results.grading_cost_usd, NULL: not known) and then matches a
-    fresh file column for column."""
+    backfilled from passed/error; results.transcript; results.grading_cost_usd, NULL: not known)
+    and then matches a fresh file column for column."""
     assert SCHEMA_VERSION == 3
     old = v1_file(tmp_path / "old.duckdb")
     fresh = tmp_path / "fresh.duckdb"
     Store.open(fresh).close()
     with Store.open(old) as store:
         assert schema_version(store.con) == 3
-        df = results_df(store, "old")
+        df = results_df(store, "old", with_transcript=True)
+        assert df["transcript"].isna().all()  # older rows: no transcript stored
         assert df["cost_usd"].tolist() == [0.5]
         assert df["status"].tolist() == ["passed"]
         assert df["grading_cost_usd"].isna().tolist() == [True]

@@ -16,17 +16,17 @@ import pytest
 
 import harness
 from harness.errors import ToolError
-from harness.tools.base import ToolContext
-from harness.tools.registry import resolve_tools
-from harness.tools.sandbox import (
+from harness.tools._base import ToolContext
+from harness.tools._registry import resolve_tools
+from harness.tools._sandbox import (
     SANDBOX_UID_BASE,
     Limits,
     SandboxUnavailable,
     run_command,
     sandbox_problem,
 )
-from harness.tools.shell import ShellTool
-from harness.tools.workspace import Workspace
+from harness.tools._shell import ShellTool
+from harness.tools._workspace import Workspace
 
 
 @pytest.fixture(scope="module", autouse=True)
