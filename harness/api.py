@@ -56,6 +56,21 @@ def build_state(
     state = new_state(
         config, inputs, mode=mode, provider=provider, model=model, subscribers=subscribers
     )
+    state.child_factory = _child_state
+    return state, owned
+
+
+def _child_state(parent: State, prompt: str, overrides: dict[str, Any]) -> tuple[State, bool]:
+    """A ``spawn_agent`` sub-agent's state: the parent's options with ``overrides`` (chosen by
+    :mod:`harness.kernel.subagents`), traced under the spawning tool span when tracing is on
+    (the child's root span takes the ambient context, which is the sub-agent span)."""
+    options = {name: getattr(parent.config, name) for name in RunConfig.model_fields}
+    options.update(overrides)
+    config = parse_options(options)
+    state, owned = build_state(prompt, config)
+    tracer = tracing_subscriber(state)
+    if tracer is not None:
+        state.subscribers = (tracer,)
     return state, owned
 
 

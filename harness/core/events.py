@@ -127,12 +127,17 @@ class Compaction:
 
 @dataclass(slots=True, frozen=True)
 class SubagentSpawn:
+    """A ``spawn_agent`` call is starting a nested run (``id`` names the sub-agent)."""
+
     id: str
     prompt: str
+    tool_call_id: str = ""
 
 
 @dataclass(slots=True, frozen=True)
 class SubagentResult:
+    """A sub-agent's run ended; ``text`` is its final answer (None when it gave none)."""
+
     id: str
     text: str | None
     finish_reason: str

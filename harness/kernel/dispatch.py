@@ -124,7 +124,7 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
     assert tool is not None
     ctx = state.ctx
     call_ctx = ToolContext(
-        ctx.workspace, ctx.session_id, ctx.phase, call.id, ctx.assigns, ctx.kv, ctx.emit
+        ctx.workspace, ctx.session_id, ctx.phase, call.id, ctx.assigns, ctx.kv, ctx.emit, ctx.spawn
     )
     timeout_s = state.config.tool_timeout_s
     try:

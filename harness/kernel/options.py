@@ -71,6 +71,8 @@ class RunOptions(TypedDict, total=False):
     on_event: Callable[[Any], None] | None
     until_tool: str | Sequence[str] | None
     until_tool_success: bool
+    subagent_provider: Any
+    max_agent_depth: int
     session_id: str | None
     tracer_provider: Any
     capture_content: bool | None
@@ -126,6 +128,11 @@ class RunConfig(BaseModel):
     on_event: Callable[[Any], None] | None = None
     until_tool: list[str] | None = None
     until_tool_success: bool = True
+    #: The provider of ``spawn_agent`` sub-agents (a spec or a Provider object); None: the
+    #: run's own provider object (the mock then serves the child's calls from the same script).
+    subagent_provider: Any = None
+    #: How deep sub-agents may nest: 1 lets the run spawn sub-agents that cannot spawn their own.
+    max_agent_depth: int = Field(default=1, ge=1)
     session_id: str | None = None
     # Telemetry (harness.telemetry): where spans go, whether message text is recorded, and the
     # root-span attributes the bench adds (suite, task, mode, provider, epoch).

@@ -22,9 +22,13 @@ if TYPE_CHECKING:
     from harness.providers.base import Provider, ToolSpec
     from harness.tools.base import Tool, ToolContext
 
-__all__ = ["State", "Subscriber"]
+__all__ = ["ChildFactory", "State", "Subscriber"]
 
 Subscriber = Callable[[Event], None]
+
+#: Builds a sub-agent's State from its parent, its prompt and run-option overrides; returns the
+#: state and whether the child owns (must close) its provider. Installed by the facade.
+ChildFactory = Callable[["State", str, dict[str, Any]], tuple["State", bool]]
 
 
 @dataclass(slots=True, eq=False)
@@ -67,6 +71,8 @@ class State:
     submitted: bool = False
     started_at: float = field(default_factory=time.perf_counter)
     meta: dict[str, Any] = field(default_factory=dict)
+    #: How ``spawn_agent`` builds a nested run (None: this run cannot spawn sub-agents).
+    child_factory: ChildFactory | None = None
 
     @property
     def llm_calls(self) -> int:

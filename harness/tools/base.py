@@ -66,6 +66,9 @@ class ToolContext:
     assigns: dict[str, Any] = field(default_factory=dict)
     kv: dict[str, Any] = field(default_factory=dict)
     emit: Callable[[Event], None] | None = None
+    #: Starts a sub-agent (``spawn(args, ctx)``, used by ``spawn_agent``); None when the run
+    #: cannot spawn. Set by the kernel, which owns nested runs.
+    spawn: Callable[[dict[str, Any], ToolContext], Awaitable[Any]] | None = None
 
     @property
     def cwd(self) -> Any:

@@ -28,7 +28,7 @@ from harness.tools.builtins import (
 )
 from harness.tools.calculator import calculate
 from harness.tools.file_tools import MAX_FILE_BYTES, MAX_MATCHES, MAX_READ_CHARS
-from harness.tools.registry import BUILTIN_TOOLS, builtin_names, resolve_tools
+from harness.tools.registry import BUILTIN_TOOLS, OPT_IN_TOOLS, builtin_names, resolve_tools
 from harness.tools.workspace import Workspace
 
 SECRET = "TOPSECRET-CONTENT"
@@ -108,6 +108,7 @@ def test_flags_match_the_contract() -> None:
         "kv_get": (True, True),
         "kv_set": (False, False),
         "finish": (False, False),
+        "spawn_agent": (True, False),
     }
 
 
@@ -750,7 +751,9 @@ class EchoTool:
 
 
 def test_builtin_names() -> None:
-    assert builtin_names() == ALL_NAMES
+    # Opt-in builtins are known by name but left out of tools="all".
+    assert builtin_names() == sorted([*ALL_NAMES, *OPT_IN_TOOLS])
+    assert sorted(OPT_IN_TOOLS) == ["spawn_agent"]
     assert all(BUILTIN_TOOLS[n].name == n for n in ALL_NAMES)
 
 
@@ -784,7 +787,7 @@ def test_resolve_unknown_name_suggests() -> None:
         resolve_tools(["calculator", "reed_file"])
     assert str(info.value) == (
         "tools: unknown tool 'reed_file'; builtins are: "
-        + ", ".join(ALL_NAMES)
+        + ", ".join(builtin_names())
         + "; did you mean 'read_file'?"
     )
     with pytest.raises(ConfigError, match=r"unknown tool 'xyz'; builtins are: calculator") as info:
