@@ -66,6 +66,9 @@ class Result(BaseModel):
     no_progress_snapshot: list[Message] | None = None
     trace_id: str | None = None
     calls: list[CallRecord] = Field(default_factory=list)
+    #: The run's ``assigns`` at the end: the ``assigns`` option merged with every state update
+    #: tools returned (``ToolOutput.assigns``).
+    assigns: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def success(self) -> bool:

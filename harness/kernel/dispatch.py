@@ -20,7 +20,7 @@ from harness.core.messages import INVALID_JSON_KEY, ToolCall, ToolResult
 from harness.errors import ToolError
 from harness.kernel.hooks import HaltRun, HookEvent
 from harness.kernel.permissions import Denial
-from harness.tools.base import Submit, ToolContext, ToolOutput, render
+from harness.tools.base import Submit, ToolContext, ToolOutput, merge_assigns, render
 
 if TYPE_CHECKING:
     from harness.kernel.state import State
@@ -151,6 +151,8 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
             )
         if isinstance(value, ToolOutput):
             result = ToolResult(call.id, value.content, False, value.ui)
+            if value.assigns:
+                merge_assigns(ctx.assigns, value.assigns)
         else:
             result = ToolResult(call.id, render(value), False)
     if state.hooks.has(HookEvent.POST_TOOL_USE):
@@ -162,6 +164,7 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
                 "result": result.content,
                 "is_error": result.is_error,
                 "cwd": str(ctx.workspace.root) if ctx.workspace.created else None,
+                "assigns": ctx.assigns,
             },
             tool_name=name,
             tool_use_id=call.id,
@@ -188,7 +191,12 @@ async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
     if decision is None and state.hooks.has(HookEvent.PRE_TOOL_USE):
         pre = await state.hooks.fire(
             HookEvent.PRE_TOOL_USE,
-            {"tool_name": name, "arguments": args, "session_id": state.session_id},
+            {
+                "tool_name": name,
+                "arguments": args,
+                "session_id": state.session_id,
+                "assigns": state.ctx.assigns,
+            },
             tool_name=name,
             tool_use_id=call.id,
         )

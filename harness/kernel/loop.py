@@ -132,6 +132,7 @@ async def _loop(state: State) -> None:
                     "unproductive_iterations": state.unproductive_iterations,
                     "fingerprint": state.last_fingerprint,
                     "session_id": state.session_id,
+                    "assigns": state.ctx.assigns,
                 },
             )
             if out.halt is not None:
@@ -233,6 +234,7 @@ def to_result(state: State) -> Result:
         no_progress_snapshot=state.no_progress_snapshot,
         trace_id=None,
         calls=budget.calls,
+        assigns=state.ctx.assigns,
     )
 
 

@@ -24,6 +24,7 @@ from harness.tools.builtins import (
     WriteFileTool,
 )
 from harness.tools.subagent import SpawnAgentTool
+from harness.tools.todos import TodoWriteTool
 
 __all__ = ["BUILTIN_TOOLS", "OPT_IN_TOOLS", "builtin_names", "resolve_tools"]
 
@@ -42,11 +43,12 @@ BUILTIN_TOOLS: dict[str, type[BuiltinTool]] = {
         KVSetTool,
         FinishTool,
         SpawnAgentTool,
+        TodoWriteTool,
     )
 }
 
 #: Builtins that ``tools="all"`` leaves out (they change what a run is): name them to use them.
-OPT_IN_TOOLS = frozenset({"spawn_agent"})
+OPT_IN_TOOLS = frozenset({"spawn_agent", "todo_write"})
 
 # What provider APIs accept as a function name.
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

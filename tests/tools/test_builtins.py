@@ -109,6 +109,7 @@ def test_flags_match_the_contract() -> None:
         "kv_set": (False, False),
         "finish": (False, False),
         "spawn_agent": (True, False),
+        "todo_write": (False, False),
     }
 
 
@@ -753,7 +754,7 @@ class EchoTool:
 def test_builtin_names() -> None:
     # Opt-in builtins are known by name but left out of tools="all".
     assert builtin_names() == sorted([*ALL_NAMES, *OPT_IN_TOOLS])
-    assert sorted(OPT_IN_TOOLS) == ["spawn_agent"]
+    assert sorted(OPT_IN_TOOLS) == ["spawn_agent", "todo_write"]
     assert all(BUILTIN_TOOLS[n].name == n for n in ALL_NAMES)
 
 
