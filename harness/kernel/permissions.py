@@ -6,7 +6,8 @@ Deny-first; the first decisive answer wins:
 2. ``allowed_tools`` - when given, any other name is denied;
 3. the phase - ``plan`` allows read-only tools (and the session tools ``finish``, ``kv_set``,
    ``todo_write``) and denies the rest; ``default`` asks ``can_use_tool``; ``accept_edits`` asks
-   it only for tools that are neither read-only nor edits; ``trusted`` and ``bypass_permissions`` never ask;
+   it only for tools that are neither read-only nor edits; ``trusted`` and
+   ``bypass_permissions`` never ask;
 4. ``can_use_tool(name, args, ctx)`` - returns ``True``/``"allow"``, ``False``/``"deny"``,
    :class:`~harness.kernel.hooks.Deny`, :class:`~harness.kernel.hooks.HaltRun` or ``"halt"``;
    anything else (``None`` included) denies, so a callback that forgets to return fails closed.
