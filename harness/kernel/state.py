@@ -73,6 +73,15 @@ class State:
     meta: dict[str, Any] = field(default_factory=dict)
     #: How ``spawn_agent`` builds a nested run (None: this run cannot spawn sub-agents).
     child_factory: ChildFactory | None = None
+    #: The tools sub-agents choose from (None: this run's tools) and the system prompt they get
+    #: (None: the run's); the ``orchestrate`` mode sets both.
+    subagent_tools: dict[str, Tool] | None = None
+    subagent_system_prompt: str | None = None
+    #: Added to the system prompt of main calls (a mode's protocol).
+    system_suffix: str = ""
+    #: An ephemeral user note sent at the end of the next main call only, never persisted
+    #: (ExAthena's ``phase_note``); the mode sets it before each iteration.
+    phase_note: str | None = None
 
     @property
     def llm_calls(self) -> int:

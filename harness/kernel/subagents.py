@@ -100,15 +100,16 @@ def _child_options(state: State, args: dict[str, Any]) -> dict[str, Any]:
     cfg = state.config
     depth = state.meta.get("agent_depth", 0)
     nest = depth + 1 < cfg.max_agent_depth
+    pool = state.subagent_tools if state.subagent_tools is not None else state.tools
     names = args.get("tools")
     if names is None:
-        names = [n for n in state.tools if n != SPAWN_TOOL or nest]
+        names = [n for n in pool if n != SPAWN_TOOL or nest]
     else:
-        unknown = [n for n in names if n not in state.tools]
+        unknown = [n for n in names if n not in pool]
         if unknown:
             raise ToolError(
                 f"spawn_agent: unknown tool(s) {', '.join(map(repr, unknown))}; a sub-agent can "
-                f"only use your tools: {', '.join(sorted(state.tools))}"
+                f"only use these tools: {', '.join(sorted(pool)) or '(none)'}"
             )
         if SPAWN_TOOL in names and not nest:
             raise ToolError(
@@ -118,7 +119,7 @@ def _child_options(state: State, args: dict[str, Any]) -> dict[str, Any]:
     limit = args.get("max_iterations") or cfg.max_iterations
     options: dict[str, Any] = {
         "mode": args.get("mode") or "react",
-        "tools": [state.tools[n] for n in dict.fromkeys(names)],
+        "tools": [pool[n] for n in dict.fromkeys(names)],
         "max_iterations": min(limit, cfg.max_iterations),
         "cwd": _workspace(state, args.get("subfolder")),
         "workspace_files": None,
@@ -131,6 +132,8 @@ def _child_options(state: State, args: dict[str, Any]) -> dict[str, Any]:
         "assigns": dict(state.ctx.assigns),
         "hooks": _inherited_hooks(cfg.hooks),
     }
+    if state.subagent_system_prompt is not None:
+        options["system_prompt"] = state.subagent_system_prompt
     if cfg.subagent_provider is None:
         options["provider"] = state.provider
         options["model"] = state.model

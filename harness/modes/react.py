@@ -37,7 +37,10 @@ class ReAct:
             )
             if params.halt is not None:
                 return state.halt(FinishReason.ERROR_HALTED, params.halt)
-            state.messages.extend(params.inject)  # request.messages is state.messages
+            before = len(state.messages)
+            state.messages.extend(params.inject)
+            if request.messages is not state.messages:  # a phase note follows the history
+                request.messages = [*state.messages, *request.messages[before:]]
         try:
             response, streamed = await call_provider(state, request)
         except ProviderError as exc:

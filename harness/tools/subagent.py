@@ -40,6 +40,11 @@ class SpawnAgentTool(BuiltinTool):
                 "type": "string",
                 "description": "Confine the helper to this folder of the workspace.",
             },
+            "todo": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "The number of the todo item this delegates, if any.",
+            },
         },
         "prompt",
     )
@@ -66,6 +71,9 @@ class SpawnAgentTool(BuiltinTool):
             not isinstance(limit, int) or isinstance(limit, bool) or limit < 1
         ):
             raise ToolError("argument 'max_iterations' must be an integer >= 1")
+        todo = args.get("todo")
+        if todo is not None and (not isinstance(todo, int) or isinstance(todo, bool) or todo < 1):
+            raise ToolError("argument 'todo' must be the item's number (an integer >= 1)")
         if ctx.spawn is None:
             raise ToolError("spawn_agent is not available in this run")
         return await ctx.spawn({**args, "prompt": prompt}, ctx)
