@@ -29,7 +29,7 @@ from harness.core.messages import Message, ToolResult
 from harness.core.terminations import FinishReason
 from harness.errors import ToolError
 from harness.kernel.mode import Continue, Halt
-from harness.kernel.progress import ProgressSnapshot, strict_productivity_signal
+from harness.kernel.progress import ProgressSnapshot
 from harness.kernel.subagents import run_subagent
 from harness.modes.react import ReAct
 from harness.providers.base import ToolSpec
