@@ -239,7 +239,7 @@ class Runner:
         cassette = cell.cassette(opts.cassettes)
         try:
             if cassette is None:
-                provider_opts: dict[str, Any] = task.mock_provider_opts() or {}
+                provider_opts: dict[str, Any] = task.mock_provider_opts(cell.mode) or {}
             else:
                 transport = CassetteTransport(
                     cassette,

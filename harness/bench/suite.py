@@ -87,14 +87,23 @@ class MockScript(BaseModel):
 
     turns: list[dict[str, Any]] = Field(min_length=1)
     when_exhausted: Literal["error", "repeat_last"] = "error"
+    #: Scripts for particular modes (``{orchestrate: [turns...]}``), used instead of ``turns``
+    #: when the cell's mode is named here: a delegating mode needs another script.
+    modes: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _turns(self) -> MockScript:
-        for i, turn in enumerate(self.turns):
-            try:
-                MockProvider([turn])
-            except ConfigError as exc:
-                raise field_error(f"turns.{i}", str(exc).removeprefix("mock turn 1: ")) from None
+        scripts = [("turns", self.turns)]
+        scripts += [(f"modes.{mode}", turns) for mode, turns in self.modes.items()]
+        for where, turns in scripts:
+            if not turns:
+                raise field_error(where, "needs at least one turn")
+            for i, turn in enumerate(turns):
+                try:
+                    MockProvider([turn])
+                except ConfigError as exc:
+                    message = str(exc).removeprefix("mock turn 1: ")
+                    raise field_error(f"{where}.{i}", message) from None
         return self
 
 
@@ -194,11 +203,13 @@ class Task(RunOverrides):
             options["workspace_files"] = dict(self.workspace.files)
         return options
 
-    def mock_provider_opts(self) -> dict[str, Any] | None:
-        """``provider_opts`` for the mock provider (a fresh copy per call), or None."""
+    def mock_provider_opts(self, mode: str | None = None) -> dict[str, Any] | None:
+        """``provider_opts`` for the mock provider (a fresh copy per call), or None: the
+        script for ``mode`` when the task has one (``mock.modes``), else ``mock.turns``."""
         if self.mock is None:
             return None
-        return {"turns": copy.deepcopy(self.mock.turns), "when_exhausted": self.mock.when_exhausted}
+        turns = self.mock.modes.get(mode, self.mock.turns) if mode else self.mock.turns
+        return {"turns": copy.deepcopy(turns), "when_exhausted": self.mock.when_exhausted}
 
 
 class Suite(BaseModel):
