@@ -386,13 +386,32 @@ class GrepTool(BuiltinTool):
                 f"pattern {pattern!r} took over {GREP_TIME_LIMIT_S:g} s (catastrophic "
                 "backtracking?); use a simpler pattern"
             ) from None
+        where = ws.relative(top)
+        truncated = len(out) > MAX_MATCHES
+        del out[MAX_MATCHES:]
+        rows = _match_rows(out)
+        ui = UIPayload("matches", {"pattern": pattern, "path": where, "searched": searched,
+                                   "truncated": truncated, "matches": rows})  # fmt: skip
         if not out:
-            return f"no matches for {pattern!r} in {ws.relative(top)} (searched {searched} files)"
-        if len(out) > MAX_MATCHES:
-            out[MAX_MATCHES:] = [
-                f"[stopped after {MAX_MATCHES} matches; narrow the pattern or path]"
-            ]
-        return "\n".join(out)
+            return ToolOutput(
+                f"no matches for {pattern!r} in {where} (searched {searched} files)", ui
+            )
+        if truncated:
+            out.append(f"[stopped after {MAX_MATCHES} matches; narrow the pattern or path]")
+        return ToolOutput("\n".join(out), ui)
+
+
+_MATCH_LINE = re.compile(r"^(.*?):(\d+):(.*)$", re.DOTALL)
+
+
+def _match_rows(lines: list[str]) -> list[dict[str, Any]]:
+    """grep's ``path:line:text`` lines as ``{path, line, text}`` rows for the UI payload."""
+    rows: list[dict[str, Any]] = []
+    for line in lines:
+        m = _MATCH_LINE.match(line)
+        if m is not None:
+            rows.append({"path": m[1], "line": int(m[2]), "text": m[3]})
+    return rows
 
 
 def _grep_in_worker(ws: Workspace, top: Path, pattern: str) -> tuple[int, list[str]]:

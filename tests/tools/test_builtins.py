@@ -413,6 +413,32 @@ async def test_grep_caps_matches(ctx: ToolContext, root: Path) -> None:
     assert lines[-1].startswith(f"[stopped after {MAX_MATCHES} matches")
 
 
+async def test_grep_returns_its_matches_as_a_ui_payload(ctx: ToolContext, root: Path) -> None:
+    (root / "notes").mkdir()
+    (root / "notes" / "a.txt").write_text("todo: x\nok\ntodo: y: z\n")
+    out = await GrepTool().run({"pattern": "todo", "path": "notes"}, ctx)
+    assert isinstance(out, ToolOutput)
+    assert out.ui is not None
+    assert out.ui.kind == "matches"
+    assert out.ui.payload == {
+        "pattern": "todo",
+        "path": "notes",
+        "searched": 1,
+        "truncated": False,
+        "matches": [
+            {"path": "notes/a.txt", "line": 1, "text": "todo: x"},
+            {"path": "notes/a.txt", "line": 3, "text": "todo: y: z"},
+        ],
+    }
+    none = await GrepTool().run({"pattern": "absent"}, ctx)
+    assert none.ui.payload["matches"] == []
+    assert none.content.startswith("no matches for 'absent'")
+    (root / "many.txt").write_text("hit\n" * (MAX_MATCHES + 10))
+    capped = await GrepTool().run({"pattern": "hit", "path": "many.txt"}, ctx)
+    assert capped.ui.payload["truncated"] is True
+    assert len(capped.ui.payload["matches"]) == MAX_MATCHES
+
+
 async def test_grep_errors(ctx: ToolContext) -> None:
     with pytest.raises(ToolError, match=r"invalid regex '\(unclosed': missing \)"):
         await call(GrepTool(), ctx, pattern="(unclosed")
