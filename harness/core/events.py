@@ -33,6 +33,7 @@ __all__ = [
     "Done",
     "Event",
     "Iteration",
+    "MaxTokensEscalation",
     "RunWarning",
     "StructuredRetry",
     "SubagentResult",
@@ -126,6 +127,18 @@ class Compaction:
 
 
 @dataclass(slots=True, frozen=True)
+class MaxTokensEscalation:
+    """A turn was starved (its whole output cap spent, no text, no tool calls): the completion
+    cap goes from ``from_tokens`` to ``to_tokens`` for the rest of the run, and the turn is
+    retried once."""
+
+    from_tokens: int
+    to_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+
+
+@dataclass(slots=True, frozen=True)
 class SubagentSpawn:
     """A ``spawn_agent`` call is starting a nested run (``id`` names the sub-agent)."""
 
@@ -197,6 +210,7 @@ Event = (
     | ToolResultEvent
     | ToolUI
     | Compaction
+    | MaxTokensEscalation
     | SubagentSpawn
     | SubagentResult
     | Usage
@@ -219,6 +233,7 @@ def event_classes() -> tuple[type, ...]:
         ToolResultEvent,
         ToolUI,
         Compaction,
+        MaxTokensEscalation,
         SubagentSpawn,
         SubagentResult,
         Usage,

@@ -32,6 +32,7 @@ class FinishReason(StrEnum):
     ERROR_CONSECUTIVE_MISTAKES = "error_consecutive_mistakes"
     ERROR_PROMPT_TOO_LONG = "error_prompt_too_long"
     ERROR_NO_PROGRESS = "error_no_progress"
+    ERROR_THINKING_STARVED = "error_thinking_starved"
     ERROR_DURING_EXECUTION = "error_during_execution"
     ERROR_SCHEMA_VALIDATION = "error_schema_validation"
     ERROR_UNTIL_TOOL_NOT_CALLED = "error_until_tool_not_called"
@@ -53,6 +54,7 @@ _CATEGORY: dict[FinishReason, Category] = {
     FinishReason.ERROR_CONSECUTIVE_MISTAKES: Category.CAPACITY,
     FinishReason.ERROR_PROMPT_TOO_LONG: Category.CAPACITY,
     FinishReason.ERROR_NO_PROGRESS: Category.CAPACITY,
+    FinishReason.ERROR_THINKING_STARVED: Category.CAPACITY,
     FinishReason.ERROR_DURING_EXECUTION: Category.RETRYABLE,
     FinishReason.ERROR_SCHEMA_VALIDATION: Category.RETRYABLE,
     FinishReason.ERROR_UNTIL_TOOL_NOT_CALLED: Category.RETRYABLE,

@@ -41,6 +41,8 @@ def build_request(
         system_prompt = cfg.system_prompt
         if state.system_suffix and purpose == "main":
             system_prompt = (system_prompt or "") + state.system_suffix
+    if max_tokens is None:  # an escalated cap (thinking starvation) outlives the option
+        max_tokens = state.max_tokens_override or cfg.max_tokens
     if state.phase_note and purpose == "main":
         messages = [*messages, Message.user(state.phase_note)]  # sent, never persisted
     return Request(
@@ -52,7 +54,9 @@ def build_request(
         temperature=cfg.temperature,
         top_p=cfg.top_p,
         seed=cfg.seed,
-        max_tokens=max_tokens if max_tokens is not None else cfg.max_tokens,
+        max_tokens=max_tokens
+        if max_tokens is not None
+        else state.max_tokens_override or cfg.max_tokens,
         stop=cfg.stop,
         timeout_s=cfg.timeout_s,
         response_format=cfg.response_format if purpose == "main" else None,

@@ -18,6 +18,7 @@ from typing import cast
 from harness.core.events import Done, Iteration, RunWarning, Submitted
 from harness.core.result import Result, UsageTotals
 from harness.core.terminations import FinishReason
+from harness.errors import ThinkingStarved
 from harness.kernel.compaction import CompactionError, compact, maybe_compact
 from harness.kernel.hooks import HookEvent
 from harness.kernel.mode import ContextOverflow, Continue, Halt
@@ -28,6 +29,7 @@ from harness.kernel.progress import (
     last_assistant_text,
     strict_productivity_signal,
 )
+from harness.kernel.starvation import escalate
 from harness.kernel.state import State
 
 __all__ = ["run_loop"]
@@ -153,6 +155,8 @@ async def _loop(state: State) -> None:
             outcome, base = await _recover(state, str(exc))
             # Compaction rewrote the history: the retried turn starts at the new length.
             prev = dataclasses.replace(prev, message_count=base)
+        except ThinkingStarved as exc:
+            outcome = await escalate(state, exc)
         except Exception as exc:
             state.halt(FinishReason.ERROR_DURING_EXECUTION, f"{type(exc).__name__}: {exc}")
             return

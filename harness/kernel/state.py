@@ -82,6 +82,9 @@ class State:
     #: An ephemeral user note sent at the end of the next main call only, never persisted
     #: (ExAthena's ``phase_note``); the mode sets it before each iteration.
     phase_note: str | None = None
+    #: The completion cap after a thinking-starvation escalation (kernel.starvation); it
+    #: replaces the ``max_tokens`` option for the rest of the run.
+    max_tokens_override: int | None = None
 
     @property
     def llm_calls(self) -> int:

@@ -13,6 +13,7 @@ from harness.kernel.hooks import HookEvent
 from harness.kernel.mode import Continue, Halt
 from harness.kernel.progress import ProgressSnapshot, strict_productivity_signal
 from harness.kernel.replies import emit_text, handle_provider_error
+from harness.kernel.starvation import check_starvation
 
 if TYPE_CHECKING:
     from harness.kernel.state import State
@@ -45,6 +46,7 @@ class ReAct:
             response, streamed = await call_provider(state, request)
         except ProviderError as exc:
             return handle_provider_error(state, exc)
+        check_starvation(request, response)  # the kernel escalates the cap and retries
         if not streamed:
             emit_text(state, response)
         if response.tool_call_error is not None:
