@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from harness.api import arun
+from harness.api import adiscard, aresume, arun
 from harness.bench import python_grader
 from harness.bench.cassettes import CassetteTransport, profile_secrets
 from harness.bench.graders import Grade, grade
@@ -44,6 +44,7 @@ __all__ = [
     "Runner",
     "RunnerOptions",
     "Sink",
+    "apply_approvals",
     "rerecord_command",
 ]
 
@@ -269,6 +270,7 @@ class Runner:
                 },
                 **task.run_options(),
             )
+            result = await apply_approvals(task, result)
             verdict = await _grade(task, result, workspace)
             return CellOutcome(cell, cassette, result, verdict)
         except asyncio.CancelledError:
@@ -277,6 +279,20 @@ class Runner:
             return CellOutcome(cell, cassette, error=f"{type(exc).__name__}: {exc}")
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
+
+
+async def apply_approvals(task: Task, result: Result) -> Result:
+    """Answer ``interrupt_before`` pauses with the task's scripted ``approvals``, in order; a
+    pause with none left stays ``interrupted`` (the run is released)."""
+    approvals = list(task.approvals)
+    while result.finish_reason is FinishReason.INTERRUPTED and result.pending_calls:
+        pending = result.pending_calls
+        if len(approvals) < len(pending):
+            await adiscard(result)
+            return result
+        decisions = {call.id: approvals.pop(0) for call in pending}
+        result = await aresume(result, decisions=decisions)
+    return result
 
 
 async def _grade(task: Task, result: Result, workspace: Path) -> Grade:

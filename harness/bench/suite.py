@@ -128,8 +128,10 @@ class RunOverrides(BaseModel):
     until_tool: list[str] | None = None
     until_tool_success: bool | None = None
     max_reflections: int | None = Field(default=None, ge=0)
+    #: Tool names or globs whose calls pause the run for a decision (the task's ``approvals``).
+    interrupt_before: list[str] | None = None
 
-    @field_validator("tools", "until_tool", mode="before")
+    @field_validator("tools", "until_tool", "interrupt_before", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
@@ -194,6 +196,20 @@ class Task(RunOverrides):
     grade_on_error: bool = False
     #: ``harness suites audit``: excuse this task when a do-nothing model passes it.
     audit: AuditPolicy | None = None
+    #: Scripted reviewer decisions for ``interrupt_before`` pauses, used in order, one per
+    #: pending call: ``approve``, ``deny`` or ``{edit: {...arguments}}``. A pause with no
+    #: decision left ends the cell as ``interrupted``.
+    approvals: list[Literal["approve", "deny"] | dict[str, dict[str, Any]]] = Field(
+        default_factory=list
+    )
+
+    @field_validator("approvals")
+    @classmethod
+    def _approvals(cls, value: list[Any]) -> list[Any]:
+        for i, item in enumerate(value):
+            if isinstance(item, dict) and set(item) != {"edit"}:
+                raise ValueError(f"approvals[{i}]: a mapping must be {{edit: {{...arguments}}}}")
+        return value
 
     def run_options(self) -> dict[str, Any]:
         """Keyword options for :func:`harness.arun` (not prompt, provider, mode or cwd; the

@@ -2,7 +2,8 @@
 
 Every run ends with exactly one :class:`FinishReason`. Its :class:`Category` tells a caller what to
 do about it: ``success``; ``capacity`` (a configured limit was hit: raise it or narrow the task);
-``retryable`` (transient: a new run may succeed); ``fatal`` (do not retry without operator action).
+``retryable`` (transient: a new run may succeed); ``fatal`` (do not retry without operator action);
+``paused`` (the run waits for a human decision: ``harness.resume`` continues it).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ class Category(StrEnum):
     CAPACITY = "capacity"
     RETRYABLE = "retryable"
     FATAL = "fatal"
+    PAUSED = "paused"
 
 
 class FinishReason(StrEnum):
@@ -39,6 +41,7 @@ class FinishReason(StrEnum):
     ERROR_HALTED = "error_halted"
     ERROR_COMPACTION_FAILED = "error_compaction_failed"
     ERROR_PROVIDER_AUTH = "error_provider_auth"
+    INTERRUPTED = "interrupted"
 
     @property
     def category(self) -> Category:
@@ -61,6 +64,7 @@ _CATEGORY: dict[FinishReason, Category] = {
     FinishReason.ERROR_HALTED: Category.FATAL,
     FinishReason.ERROR_COMPACTION_FAILED: Category.FATAL,
     FinishReason.ERROR_PROVIDER_AUTH: Category.FATAL,
+    FinishReason.INTERRUPTED: Category.PAUSED,
 }
 
 

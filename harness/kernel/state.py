@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.core.budget import Budget
 from harness.core.events import Event
-from harness.core.messages import Message
+from harness.core.messages import Message, ToolCall
 from harness.core.terminations import FinishReason
 from harness.kernel.hooks import Hooks
 from harness.kernel.mode import Halt
@@ -85,6 +85,8 @@ class State:
     #: The completion cap after a thinking-starvation escalation (kernel.starvation); it
     #: replaces the ``max_tokens`` option for the rest of the run.
     max_tokens_override: int | None = None
+    #: An interrupted run's calls waiting for a human decision (kernel.hitl).
+    pending_calls: list[ToolCall] | None = None
 
     @property
     def llm_calls(self) -> int:

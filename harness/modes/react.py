@@ -9,11 +9,13 @@ from harness.core.terminations import FinishReason
 from harness.errors import ProviderError
 from harness.kernel.calls import build_request, call_provider
 from harness.kernel.dispatch import dispatch
+from harness.kernel.hitl import interrupt, needs_approval
 from harness.kernel.hooks import HookEvent
 from harness.kernel.mode import Continue, Halt
 from harness.kernel.progress import ProgressSnapshot, strict_productivity_signal
 from harness.kernel.replies import emit_text, handle_provider_error
 from harness.kernel.starvation import check_starvation
+from harness.kernel.turns import close_turn
 
 if TYPE_CHECKING:
     from harness.kernel.state import State
@@ -69,33 +71,11 @@ class ReAct:
                     f"the model stopped without a successful call of {wanted}",
                 )
             return state.halt(FinishReason.STOP)
+        pending = needs_approval(state, calls)
+        if pending:  # Sagents' check_pre_tool_hitl: no call of this turn runs yet
+            return interrupt(state, pending)
         outcome = await dispatch(state, calls)
-        results = outcome.results
-        messages = state.messages
-        any_error = any_success = False
-        for r in results:
-            messages.append(Message.tool(r))
-            if r.is_error:
-                any_error = True
-            else:
-                any_success = True
-        if outcome.halted is not None:
-            if outcome.submitted:
-                state.submitted = True
-                state.deliverable = outcome.deliverable
-                return state.halt(FinishReason.SUBMITTED)
-            return state.halt(FinishReason.ERROR_HALTED, outcome.halted)
-        state.tool_calls_made += len(calls)
-        state.add_mistake_turn(any_error, any_success)
-        until = state.config.until_tool
-        if until:
-            need_success = state.config.until_tool_success
-            for call, result in zip(calls, results, strict=True):
-                if call.name in until and not (need_success and result.is_error):
-                    state.submitted = True
-                    state.deliverable = call.arguments
-                    return state.halt(FinishReason.SUBMITTED)
-        return Continue()
+        return close_turn(state, calls, outcome.results, outcome)
 
     def productivity_signal(self, prev: ProgressSnapshot, state: State) -> bool:
         assert state.fingerprint is not None

@@ -265,7 +265,7 @@ class RunTracer(CallSpans, ToolSpans):
         if self._capture and result.text:
             attrs[c.OUTPUT_VALUE] = trunc(result.text, self._max)
         root.set_attributes(attrs)
-        if result.category is not Category.SUCCESS:
+        if result.category not in (Category.SUCCESS, Category.PAUSED):
             self._error(
                 root, result.halted_reason or result.finish_reason.value, result.finish_reason.value
             )

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 import harness
 from harness.bench.graders import Grade, grade
+from harness.bench.runner import apply_approvals
 from harness.bench.suite import Suite, Task, load_suites
 from harness.cli import main
 from harness.kernel.result import Result
@@ -21,7 +22,7 @@ from harness.kernel.terminations import FinishReason
 
 SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 MODES = ("react", "plan_and_solve", "reflexion")
-NAMES = {"arithmetic", "delegation", "files", "lookup", "structured", "traps"}
+NAMES = {"arithmetic", "delegation", "files", "lookup", "review", "structured", "traps"}
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +40,7 @@ async def run_cell(task: Task, mode: str, **override: Any) -> tuple[Result, Grad
         options: dict[str, Any] = {**task.run_options(), **override}
         options.setdefault("provider_opts", task.mock_provider_opts(mode))
         result = await harness.arun(task.prompt, provider="mock", mode=mode, cwd=tmp, **options)
+        result = await apply_approvals(task, result)  # as the runner answers pauses
         return result, grade(task.expect, result, Path(tmp))
 
 

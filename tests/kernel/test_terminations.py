@@ -46,6 +46,7 @@ EXPECTED_CATEGORY = {
     "error_halted": "fatal",
     "error_compaction_failed": "fatal",
     "error_provider_auth": "fatal",
+    "interrupted": "paused",
 }
 
 
