@@ -109,6 +109,7 @@ def perf(session: nox.Session) -> None:
     session.install("-e", ".")
     session.run("python", "benchmarks/kernel_overhead.py", *session.posargs)
     session.run("python", "benchmarks/telemetry_overhead.py", *session.posargs)
+    session.run("python", "benchmarks/subagent_overhead.py", *session.posargs)
     session.run("python", "benchmarks/store_ingest.py")
     session.run("python", "benchmarks/report_render.py")
 

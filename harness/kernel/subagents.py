@@ -62,6 +62,8 @@ async def run_subagent(state: State, args: dict[str, Any], ctx: ToolContext) -> 
         await _stopped(state, sub_id, "error", None, "error", str(exc))
         raise ToolError(f"spawn_agent: cannot start the sub-agent: {exc}") from None
     child.meta["agent_depth"] = state.meta.get("agent_depth", 0) + 1
+    if overrides["cwd"] is None:  # the shared workspace: a borrowed view, created lazily
+        child.ctx.workspace = state.ctx.workspace.shared()
     result: Result | None = None
     try:
         result = await run_loop(child, owns_provider=owned)
@@ -150,9 +152,11 @@ def _child_options(state: State, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _workspace(state: State, subfolder: str | None) -> Any:
+    """The child's ``cwd``: None for the shared workspace (run_subagent lends it), else the
+    subfolder, created."""
     ws = state.ctx.workspace
     if not subfolder:
-        return ws.root
+        return None
     target = ws.resolve(subfolder)  # ToolError when it leaves the workspace
     if target.exists() and not target.is_dir():
         raise ToolError(f"spawn_agent: subfolder {subfolder!r} is a file")

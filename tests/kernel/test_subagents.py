@@ -216,3 +216,20 @@ def test_pre_tool_use_hooks_guard_the_child_too() -> None:
 
 def test_call_records_keep_the_agent_field() -> None:
     assert CallRecord.__dataclass_fields__["agent"].default is None
+
+
+def test_a_child_that_touches_no_file_creates_no_workspace() -> None:
+    @harness.tool
+    def created(ctx: harness.ToolContext) -> str:
+        """Whether the workspace directory exists yet."""
+        return str(ctx.workspace.created)
+
+    provider = mock(
+        tool_turn(call("spawn_agent", prompt="compute")),
+        tool_turn(call("calculator", expression="1+1")),
+        text("2"),
+        tool_turn(call("created")),
+        text("done"),
+    )
+    result = _run(provider, tools=["spawn_agent", "calculator", created])
+    assert [m.content for m in result.messages if m.role == "tool"] == ["2", "False"]
