@@ -87,8 +87,7 @@ class MockScript(BaseModel):
 
     turns: list[dict[str, Any]] = Field(min_length=1)
     when_exhausted: Literal["error", "repeat_last"] = "error"
-    #: Scripts for particular modes (``{orchestrate: [turns...]}``), used instead of ``turns``
-    #: when the cell's mode is named here: a delegating mode needs another script.
+    #: Per-mode scripts (``{orchestrate: [turns...]}``), used instead of ``turns`` for that mode.
     modes: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -128,8 +127,7 @@ class RunOverrides(BaseModel):
     until_tool: list[str] | None = None
     until_tool_success: bool | None = None
     max_reflections: int | None = Field(default=None, ge=0)
-    #: Tool names or globs whose calls pause the run for a decision (the task's ``approvals``).
-    interrupt_before: list[str] | None = None
+    interrupt_before: list[str] | None = None  # pauses answered by the task's ``approvals``
 
     @field_validator("tools", "until_tool", "interrupt_before", mode="before")
     @classmethod
@@ -196,20 +194,8 @@ class Task(RunOverrides):
     grade_on_error: bool = False
     #: ``harness suites audit``: excuse this task when a do-nothing model passes it.
     audit: AuditPolicy | None = None
-    #: Scripted reviewer decisions for ``interrupt_before`` pauses, used in order, one per
-    #: pending call: ``approve``, ``deny`` or ``{edit: {...arguments}}``. A pause with no
-    #: decision left ends the cell as ``interrupted``.
-    approvals: list[Literal["approve", "deny"] | dict[str, dict[str, Any]]] = Field(
-        default_factory=list
-    )
-
-    @field_validator("approvals")
-    @classmethod
-    def _approvals(cls, value: list[Any]) -> list[Any]:
-        for i, item in enumerate(value):
-            if isinstance(item, dict) and set(item) != {"edit"}:
-                raise ValueError(f"approvals[{i}]: a mapping must be {{edit: {{...arguments}}}}")
-        return value
+    #: Reviewer decisions for ``interrupt_before`` pauses, in order, one per pending call.
+    approvals: list[Literal["approve", "deny"] | dict[Literal["edit"], dict[str, Any]]] = []
 
     def run_options(self) -> dict[str, Any]:
         """Keyword options for :func:`harness.arun` (not prompt, provider, mode or cwd; the

@@ -389,7 +389,8 @@ class GrepTool(BuiltinTool):
         where = ws.relative(top)
         truncated = len(out) > MAX_MATCHES
         del out[MAX_MATCHES:]
-        rows = _match_rows(out)
+        rows = [{"path": m[1], "line": int(m[2]), "text": m[3]}
+                for m in map(_MATCH_LINE.match, out) if m]  # fmt: skip
         ui = UIPayload("matches", {"pattern": pattern, "path": where, "searched": searched,
                                    "truncated": truncated, "matches": rows})  # fmt: skip
         if not out:
@@ -401,17 +402,7 @@ class GrepTool(BuiltinTool):
         return ToolOutput("\n".join(out), ui)
 
 
-_MATCH_LINE = re.compile(r"^(.*?):(\d+):(.*)$", re.DOTALL)
-
-
-def _match_rows(lines: list[str]) -> list[dict[str, Any]]:
-    """grep's ``path:line:text`` lines as ``{path, line, text}`` rows for the UI payload."""
-    rows: list[dict[str, Any]] = []
-    for line in lines:
-        m = _MATCH_LINE.match(line)
-        if m is not None:
-            rows.append({"path": m[1], "line": int(m[2]), "text": m[3]})
-    return rows
+_MATCH_LINE = re.compile(r"^(.*?):(\d+):(.*)$", re.DOTALL)  # grep's path:line:text
 
 
 def _grep_in_worker(ws: Workspace, top: Path, pattern: str) -> tuple[int, list[str]]:
