@@ -285,8 +285,8 @@ async def apply_approvals(task: Task, result: Result) -> Result:
     """Answer ``interrupt_before`` pauses with the task's scripted ``approvals``, in order; a
     pause with none left stays ``interrupted`` (the run is released)."""
     approvals = list(task.approvals)
-    while result.finish_reason is FinishReason.INTERRUPTED and result.pending_calls:
-        pending = result.pending_calls
+    while result.finish_reason is FinishReason.INTERRUPTED and result.pending_tool_calls:
+        pending = result.pending_tool_calls
         if len(approvals) < len(pending):
             await adiscard(result)
             return result

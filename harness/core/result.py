@@ -70,7 +70,7 @@ class Result(BaseModel):
     #: tools returned (``ToolOutput.assigns``).
     assigns: dict[str, Any] = Field(default_factory=dict)
     #: ``interrupted`` runs: the calls waiting for a decision (``harness.resume``).
-    pending_calls: list[ToolCall] | None = None
+    pending_tool_calls: list[ToolCall] | None = None
     #: ``interrupted`` runs: the live run state that ``harness.resume`` continues (not
     #: serialised; None once resumed or discarded).
     resume_state: Any = Field(default=None, exclude=True, repr=False)

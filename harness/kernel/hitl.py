@@ -3,7 +3,7 @@ approval, and continue it with the reviewer's decisions.
 
 ``interrupt_before=["write_file", "edit_*"]`` (names or ``fnmatch`` globs): when a model turn asks
 for a matching call, no call of that turn runs (as in Sagents); the run ends as ``interrupted``
-(category ``paused``) with ``Result.pending_calls`` (the matching calls) and a resumable state.
+(category ``paused``) with ``Result.pending_tool_calls`` (the matching calls) and a resumable state.
 ``harness.resume(result, decisions={call_id: "approve" | "deny" | {"edit": {...}}})`` continues
 the same run - same session, messages, counters, budget, provider and workspace: every pending
 call needs a decision, the turn's other calls are approved implicitly, an edit replaces the

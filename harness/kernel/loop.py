@@ -274,7 +274,7 @@ def to_result(state: State) -> Result:
         trace_id=None,
         calls=budget.calls,
         assigns=state.ctx.assigns,
-        pending_calls=list(state.pending_calls or ()) if paused else None,
+        pending_tool_calls=list(state.pending_calls or ()) if paused else None,
         resume_state=state if paused else None,
     )
 

@@ -45,7 +45,7 @@ async def test_a_pause_with_no_decision_left_ends_the_cell_interrupted(review: S
     assert result.finish_reason is harness.FinishReason.INTERRUPTED
     assert result.category is harness.Category.PAUSED
     assert result.resume_state is None  # released by the bench
-    assert [c.name for c in result.pending_calls or []] == ["write_file"]
+    assert [c.name for c in result.pending_tool_calls or []] == ["write_file"]
 
 
 def test_approvals_must_be_decisions(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ def test_a_matching_call_pauses_the_run_before_any_call_of_the_turn(tmp_path: Pa
     assert result.finish_reason is FinishReason.INTERRUPTED
     assert result.category is Category.PAUSED
     assert not result.success
-    assert [c.name for c in result.pending_calls or []] == ["write_file"]
+    assert [c.name for c in result.pending_tool_calls or []] == ["write_file"]
     assert not (tmp_path / "a.txt").exists()
     assert not rec.of(ToolResultEvent)  # not even the calculator ran
     assert len(rec.of(Done)) == 1
@@ -52,7 +52,7 @@ def test_approve_runs_the_call_and_the_run_goes_on_in_the_same_session(tmp_path:
         text("done"),
         on_event=rec,
     )
-    (pending,) = paused.pending_calls or []
+    (pending,) = paused.pending_tool_calls or []
     result = harness.resume(paused, decisions={pending.id: "approve"})
     assert result.finish_reason is FinishReason.STOP
     assert result.text == "done"
@@ -77,7 +77,7 @@ def test_deny_and_edit(tmp_path: Path) -> None:
         ),
         text("ok"),
     )
-    first, second = paused.pending_calls or []
+    first, second = paused.pending_tool_calls or []
     result = harness.resume(
         paused,
         decisions={first.id: {"edit": {"path": "a.txt", "content": "right"}}, second.id: "deny"},
@@ -100,16 +100,16 @@ def test_a_resumed_run_can_pause_again(tmp_path: Path) -> None:
         tool_turn(call("write_file", path="b.txt", content="2")),
         text("both"),
     )
-    again = harness.resume(paused, decisions={paused.pending_calls[0].id: "approve"})  # type: ignore[index]
+    again = harness.resume(paused, decisions={paused.pending_tool_calls[0].id: "approve"})  # type: ignore[index]
     assert again.finish_reason is FinishReason.INTERRUPTED
-    final = harness.resume(again, decisions={again.pending_calls[0].id: "deny"})  # type: ignore[index]
+    final = harness.resume(again, decisions={again.pending_tool_calls[0].id: "deny"})  # type: ignore[index]
     assert final.text == "both"
     assert final.iterations == 2
 
 
 def test_bad_decisions_are_config_errors(tmp_path: Path) -> None:
     paused = _paused(tmp_path, tool_turn(call("write_file", path="a", content="")), text("x"))
-    call_id = (paused.pending_calls or [])[0].id
+    call_id = (paused.pending_tool_calls or [])[0].id
     with pytest.raises(ConfigError, match="needs a decision"):
         harness.resume(paused, decisions={})
     with pytest.raises(ConfigError, match="no pending call 'nope'"):
