@@ -13,19 +13,19 @@ import asyncio
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, TypeVar, Unpack
 
-from harness.core.result import Result
-from harness.core.terminations import FinishReason
+from harness.core._result import Result
+from harness.core._terminations import FinishReason
 from harness.errors import ConfigError, HarnessError
-from harness.kernel.hitl import parse_decisions
-from harness.kernel.loop import release, resume_loop, run_loop
-from harness.kernel.options import RunConfig, RunOptions, parse_options
-from harness.kernel.setup import check_inputs, new_state
-from harness.kernel.state import State, Subscriber
-from harness.kernel.structured import StructuredMode
-from harness.modes.base import resolve_mode
-from harness.providers.registry import resolve_provider
+from harness.kernel._hitl import parse_decisions
+from harness.kernel._loop import release, resume_loop, run_loop
+from harness.kernel._options import RunConfig, RunOptions, parse_options
+from harness.kernel._setup import check_inputs, new_state
+from harness.kernel._state import State, Subscriber
+from harness.kernel._structured import StructuredMode
+from harness.modes._base import resolve_mode
+from harness.providers._registry import resolve_provider
 from harness.telemetry import tracing_subscriber
-from harness.tools.registry import resolve_tools
+from harness.tools._registry import resolve_tools
 
 __all__ = [
     "adiscard",
@@ -123,7 +123,7 @@ def build_state(
 
 def _child_state(parent: State, prompt: str, overrides: dict[str, Any]) -> tuple[State, bool]:
     """A ``spawn_agent`` sub-agent's state: the parent's options with ``overrides`` (chosen by
-    :mod:`harness.kernel.subagents`), traced under the spawning tool span when tracing is on
+    :mod:`harness.kernel._subagents`), traced under the spawning tool span when tracing is on
     (the child's root span takes the ambient context, which is the sub-agent span)."""
     options = {name: getattr(parent.config, name) for name in RunConfig.model_fields}
     options.update(overrides)
@@ -150,7 +150,7 @@ async def aextract_structured(
     **options: Unpack[RunOptions],
 ) -> Result:
     """Ask for JSON conforming to ``schema`` with a repair loop; the value is in
-    ``Result.deliverable``. See :mod:`harness.kernel.structured`."""
+    ``Result.deliverable``. See :mod:`harness.kernel._structured`."""
     mode = StructuredMode(schema, max_retries=max_retries, instructions=instructions)
     options = {**options, "tools": None, "mode": mode}
     # Each attempt is an iteration: never let the default turn cap cut the repairs short.

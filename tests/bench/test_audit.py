@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness.bench.audit import audit_suites
-from harness.bench.graders import Grader, grade
-from harness.bench.suite import load_suites
-from harness.providers.mock import MockProvider
+from harness.bench._audit import audit_suites
+from harness.bench._graders import Grader, grade
+from harness.bench._suite import load_suites
+from harness.providers._mock import MockProvider
 
 ROOT = Path(__file__).resolve().parents[2]
 

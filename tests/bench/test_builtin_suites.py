@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 import harness
-from harness.bench.graders import Grade, grade
-from harness.bench.runner import apply_approvals
-from harness.bench.suite import Suite, Task, load_suites
+from harness.bench._graders import Grade, grade
+from harness.bench._runner import apply_approvals
+from harness.bench._suite import Suite, Task, load_suites
 from harness.cli import main
 from harness.kernel.result import Result
 from harness.kernel.terminations import FinishReason

@@ -14,10 +14,10 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from harness.bench.matrix import Cell, expand
-from harness.bench.runner import CellOutcome, Runner, RunnerOptions, rerecord_command
-from harness.bench.session import BenchRequest, discover_providers, run_bench
-from harness.bench.suite import load_suites
+from harness.bench._matrix import Cell, expand
+from harness.bench._runner import CellOutcome, Runner, RunnerOptions, rerecord_command
+from harness.bench._session import BenchRequest, discover_providers, run_bench
+from harness.bench._suite import load_suites
 from harness.cli import main
 from harness.errors import ConfigError
 
@@ -161,7 +161,7 @@ def test_discover_providers_lists_cassette_folders(tmp_path: Path) -> None:
 def test_discovered_providers_run_only_the_suites_they_have_cassettes_for(tmp_path: Path) -> None:
     from rich.console import Console
 
-    from harness.bench.session import _prepare
+    from harness.bench._session import _prepare
 
     suites_dir = Path(__file__).resolve().parents[2] / "suites"
     cassettes = tmp_path / "cassettes"
@@ -210,7 +210,7 @@ def test_ctrl_c_mid_matrix_keeps_finished_cells_and_exits_130(tmp_path: Path) ->
         f"""
         import pathlib, signal, sys, time
         signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started ignored
-        import harness.tools.builtins as b
+        import harness.tools._builtins as b
         real = b.calculate
         def slow(expr):
             pathlib.Path({str(marker)!r}).touch()

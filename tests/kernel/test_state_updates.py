@@ -8,7 +8,7 @@ from conftest import Recorder, call, mock, text, tool_turn
 
 import harness
 from harness.events import ToolUI
-from harness.tools.base import merge_assigns
+from harness.tools._base import merge_assigns
 
 
 @harness.tool

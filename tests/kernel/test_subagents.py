@@ -8,7 +8,7 @@ from typing import Any
 from conftest import Recorder, call, mock, text, tool_turn
 
 import harness
-from harness.core.budget import CallRecord
+from harness.core._budget import CallRecord
 from harness.events import SubagentResult, SubagentSpawn, ToolResultEvent, ToolUI
 
 

@@ -8,7 +8,7 @@ from conftest import Recorder, call, mock, text, tool_turn
 import harness
 from harness import FinishReason
 from harness.events import MaxTokensEscalation, RunWarning
-from harness.modes.reflexion import REFLECTION_PROMPT as REFLECTION
+from harness.modes._reflexion import REFLECTION_PROMPT as REFLECTION
 
 STARVED = {"text": "", "finish_reason": "length", "usage": {"output_tokens": 64}}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import harness
-from harness.modes.orchestrate import ORCHESTRATION_PROTOCOL, WORKER_CONTRACT
-from harness.providers.mock import MockProvider
+from harness.modes._orchestrate import ORCHESTRATION_PROTOCOL, WORKER_CONTRACT
+from harness.providers._mock import MockProvider
 
 
 def _call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -110,7 +110,7 @@ def test_planning_that_never_produces_a_list_is_delegated_whole() -> None:
 
 
 def test_orchestrate_is_a_builtin_mode_name() -> None:
-    from harness.modes.base import BUILTIN_MODES, resolve_mode
+    from harness.modes._base import BUILTIN_MODES, resolve_mode
 
     assert "orchestrate" in BUILTIN_MODES
     assert resolve_mode("orchestrate").name == "orchestrate"

@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from harness.store import Store, StoreLocked, results_df, runs_df
-from harness.store.locking import lock_path
+from harness.store._locking import lock_path
 
 HOLD_STORE = """
 import sys

@@ -7,8 +7,8 @@ import asyncio
 from typing import Any
 
 import harness
-from harness.providers.mock import MockProvider
-from harness.telemetry import conventions as c
+from harness.providers._mock import MockProvider
+from harness.telemetry import _conventions as c
 
 
 def test_parallel_spawns_nest_under_their_own_tool_spans(provider: Any, spans: Any) -> None:

@@ -13,8 +13,8 @@ import pytest
 
 from harness.errors import ConfigError, ToolError
 from harness.kernel.messages import UIPayload
-from harness.tools.base import Submit, Tool, ToolContext, ToolOutput, tool
-from harness.tools.builtins import (
+from harness.tools._base import Submit, Tool, ToolContext, ToolOutput, tool
+from harness.tools._builtins import (
     CalculatorTool,
     EditFileTool,
     FinishTool,
@@ -26,10 +26,10 @@ from harness.tools.builtins import (
     ReadFileTool,
     WriteFileTool,
 )
-from harness.tools.calculator import calculate
-from harness.tools.file_tools import MAX_FILE_BYTES, MAX_MATCHES, MAX_READ_CHARS
-from harness.tools.registry import BUILTIN_TOOLS, OPT_IN_TOOLS, builtin_names, resolve_tools
-from harness.tools.workspace import Workspace
+from harness.tools._calculator import calculate
+from harness.tools._file_tools import MAX_FILE_BYTES, MAX_MATCHES, MAX_READ_CHARS
+from harness.tools._registry import BUILTIN_TOOLS, OPT_IN_TOOLS, builtin_names, resolve_tools
+from harness.tools._workspace import Workspace
 
 SECRET = "TOPSECRET-CONTENT"
 

@@ -10,11 +10,11 @@ import pytest
 
 import harness
 from harness.errors import ToolError
-from harness.providers.mock import MockProvider
-from harness.tools import file_tools
-from harness.tools.base import ToolContext
-from harness.tools.builtins import GrepTool, WriteFileTool
-from harness.tools.workspace import Workspace
+from harness.providers._mock import MockProvider
+from harness.tools import _file_tools as file_tools
+from harness.tools._base import ToolContext
+from harness.tools._builtins import GrepTool, WriteFileTool
+from harness.tools._workspace import Workspace
 
 # Exponential in a backtracking engine. The "(a+)+$" is not slow at all in the `regex`
 # engine grep uses (it finds no match at once: checked below); this one is.
