@@ -125,6 +125,7 @@ def perf(session: nox.Session) -> None:
     session.install("-e", ".[ray,view]", "pytest")
     session.run("python", "benchmarks/kernel_overhead.py", *session.posargs)
     session.run("python", "benchmarks/telemetry_overhead.py", *session.posargs)
+    session.run("python", "benchmarks/subagent_overhead.py", *session.posargs)
     session.run("python", "benchmarks/store_ingest.py")
     session.run("python", "benchmarks/report_render.py")
     session.run("python", "benchmarks/sandbox_overhead.py")

@@ -7,7 +7,16 @@ print(result.finish_reason, result.text)
 
 from harness import events
 from harness._version import __version__
-from harness.api import aextract_structured, arun, extract_structured, run
+from harness.api import (
+    adiscard,
+    aextract_structured,
+    aresume,
+    arun,
+    discard,
+    extract_structured,
+    resume,
+    run,
+)
 from harness.core._budget import CallRecord
 from harness.core._messages import Message, TokenUsage, ToolCall, ToolResult, UIPayload
 from harness.core._result import Result, UsageTotals
@@ -56,10 +65,14 @@ __all__ = [
     "UIPayload",
     "UsageTotals",
     "__version__",
+    "adiscard",
     "aextract_structured",
+    "aresume",
     "arun",
+    "discard",
     "events",
     "extract_structured",
+    "resume",
     "run",
     "tool",
 ]

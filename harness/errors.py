@@ -12,6 +12,7 @@ harness, so every layer can use it) and re-exported where they are used, e.g.
     │   └── ReportInputError              unusable results or baseline for a report or the gate
     ├── ProviderError                     a provider call failed (kind, status, ...)
     ├── ContextOverflow                   the prompt no longer fits the context window
+    ├── ThinkingStarved                   a turn spent its whole output cap without an answer
     ├── CompactionError                   a compaction stage failed
     ├── ToolError                         raised by a tool: an error result for the model
     │   └── SandboxUnavailable            the shell sandbox (bwrap) cannot run here
@@ -54,6 +55,7 @@ __all__ = [
     "StoreError",
     "StoreLocked",
     "SuiteError",
+    "ThinkingStarved",
     "ToolError",
     "YAMLSyntaxError",
 ]
@@ -170,6 +172,16 @@ class SandboxUnavailable(ToolError):
 
 class ContextOverflow(HarnessError):
     """The prompt no longer fits the model's context window (the kernel compacts and retries)."""
+
+
+class ThinkingStarved(HarnessError):
+    """A model turn hit its completion cap with no text and no tool calls (the kernel raises the
+    cap and retries once; ExAthena's ``:error_thinking_starved``). ``info`` holds
+    ``completion_cap``, ``output_tokens`` and ``reasoning_tokens``."""
+
+    def __init__(self, message: str, info: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.info: dict[str, Any] = dict(info or {})
 
 
 class CompactionError(HarnessError):

@@ -33,6 +33,7 @@ __all__ = [
     "Done",
     "Event",
     "Iteration",
+    "MaxTokensEscalation",
     "RunWarning",
     "StructuredRetry",
     "SubagentResult",
@@ -126,13 +127,30 @@ class Compaction:
 
 
 @dataclass(slots=True, frozen=True)
+class MaxTokensEscalation:
+    """A turn was starved (its whole output cap spent, no text, no tool calls): the completion
+    cap goes from ``from_tokens`` to ``to_tokens`` for the rest of the run, and the turn is
+    retried once."""
+
+    from_tokens: int
+    to_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+
+
+@dataclass(slots=True, frozen=True)
 class SubagentSpawn:
+    """A ``spawn_agent`` call is starting a nested run (``id`` names the sub-agent)."""
+
     id: str
     prompt: str
+    tool_call_id: str = ""
 
 
 @dataclass(slots=True, frozen=True)
 class SubagentResult:
+    """A sub-agent's run ended; ``text`` is its final answer (None when it gave none)."""
+
     id: str
     text: str | None
     finish_reason: str
@@ -192,6 +210,7 @@ Event = (
     | ToolResultEvent
     | ToolUI
     | Compaction
+    | MaxTokensEscalation
     | SubagentSpawn
     | SubagentResult
     | Usage
@@ -214,6 +233,7 @@ def event_classes() -> tuple[type, ...]:
         ToolResultEvent,
         ToolUI,
         Compaction,
+        MaxTokensEscalation,
         SubagentSpawn,
         SubagentResult,
         Usage,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from harness.api import arun
+from harness.api import adiscard, aresume, arun
 from harness.bench import _python_grader as python_grader
 from harness.bench._cassettes import CassetteTransport, profile_secrets
 from harness.bench._graders import Grade, Grader, grade
@@ -45,6 +45,7 @@ __all__ = [
     "Runner",
     "RunnerOptions",
     "Sink",
+    "apply_approvals",
     "rerecord_command",
 ]
 
@@ -277,7 +278,7 @@ class Runner:
         transport: CassetteTransport | None = None
         try:
             if cassette is None:
-                provider_opts: dict[str, Any] = task.mock_provider_opts() or {}
+                provider_opts: dict[str, Any] = task.mock_provider_opts(cell.mode) or {}
             else:
                 transport = self._transport(cell, cassette)
                 provider_opts = {"transport": transport}
@@ -299,6 +300,7 @@ class Runner:
                 },
                 **task.run_options(),
             )
+            result = await apply_approvals(task, result)
             if _has(task.expect, ("judge",)):  # the judge's calls go in the cell's cassette
                 if transport is None:
                     cassette = cell.cassette(opts.cassettes, judge=True)
@@ -317,6 +319,20 @@ class Runner:
             return CellOutcome(cell, cassette, error=f"{type(exc).__name__}: {exc}")
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
+
+
+async def apply_approvals(task: Task, result: Result) -> Result:
+    """Answer ``interrupt_before`` pauses with the task's scripted ``approvals``, in order; a
+    pause with none left stays ``interrupted`` (the run is released)."""
+    approvals = list(task.approvals)
+    while result.finish_reason is FinishReason.INTERRUPTED and result.pending_tool_calls:
+        pending = result.pending_tool_calls
+        if len(approvals) < len(pending):
+            await adiscard(result)
+            return result
+        decisions = {call.id: approvals.pop(0) for call in pending}
+        result = await aresume(result, decisions=decisions)
+    return result
 
 
 async def _grade(task: Task, result: Result, workspace: Path, cassette: Any) -> Grade:

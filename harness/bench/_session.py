@@ -107,7 +107,8 @@ class BenchReport:
 
 def discover_providers(cassettes: Path, suites: Sequence[str]) -> list[str]:
     """``mock`` plus every provider that has recorded cassettes for these suites (the folder
-    names under ``cassettes/<suite>/``), so the default bench replays whatever was recorded."""
+    names under ``cassettes/<suite>/``), so the default bench replays whatever was recorded.
+    The bench then runs a discovered provider only on the suites it has a folder for."""
     found: set[str] = set()
     for suite in suites:
         folder = cassettes / suite
@@ -275,9 +276,12 @@ def _prepare(
     providers = dedupe(providers, "--providers", warn)
     _check_names(modes, providers)
     cells = expand(suites, modes, providers, request.epochs, tasks=request.tasks)
-    if auto:  # each suite runs on the mock and on the providers recorded for it, no others
-        recorded = {s.suite: discover_providers(request.cassettes, [s.suite]) for s in suites}
-        cells = [c for c in cells if c.provider in recorded[c.suite.suite]]
+    if auto:  # a discovered provider runs only the suites it has cassettes for
+        cells = [
+            c
+            for c in cells
+            if c.provider == "mock" or (request.cassettes / c.suite.suite / c.provider).is_dir()
+        ]
     check_output_path(request.db, "--db")
     if request.trace_file is not None:
         check_output_path(request.trace_file, "--trace-file")

@@ -23,7 +23,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -34,9 +33,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import ErrorDetails
 
 from harness.bench._graders import GRADER_KINDS, Grader, field_error, relative_path_ok
+from harness.bench._suite_errors import describe
 from harness.bench._suite_tools import ToolCatalog
 from harness.bench._yaml_nodes import YAMLSyntaxError, duplicate_keys, line_of, parse_yaml
 from harness.errors import ConfigError, SuiteError
@@ -89,6 +88,8 @@ class MockScript(BaseModel):
 
     turns: list[dict[str, Any]] = Field(min_length=1)
     when_exhausted: Literal["error", "repeat_last"] = "error"
+    #: Per-mode scripts (``{orchestrate: [turns...]}``), used instead of ``turns`` for that mode.
+    modes: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     #: Seconds per call (or ``[lo, hi]``), plus up to ``latency_jitter_s`` more; see
     #: harness.providers._mock. For benchmarking latency-bound runs offline.
     latency_s: float | list[float] | None = None
@@ -101,11 +102,17 @@ class MockScript(BaseModel):
         except ConfigError as exc:
             name = "latency_jitter_s" if "latency_jitter_s" in str(exc) else "latency_s"
             raise field_error(name, str(exc).split(": ", 1)[1]) from None
-        for i, turn in enumerate(self.turns):
-            try:
-                MockProvider([turn])
-            except ConfigError as exc:
-                raise field_error(f"turns.{i}", str(exc).removeprefix("mock turn 1: ")) from None
+        scripts = [("turns", self.turns)]
+        scripts += [(f"modes.{mode}", turns) for mode, turns in self.modes.items()]
+        for where, turns in scripts:
+            if not turns:
+                raise field_error(where, "needs at least one turn")
+            for i, turn in enumerate(turns):
+                try:
+                    MockProvider([turn])
+                except ConfigError as exc:
+                    message = str(exc).removeprefix("mock turn 1: ")
+                    raise field_error(f"{where}.{i}", message) from None
         return self
 
 
@@ -130,8 +137,9 @@ class RunOverrides(BaseModel):
     until_tool: list[str] | None = None
     until_tool_success: bool | None = None
     max_reflections: int | None = Field(default=None, ge=0)
+    interrupt_before: list[str] | None = None  # pauses answered by the task's ``approvals``
 
-    @field_validator("tools", "until_tool", mode="before")
+    @field_validator("tools", "until_tool", "interrupt_before", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
@@ -200,6 +208,8 @@ class Task(RunOverrides):
     #: ``harness suites audit``: excuse this task when a do-nothing model passes it.
     audit: AuditPolicy | None = None
     _catalog: ToolCatalog | None = PrivateAttr(default=None)
+    #: Reviewer decisions for ``interrupt_before`` pauses, in order, one per pending call.
+    approvals: list[Literal["approve", "deny"] | dict[Literal["edit"], dict[str, Any]]] = []
 
     def run_options(self) -> dict[str, Any]:
         """Keyword options for :func:`harness.arun` (not prompt, provider, mode or cwd; the
@@ -211,12 +221,14 @@ class Task(RunOverrides):
             options["workspace_files"] = dict(self.workspace.files)
         return options
 
-    def mock_provider_opts(self) -> dict[str, Any] | None:
-        """``provider_opts`` for the mock provider (a fresh copy per call), or None."""
+    def mock_provider_opts(self, mode: str | None = None) -> dict[str, Any] | None:
+        """``provider_opts`` for the mock provider (a fresh copy per call), or None: the
+        script for ``mode`` when the task has one (``mock.modes``), else ``mock.turns``."""
         if self.mock is None:
             return None
+        turns = self.mock.modes.get(mode, self.mock.turns) if mode else self.mock.turns
         opts: dict[str, Any] = {
-            "turns": copy.deepcopy(self.mock.turns),
+            "turns": copy.deepcopy(turns),
             "when_exhausted": self.mock.when_exhausted,
         }
         if self.mock.latency_s is not None:
@@ -342,7 +354,7 @@ def load_suite(path: str | Path) -> Suite:
     try:
         suite = Suite.model_validate(data, context={"tools": catalog})
     except ValidationError as exc:
-        found += [_describe(path, node, data, err) for err in exc.errors()]
+        found += [describe(path, node, data, err, _MODELS) for err in exc.errors()]
     if found:  # in file order
         raise SuiteError([text for _, text in sorted(found, key=lambda item: item[0])])
     suite._source = path
@@ -385,76 +397,12 @@ def load_suites(paths: Iterable[str | Path]) -> list[Suite]:
 
 # --- error messages -----------------------------------------------------------------------------
 
+#: The model behind each key, for "unknown key" hints; ``"tasks[]"`` is a task entry.
 _MODELS: dict[str, type[BaseModel]] = {
     "": Suite,
+    "tasks[]": Task,
     "defaults": RunOverrides,
     "expect": Grader,
     "workspace": Workspace,
     "mock": MockScript,
 }
-
-
-def _describe(
-    path: Path, root: yaml.Node | None, data: dict[str, Any], err: ErrorDetails
-) -> tuple[int, str]:
-    """(line, one-line message) for one pydantic error."""
-    loc: tuple[int | str, ...] = tuple(err["loc"])
-    msg = err["msg"]
-    ctx = err.get("ctx") or {}
-    if err["type"] == "suite_field":
-        loc += tuple(ctx["field"])
-        msg = str(ctx["message"])
-    elif err["type"] == "missing":
-        msg = f"missing required field; add `{loc[-1]}:` here"
-    elif err["type"] == "extra_forbidden":
-        msg = _unknown_key(loc)
-    elif err["type"] == "string_pattern_mismatch" and loc[-1] == "id":
-        msg = "task ids start with a letter or digit and use only letters, digits, . _ -"
-    elif err["type"] == "string_pattern_mismatch" and loc == ("suite",):
-        msg = "suite names are lower case: letters, digits, _ and -, starting with a letter/digit"
-    else:
-        msg = f"{msg[:1].lower()}{msg[1:]} (got {_short(err.get('input'))})"
-    line = line_of(root, loc)
-    where = f"{path}:{line}" if line is not None else str(path)
-    task = ""
-    if len(loc) >= 2 and loc[0] == "tasks" and isinstance(loc[1], int):
-        raw = data.get("tasks")
-        entry = raw[loc[1]] if isinstance(raw, list) and loc[1] < len(raw) else None
-        tid = entry.get("id") if isinstance(entry, dict) else None
-        task = f"task {tid!r}: " if isinstance(tid, str) else f"task #{loc[1] + 1}: "
-        loc = loc[2:]
-    field = _field_path(loc) or "(top level)"
-    return line or 0, f"{where}: {task}{field}: {msg}"
-
-
-def _field_path(loc: tuple[int | str, ...]) -> str:
-    """``("expect", "value", 1)`` -> ``expect.value[1]``; odd keys are quoted."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part.isidentifier():
-            out += f".{part}" if out else part
-        else:
-            out += f"[{part!r}]"
-    return out
-
-
-def _unknown_key(loc: tuple[int | str, ...]) -> str:
-    key, parent = str(loc[-1]), loc[:-1]
-    model: type[BaseModel] | None
-    if len(parent) == 2 and parent[0] == "tasks" and isinstance(parent[1], int):
-        model = Task
-    else:
-        model = _MODELS.get(str(parent[-1]) if parent else "")
-    if model is None:
-        return f"unknown key {key!r}; remove it"
-    allowed = sorted((f.alias or n) for n, f in model.model_fields.items())
-    close = difflib.get_close_matches(key, allowed, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    return f"unknown key {key!r}; {hint}allowed here: {', '.join(allowed)}"
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."

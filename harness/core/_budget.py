@@ -35,6 +35,8 @@ class CallRecord:
     iteration: int | None = None
     error: str | None = None
     attempts: int = 1
+    #: The sub-agent that made the call (``purpose == "subagent"``), None for the run's own.
+    agent: str | None = None
 
 
 @dataclass(slots=True)

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.core._budget import CallRecord
-from harness.core._messages import Message, TokenUsage
+from harness.core._messages import Message, TokenUsage, ToolCall
 from harness.core._terminations import Category, FinishReason
 
 __all__ = ["Result", "UsageTotals"]
@@ -66,6 +66,14 @@ class Result(BaseModel):
     no_progress_snapshot: list[Message] | None = None
     trace_id: str | None = None
     calls: list[CallRecord] = Field(default_factory=list)
+    #: The run's ``assigns`` at the end: the ``assigns`` option merged with every state update
+    #: tools returned (``ToolOutput.assigns``).
+    assigns: dict[str, Any] = Field(default_factory=dict)
+    #: ``interrupted`` runs: the calls waiting for a decision (``harness.resume``).
+    pending_tool_calls: list[ToolCall] | None = None
+    #: ``interrupted`` runs: the live run state that ``harness.resume`` continues (not
+    #: serialised; None once resumed or discarded).
+    resume_state: Any = Field(default=None, exclude=True, repr=False)
 
     @property
     def success(self) -> bool:

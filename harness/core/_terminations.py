@@ -2,7 +2,8 @@
 
 Every run ends with exactly one :class:`FinishReason`. Its :class:`Category` tells a caller what to
 do about it: ``success``; ``capacity`` (a configured limit was hit: raise it or narrow the task);
-``retryable`` (transient: a new run may succeed); ``fatal`` (do not retry without operator action).
+``retryable`` (transient: a new run may succeed); ``fatal`` (do not retry without operator action);
+``paused`` (the run waits for a human decision: ``harness.resume`` continues it).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ class Category(StrEnum):
     CAPACITY = "capacity"
     RETRYABLE = "retryable"
     FATAL = "fatal"
+    PAUSED = "paused"
 
 
 class FinishReason(StrEnum):
@@ -32,12 +34,14 @@ class FinishReason(StrEnum):
     ERROR_CONSECUTIVE_MISTAKES = "error_consecutive_mistakes"
     ERROR_PROMPT_TOO_LONG = "error_prompt_too_long"
     ERROR_NO_PROGRESS = "error_no_progress"
+    ERROR_THINKING_STARVED = "error_thinking_starved"
     ERROR_DURING_EXECUTION = "error_during_execution"
     ERROR_SCHEMA_VALIDATION = "error_schema_validation"
     ERROR_UNTIL_TOOL_NOT_CALLED = "error_until_tool_not_called"
     ERROR_HALTED = "error_halted"
     ERROR_COMPACTION_FAILED = "error_compaction_failed"
     ERROR_PROVIDER_AUTH = "error_provider_auth"
+    INTERRUPTED = "interrupted"
 
     @property
     def category(self) -> Category:
@@ -53,12 +57,14 @@ _CATEGORY: dict[FinishReason, Category] = {
     FinishReason.ERROR_CONSECUTIVE_MISTAKES: Category.CAPACITY,
     FinishReason.ERROR_PROMPT_TOO_LONG: Category.CAPACITY,
     FinishReason.ERROR_NO_PROGRESS: Category.CAPACITY,
+    FinishReason.ERROR_THINKING_STARVED: Category.CAPACITY,
     FinishReason.ERROR_DURING_EXECUTION: Category.RETRYABLE,
     FinishReason.ERROR_SCHEMA_VALIDATION: Category.RETRYABLE,
     FinishReason.ERROR_UNTIL_TOOL_NOT_CALLED: Category.RETRYABLE,
     FinishReason.ERROR_HALTED: Category.FATAL,
     FinishReason.ERROR_COMPACTION_FAILED: Category.FATAL,
     FinishReason.ERROR_PROVIDER_AUTH: Category.FATAL,
+    FinishReason.INTERRUPTED: Category.PAUSED,
 }
 
 

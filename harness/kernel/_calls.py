@@ -33,18 +33,30 @@ def build_request(
     system_prompt: str | None = None,
     max_tokens: int | None = None,
 ) -> Request:
-    """A request from the run's options (the ``request_template`` of ExAthena)."""
+    """A request from the run's options (the ``request_template`` of ExAthena). Main calls also
+    carry the mode's ``state.system_suffix`` and, as a last user message that is never
+    persisted, ``state.phase_note``."""
     cfg = state.config
+    if system_prompt is None:
+        system_prompt = cfg.system_prompt
+        if state.system_suffix and purpose == "main":
+            system_prompt = (system_prompt or "") + state.system_suffix
+    if max_tokens is None:  # an escalated cap (thinking starvation) outlives the option
+        max_tokens = state.max_tokens_override or cfg.max_tokens
+    if state.phase_note and purpose == "main":
+        messages = [*messages, Message.user(state.phase_note)]  # sent, never persisted
     return Request(
         messages=messages,
         model=state.model,
-        system_prompt=system_prompt if system_prompt is not None else cfg.system_prompt,
+        system_prompt=system_prompt,
         tools=(state.tool_specs or None) if with_tools else None,
         tool_choice=cfg.tool_choice if with_tools else None,
         temperature=cfg.temperature,
         top_p=cfg.top_p,
         seed=cfg.seed,
-        max_tokens=max_tokens if max_tokens is not None else cfg.max_tokens,
+        max_tokens=max_tokens
+        if max_tokens is not None
+        else state.max_tokens_override or cfg.max_tokens,
         stop=cfg.stop,
         timeout_s=cfg.timeout_s,
         response_format=cfg.response_format if purpose == "main" else None,

@@ -20,7 +20,7 @@ from harness.errors import ToolError
 from harness.events import ToolCallEvent, ToolResultEvent, ToolUI
 from harness.kernel._hooks import HaltRun, HookEvent
 from harness.kernel._permissions import Denial
-from harness.tools._base import Submit, ToolContext, ToolOutput, render
+from harness.tools._base import Submit, ToolContext, ToolOutput, merge_assigns, render
 
 if TYPE_CHECKING:
     from harness.kernel._state import State
@@ -124,7 +124,7 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
     assert tool is not None
     ctx = state.ctx
     call_ctx = ToolContext(
-        ctx.workspace, ctx.session_id, ctx.phase, call.id, ctx.assigns, ctx.kv, ctx.emit
+        ctx.workspace, ctx.session_id, ctx.phase, call.id, ctx.assigns, ctx.kv, ctx.emit, ctx.spawn
     )
     timeout_s = state.config.tool_timeout_s
     try:
@@ -151,6 +151,8 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
             )
         if isinstance(value, ToolOutput):
             result = ToolResult(call.id, value.content, False, value.ui)
+            if value.assigns:
+                merge_assigns(ctx.assigns, value.assigns)
         else:
             result = ToolResult(call.id, render(value), False)
     if state.hooks.has(HookEvent.POST_TOOL_USE):
@@ -162,6 +164,7 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
                 "result": result.content,
                 "is_error": result.is_error,
                 "cwd": str(ctx.workspace.root) if ctx.workspace.created else None,
+                "assigns": ctx.assigns,
             },
             tool_name=name,
             tool_use_id=call.id,
@@ -188,7 +191,12 @@ async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
     if decision is None and state.hooks.has(HookEvent.PRE_TOOL_USE):
         pre = await state.hooks.fire(
             HookEvent.PRE_TOOL_USE,
-            {"tool_name": name, "arguments": args, "session_id": state.session_id},
+            {
+                "tool_name": name,
+                "arguments": args,
+                "session_id": state.session_id,
+                "assigns": state.ctx.assigns,
+            },
             tool_name=name,
             tool_use_id=call.id,
         )

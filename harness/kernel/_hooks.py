@@ -46,6 +46,8 @@ class HookEvent(StrEnum):
     PERMISSION_DENIED = "PermissionDenied"
     PRE_COMPACT = "PreCompact"
     POST_COMPACT = "PostCompact"
+    SUBAGENT_START = "SubagentStart"
+    SUBAGENT_STOP = "SubagentStop"
     STOP = "Stop"
     STOP_FAILURE = "StopFailure"
     SESSION_END = "SessionEnd"

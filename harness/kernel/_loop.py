@@ -13,12 +13,15 @@ import dataclasses
 import inspect
 import logging
 import time
-from typing import cast
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, cast
 
 from harness.core._result import Result, UsageTotals
 from harness.core._terminations import FinishReason
+from harness.errors import ThinkingStarved
 from harness.events import Done, Iteration, RunWarning, Submitted
 from harness.kernel._compaction import CompactionError, compact, maybe_compact
+from harness.kernel._hitl import apply_decisions
 from harness.kernel._hooks import HookEvent
 from harness.kernel._mode import ContextOverflow, Continue, Halt
 from harness.kernel._progress import (
@@ -28,9 +31,10 @@ from harness.kernel._progress import (
     last_assistant_text,
     strict_productivity_signal,
 )
+from harness.kernel._starvation import escalate
 from harness.kernel._state import State
 
-__all__ = ["run_loop"]
+__all__ = ["release", "resume_loop", "run_loop"]
 
 log = logging.getLogger("harness")
 
@@ -38,10 +42,34 @@ log = logging.getLogger("harness")
 async def run_loop(state: State, *, owns_provider: bool = False) -> Result:
     """Drive a built state to its Result. Never raises for anything that happens in the run,
     except cancellation, which is re-raised after Done is emitted."""
-    cancelled: BaseException | None = None
-    try:
+
+    async def first_part() -> None:
         await _start(state)
         await _loop(state)
+
+    return await _drive(state, first_part, owns_provider)
+
+
+async def resume_loop(state: State, decisions: Mapping[str, Any]) -> Result:
+    """Continue an ``interrupted`` run with the reviewer's decisions (checked by the caller with
+    :func:`~harness.kernel._hitl.parse_decisions`): the paused turn runs, then the loop goes on."""
+
+    async def next_part() -> None:
+        before = len(state.messages)
+        outcome = await apply_decisions(state, decisions)
+        if isinstance(outcome, Continue):  # the reviewed turn is the paused iteration's end
+            state.last_fingerprint = fingerprint(state.messages[before:])
+            state.unproductive_iterations = 0
+            state.iterations += 1
+            await _loop(state)
+
+    return await _drive(state, next_part, bool(state.meta.get("owns_provider", False)))
+
+
+async def _drive(state: State, body: Callable[[], Awaitable[None]], owns_provider: bool) -> Result:
+    cancelled: BaseException | None = None
+    try:
+        await body()
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt | SystemExit) or _is_cancel(exc):
             cancelled = exc
@@ -52,17 +80,25 @@ async def run_loop(state: State, *, owns_provider: bool = False) -> Result:
                 FinishReason.ERROR_DURING_EXECUTION, f"internal error: {type(exc).__name__}: {exc}"
             )
     finally:
-        if owns_provider:
-            try:
-                await state.provider.aclose()
-            except Exception as exc:  # closing must not hide the result
-                state.emit(RunWarning(f"provider close failed: {exc}", "provider"))
-        state.ctx.workspace.cleanup()
+        if state.finish_reason is FinishReason.INTERRUPTED:  # kept for harness.resume
+            state.meta["owns_provider"] = owns_provider
+        else:
+            await release(state, owns_provider)
     result = to_result(state)
     await _finish(state, result)
     if cancelled is not None:
         raise cancelled
     return result
+
+
+async def release(state: State, owns_provider: bool) -> None:
+    """Close the run's provider (when it owns it) and remove its temporary workspace."""
+    if owns_provider:
+        try:
+            await state.provider.aclose()
+        except Exception as exc:  # closing must not hide the result
+            state.emit(RunWarning(f"provider close failed: {exc}", "provider"))
+    state.ctx.workspace.cleanup()
 
 
 def _is_cancel(exc: BaseException) -> bool:
@@ -132,6 +168,7 @@ async def _loop(state: State) -> None:
                     "unproductive_iterations": state.unproductive_iterations,
                     "fingerprint": state.last_fingerprint,
                     "session_id": state.session_id,
+                    "assigns": state.ctx.assigns,
                 },
             )
             if out.halt is not None:
@@ -152,6 +189,8 @@ async def _loop(state: State) -> None:
             outcome, base = await _recover(state, str(exc))
             # Compaction rewrote the history: the retried turn starts at the new length.
             prev = dataclasses.replace(prev, message_count=base)
+        except ThinkingStarved as exc:
+            outcome = await escalate(state, exc)
         except Exception as exc:
             state.halt(FinishReason.ERROR_DURING_EXECUTION, f"{type(exc).__name__}: {exc}")
             return
@@ -206,6 +245,7 @@ async def _recover(state: State, reason: str) -> tuple[Continue | Halt, int]:
 
 def to_result(state: State) -> Result:
     reason = state.finish_reason or FinishReason.STOP
+    paused = reason is FinishReason.INTERRUPTED and state.pending_calls is not None
     text = None
     for m in reversed(state.messages):
         if m.role == "assistant" and m.content.strip():
@@ -233,12 +273,15 @@ def to_result(state: State) -> Result:
         no_progress_snapshot=state.no_progress_snapshot,
         trace_id=None,
         calls=budget.calls,
+        assigns=state.ctx.assigns,
+        pending_tool_calls=list(state.pending_calls or ()) if paused else None,
+        resume_state=state if paused else None,
     )
 
 
 async def _finish(state: State, result: Result) -> None:
     hooks = state.hooks
-    if hooks:
+    if hooks and result.finish_reason is not FinishReason.INTERRUPTED:  # the session goes on
         payload = {
             "session_id": state.session_id,
             "finish_reason": result.finish_reason.value,

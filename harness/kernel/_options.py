@@ -26,7 +26,7 @@ from harness.errors import ConfigError
 __all__ = ["ONE_OR_MANY", "RunConfig", "RunOptions", "parse_options"]
 
 #: Options that take one string or a list of them (RunConfig stores a list).
-ONE_OR_MANY = ("stop", "until_tool")
+ONE_OR_MANY = ("stop", "until_tool", "interrupt_before")
 
 
 class RunOptions(TypedDict, total=False):
@@ -71,6 +71,9 @@ class RunOptions(TypedDict, total=False):
     on_event: Callable[[Any], None] | None
     until_tool: str | Sequence[str] | None
     until_tool_success: bool
+    subagent_provider: Any
+    interrupt_before: str | Sequence[str] | None
+    max_agent_depth: int
     session_id: str | None
     tracer_provider: Any
     capture_content: bool | None
@@ -126,6 +129,14 @@ class RunConfig(BaseModel):
     on_event: Callable[[Any], None] | None = None
     until_tool: list[str] | None = None
     until_tool_success: bool = True
+    #: The provider of ``spawn_agent`` sub-agents (a spec or a Provider object); None: the
+    #: run's own provider object (the mock then serves the child's calls from the same script).
+    subagent_provider: Any = None
+    #: Tool names or fnmatch globs whose calls pause the run for a human decision
+    #: (``interrupted``; :func:`harness.resume` continues it). See :mod:`harness.kernel._hitl`.
+    interrupt_before: list[str] | None = None
+    #: How deep sub-agents may nest: 1 lets the run spawn sub-agents that cannot spawn their own.
+    max_agent_depth: int = Field(default=1, ge=1)
     session_id: str | None = None
     # Telemetry (harness.telemetry): where spans go, whether message text is recorded, and the
     # root-span attributes the bench adds (suite, task, mode, provider, epoch).

@@ -4,9 +4,10 @@ Deny-first; the first decisive answer wins:
 
 1. ``disallowed_tools`` - listed names are denied, in every phase;
 2. ``allowed_tools`` - when given, any other name is denied;
-3. the phase - ``plan`` allows read-only tools (and the session tools ``finish``, ``kv_set``)
-   and denies the rest; ``default`` asks ``can_use_tool``; ``accept_edits`` asks it only for tools
-   that are neither read-only nor edits; ``trusted`` and ``bypass_permissions`` never ask;
+3. the phase - ``plan`` allows read-only tools (and the session tools ``finish``, ``kv_set``,
+   ``todo_write``) and denies the rest; ``default`` asks ``can_use_tool``; ``accept_edits`` asks
+   it only for tools that are neither read-only nor edits; ``trusted`` and
+   ``bypass_permissions`` never ask;
 4. ``can_use_tool(name, args, ctx)`` - returns ``True``/``"allow"``, ``False``/``"deny"``,
    :class:`~harness.kernel._hooks.Deny`, :class:`~harness.kernel._hooks.HaltRun` or ``"halt"``;
    anything else (``None`` included) denies, so a callback that forgets to return fails closed.
@@ -27,9 +28,9 @@ __all__ = ["Denial", "Permissions", "Phase"]
 DenialCode = Literal["phase_gated", "user_denied", "unknown"]
 
 #: Tools whose effects stay inside the run: allowed in the plan phase.
-SESSION_TOOLS = frozenset({"finish", "kv_set"})
+SESSION_TOOLS = frozenset({"finish", "kv_set", "todo_write"})
 #: Tools accept_edits lets through without asking.
-EDIT_TOOLS = frozenset({"write_file", "edit_file", "kv_set"})
+EDIT_TOOLS = frozenset({"write_file", "edit_file", "kv_set", "todo_write"})
 
 
 class Phase(StrEnum):

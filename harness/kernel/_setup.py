@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from harness.core._messages import Message, message_from_dict
 from harness.errors import ConfigError
@@ -19,6 +20,7 @@ from harness.kernel._mode import Mode
 from harness.kernel._options import RunConfig
 from harness.kernel._permissions import Permissions, Phase
 from harness.kernel._state import State, Subscriber
+from harness.kernel._subagents import run_subagent
 from harness.providers._base import Provider, ToolSpec
 from harness.tools._base import Tool, ToolContext
 from harness.tools._workspace import Workspace
@@ -97,4 +99,9 @@ def new_state(
         subscribers=tuple(subscribers),
     )
     state.ctx.emit = state.emit
+
+    async def spawn(args: dict[str, Any], call_ctx: ToolContext) -> Any:
+        return await run_subagent(state, args, call_ctx)
+
+    state.ctx.spawn = spawn
     return state

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.core._budget import Budget
-from harness.core._messages import Message
+from harness.core._messages import Message, ToolCall
 from harness.core._terminations import FinishReason
 from harness.events import Event
 from harness.kernel._hooks import Hooks
@@ -22,9 +22,13 @@ if TYPE_CHECKING:
     from harness.providers._base import Provider, ToolSpec
     from harness.tools._base import Tool, ToolContext
 
-__all__ = ["State", "Subscriber"]
+__all__ = ["ChildFactory", "State", "Subscriber"]
 
 Subscriber = Callable[[Event], None]
+
+#: Builds a sub-agent's State from its parent, its prompt and run-option overrides; returns the
+#: state and whether the child owns (must close) its provider. Installed by the facade.
+ChildFactory = Callable[["State", str, dict[str, Any]], tuple["State", bool]]
 
 
 @dataclass(slots=True, eq=False)
@@ -67,6 +71,22 @@ class State:
     submitted: bool = False
     started_at: float = field(default_factory=time.perf_counter)
     meta: dict[str, Any] = field(default_factory=dict)
+    #: How ``spawn_agent`` builds a nested run (None: this run cannot spawn sub-agents).
+    child_factory: ChildFactory | None = None
+    #: The tools sub-agents choose from (None: this run's tools) and the system prompt they get
+    #: (None: the run's); the ``orchestrate`` mode sets both.
+    subagent_tools: dict[str, Tool] | None = None
+    subagent_system_prompt: str | None = None
+    #: Added to the system prompt of main calls (a mode's protocol).
+    system_suffix: str = ""
+    #: An ephemeral user note sent at the end of the next main call only, never persisted
+    #: (ExAthena's ``phase_note``); the mode sets it before each iteration.
+    phase_note: str | None = None
+    #: The completion cap after a thinking-starvation escalation (kernel.starvation); it
+    #: replaces the ``max_tokens`` option for the rest of the run.
+    max_tokens_override: int | None = None
+    #: An interrupted run's calls waiting for a human decision (kernel.hitl).
+    pending_calls: list[ToolCall] | None = None
 
     @property
     def llm_calls(self) -> int:

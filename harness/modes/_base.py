@@ -17,11 +17,12 @@ from harness.kernel._mode import ContextOverflow, Continue, Halt, Mode
 __all__ = ["BUILTIN_MODES", "ContextOverflow", "Continue", "Halt", "Mode", "resolve_mode"]
 
 
-BUILTIN_MODES = ("react", "plan_and_solve", "reflexion")
+BUILTIN_MODES = ("react", "plan_and_solve", "reflexion", "orchestrate")
 
 
 def resolve_mode(spec: Any) -> Mode:
-    """``"react"``, ``"plan_and_solve"``, ``"reflexion"``, a Mode class or a Mode object."""
+    """``"react"``, ``"plan_and_solve"``, ``"reflexion"``, ``"orchestrate"``, a Mode class or a
+    Mode object."""
     if isinstance(spec, str):
         key = spec.strip().lower().replace("-", "_")
         if key == "react":
@@ -36,6 +37,10 @@ def resolve_mode(spec: Any) -> Mode:
             from harness.modes._reflexion import Reflexion
 
             return Reflexion()
+        if key == "orchestrate":
+            from harness.modes._orchestrate import Orchestrate
+
+            return Orchestrate()
         close = difflib.get_close_matches(key, BUILTIN_MODES, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigError(

@@ -9,6 +9,7 @@ from harness.errors import ProviderError
 from harness.kernel._calls import build_request, call_provider
 from harness.kernel._mode import Continue, Halt
 from harness.kernel._replies import emit_text, handle_provider_error
+from harness.kernel._starvation import check_starvation
 from harness.modes._react import ReAct
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ class PlanAndSolve:
             response, streamed = await call_provider(state, request)
         except ProviderError as exc:
             return handle_provider_error(state, exc)
+        check_starvation(request, response)  # the kernel escalates the cap and retries
         if not streamed:
             emit_text(state, response, "plan")
         state.messages.append(Message.assistant(response.text, None, response.thinking))

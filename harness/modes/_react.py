@@ -9,10 +9,13 @@ from harness.core._terminations import FinishReason
 from harness.errors import ProviderError
 from harness.kernel._calls import build_request, call_provider
 from harness.kernel._dispatch import dispatch
+from harness.kernel._hitl import interrupt, needs_approval
 from harness.kernel._hooks import HookEvent
 from harness.kernel._mode import Continue, Halt
 from harness.kernel._progress import ProgressSnapshot, strict_productivity_signal
 from harness.kernel._replies import emit_text, handle_provider_error
+from harness.kernel._starvation import check_starvation
+from harness.kernel._turns import close_turn
 
 if TYPE_CHECKING:
     from harness.kernel._state import State
@@ -37,11 +40,15 @@ class ReAct:
             )
             if params.halt is not None:
                 return state.halt(FinishReason.ERROR_HALTED, params.halt)
-            state.messages.extend(params.inject)  # request.messages is state.messages
+            before = len(state.messages)
+            state.messages.extend(params.inject)
+            if request.messages is not state.messages:  # a phase note follows the history
+                request.messages = [*state.messages, *request.messages[before:]]
         try:
             response, streamed = await call_provider(state, request)
         except ProviderError as exc:
             return handle_provider_error(state, exc)
+        check_starvation(request, response)  # the kernel escalates the cap and retries
         if not streamed:
             emit_text(state, response)
         if response.tool_call_error is not None:
@@ -64,33 +71,11 @@ class ReAct:
                     f"the model stopped without a successful call of {wanted}",
                 )
             return state.halt(FinishReason.STOP)
+        pending = needs_approval(state, calls)
+        if pending:  # Sagents' check_pre_tool_hitl: no call of this turn runs yet
+            return interrupt(state, pending)
         outcome = await dispatch(state, calls)
-        results = outcome.results
-        messages = state.messages
-        any_error = any_success = False
-        for r in results:
-            messages.append(Message.tool(r))
-            if r.is_error:
-                any_error = True
-            else:
-                any_success = True
-        if outcome.halted is not None:
-            if outcome.submitted:
-                state.submitted = True
-                state.deliverable = outcome.deliverable
-                return state.halt(FinishReason.SUBMITTED)
-            return state.halt(FinishReason.ERROR_HALTED, outcome.halted)
-        state.tool_calls_made += len(calls)
-        state.add_mistake_turn(any_error, any_success)
-        until = state.config.until_tool
-        if until:
-            need_success = state.config.until_tool_success
-            for call, result in zip(calls, results, strict=True):
-                if call.name in until and not (need_success and result.is_error):
-                    state.submitted = True
-                    state.deliverable = call.arguments
-                    return state.halt(FinishReason.SUBMITTED)
-        return Continue()
+        return close_turn(state, calls, outcome.results, outcome)
 
     def productivity_signal(self, prev: ProgressSnapshot, state: State) -> bool:
         assert state.fingerprint is not None

@@ -6,16 +6,20 @@ from typing import TYPE_CHECKING
 
 from harness.core._messages import Message
 from harness.errors import ProviderError
-from harness.events import RunWarning
+from harness.events import MaxTokensEscalation, RunWarning
 from harness.kernel._calls import build_request, call_provider
 from harness.kernel._mode import Continue, Halt
 from harness.kernel._replies import emit_text
+from harness.kernel._starvation import headroom_target, starved_info
 from harness.modes._react import ReAct
 
 if TYPE_CHECKING:
     from harness.kernel._state import State
 
-__all__ = ["MAX_REFLECTIONS_CAP", "REFLECTION_PROMPT", "Reflexion"]
+__all__ = ["CRITIQUE_MAX_TOKENS", "MAX_REFLECTIONS_CAP", "REFLECTION_PROMPT", "Reflexion"]
+
+#: The critique's output cap (raised once, 4x, when a critique is thinking-starved).
+CRITIQUE_MAX_TOKENS = 256
 
 #: Hard cap on critiques per run (more degrades rather than helps; Shinn et al.).
 MAX_REFLECTIONS_CAP = 3
@@ -51,14 +55,36 @@ class Reflexion:
         if isinstance(outcome, Halt) or ms["reflections"] >= ms["max_reflections"]:
             return outcome
         prompt = Message.user(REFLECTION_PROMPT)
-        request = build_request(
-            state, [*state.messages, prompt], purpose="reflect", with_tools=False, max_tokens=256
-        )
-        try:
-            response, streamed = await call_provider(state, request)
-        except ProviderError as exc:
-            state.emit(RunWarning(f"reflection skipped: {exc}", "reflexion"))
-            return outcome
+        cap = CRITIQUE_MAX_TOKENS
+        while True:
+            request = build_request(
+                state,
+                [*state.messages, prompt],
+                purpose="reflect",
+                with_tools=False,
+                max_tokens=cap,
+            )
+            try:
+                response, streamed = await call_provider(state, request)
+            except ProviderError as exc:
+                state.emit(RunWarning(f"reflection skipped: {exc}", "reflexion"))
+                return outcome
+            starved = starved_info(request, response)
+            if starved is None:
+                break
+            if cap != CRITIQUE_MAX_TOKENS:  # starved twice: give up on this critique
+                state.emit(
+                    RunWarning(f"reflection skipped: starved again ({starved})", "reflexion")
+                )
+                return outcome
+            # The short critique is the turn most exposed to starvation: one retry, 4x the cap.
+            new_cap = min(cap * 4, headroom_target(state, cap))
+            if new_cap <= cap:
+                state.emit(RunWarning(f"reflection skipped: starved ({starved})", "reflexion"))
+                return outcome
+            state.emit(MaxTokensEscalation(cap, new_cap, starved["output_tokens"],
+                                           starved["reasoning_tokens"]))  # fmt: skip
+            cap = new_cap
         state.messages.append(prompt)
         state.messages.append(Message.assistant(response.text, None, response.thinking))
         if not streamed:

@@ -18,6 +18,7 @@ __all__ = [
     "CHAIN",
     "ERROR_TYPE",
     "EVENT_CONTENT",
+    "EVENT_MAX_TOKENS_ESCALATION",
     "EVENT_STRUCTURED_RETRY",
     "EVENT_SUBMITTED",
     "EVENT_THINKING",
@@ -56,6 +57,10 @@ __all__ = [
     "HARNESS_CONTENT_TRUNCATED",
     "HARNESS_COST_USD",
     "HARNESS_DELIVERABLE",
+    "HARNESS_ESCALATION_FROM",
+    "HARNESS_ESCALATION_OUTPUT_TOKENS",
+    "HARNESS_ESCALATION_REASONING_TOKENS",
+    "HARNESS_ESCALATION_TO",
     "HARNESS_GIT_SHA",
     "HARNESS_ITERATION",
     "HARNESS_MODE",
@@ -210,6 +215,11 @@ EVENT_THINKING: Final = "harness.thinking"
 EVENT_USAGE: Final = "harness.usage"
 EVENT_WARNING: Final = "harness.warning"
 EVENT_STRUCTURED_RETRY: Final = "harness.structured_retry"
+EVENT_MAX_TOKENS_ESCALATION: Final = "harness.max_tokens_escalation"
+HARNESS_ESCALATION_FROM: Final = "harness.max_tokens.from"
+HARNESS_ESCALATION_TO: Final = "harness.max_tokens.to"
+HARNESS_ESCALATION_OUTPUT_TOKENS: Final = "harness.max_tokens.output_tokens"
+HARNESS_ESCALATION_REASONING_TOKENS: Final = "harness.max_tokens.reasoning_tokens"
 EVENT_SUBMITTED: Final = "harness.submitted"
 EVENT_TOOL_UI: Final = "harness.tool_ui"
 

@@ -212,6 +212,17 @@ class RunTracer(CallSpans, ToolSpans):
             attrs[c.HARNESS_RETRY_ERROR] = trunc(e.error, self._max)
         self._point(c.EVENT_STRUCTURED_RETRY, attrs)
 
+    def _on_escalation(self, e: ev.MaxTokensEscalation) -> None:
+        self._point(
+            c.EVENT_MAX_TOKENS_ESCALATION,
+            {
+                c.HARNESS_ESCALATION_FROM: e.from_tokens,
+                c.HARNESS_ESCALATION_TO: e.to_tokens,
+                c.HARNESS_ESCALATION_OUTPUT_TOKENS: e.output_tokens,
+                c.HARNESS_ESCALATION_REASONING_TOKENS: e.reasoning_tokens,
+            },
+        )
+
     def _on_submitted(self, e: ev.Submitted) -> None:
         attrs: dict[str, Any] = {}
         if self._capture and e.deliverable is not None:
@@ -260,7 +271,7 @@ class RunTracer(CallSpans, ToolSpans):
         if self._capture and result.text:
             attrs[c.OUTPUT_VALUE] = trunc(result.text, self._max)
         root.set_attributes(attrs)
-        if result.category is not Category.SUCCESS:
+        if result.category not in (Category.SUCCESS, Category.PAUSED):
             self._error(
                 root, result.halted_reason or result.finish_reason.value, result.finish_reason.value
             )
@@ -281,6 +292,7 @@ _HANDLERS: dict[type, Callable[[RunTracer, Any], None]] = {
     ev.SubagentResult: RunTracer._on_subagent_result,
     ev.Usage: RunTracer._on_usage,
     ev.StructuredRetry: RunTracer._on_structured_retry,
+    ev.MaxTokensEscalation: RunTracer._on_escalation,
     ev.RunWarning: RunTracer._on_warning,
     ev.Submitted: RunTracer._on_submitted,
     ev.Done: RunTracer._on_done,

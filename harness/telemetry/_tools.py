@@ -150,7 +150,11 @@ class ToolSpans:
 
     def _on_subagent_spawn(self, e: ev.SubagentSpawn) -> None:
         self._flush()
-        parent = trace.set_span_in_context(self._tools[-1].span) if self._tools else None
+        # The spawning tool span: found by call id, so parallel spawns get their own parents.
+        tool = next((t for t in self._tools if t.call.id == e.tool_call_id), None)
+        if tool is None and self._tools and not e.tool_call_id:
+            tool = self._tools[-1]
+        parent = trace.set_span_in_context(tool.span) if tool is not None else None
         attrs: dict[str, Any] = {
             c.GEN_AI_OPERATION_NAME: c.OP_INVOKE_AGENT,
             c.GEN_AI_AGENT_ID: e.id,

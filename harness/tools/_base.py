@@ -4,7 +4,8 @@ A tool is any object with ``name``, ``description``, ``parameters`` (a JSON sche
 ``parallel_safe``, ``read_only`` and ``async run(args, ctx)``. ``run`` returns:
 
 - a ``str`` (or any value: dicts and lists become JSON, the rest ``str()``) - the result text;
-- a :class:`ToolOutput` - text plus an optional UI payload;
+- a :class:`ToolOutput` - text plus an optional UI payload and optional state updates
+  (``assigns``, merged into the run's ``assigns``);
 - :class:`Submit` - end the run as ``submitted`` with a deliverable (the ``finish`` tool);
 - :class:`HaltRun` - end the run as ``error_halted``.
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -35,6 +36,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolOutput",
+    "merge_assigns",
     "render",
     "tool",
 ]
@@ -42,10 +44,14 @@ __all__ = [
 
 @dataclass(slots=True, frozen=True)
 class ToolOutput:
-    """A tool result with an optional UI payload for hosts."""
+    """A tool result with an optional UI payload for hosts, and optional state updates:
+    ``assigns`` is merged into the run's ``assigns`` when the call succeeds (nested dicts merge,
+    other values replace), so later tool calls (``ctx.assigns``), hooks and ``Result.assigns``
+    see it (Sagents' ``propagate_state``)."""
 
     content: str
     ui: UIPayload | None = None
+    assigns: Mapping[str, Any] | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -66,6 +72,9 @@ class ToolContext:
     assigns: dict[str, Any] = field(default_factory=dict)
     kv: dict[str, Any] = field(default_factory=dict)
     emit: Callable[[Event], None] | None = None
+    #: Starts a sub-agent (``spawn(args, ctx)``, used by ``spawn_agent``); None when the run
+    #: cannot spawn. Set by the kernel, which owns nested runs.
+    spawn: Callable[[dict[str, Any], ToolContext], Awaitable[Any]] | None = None
 
     @property
     def cwd(self) -> Any:
@@ -81,6 +90,19 @@ class Tool(Protocol):
     read_only: bool
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any: ...
+
+
+def merge_assigns(target: dict[str, Any], updates: Mapping[str, Any]) -> None:
+    """Merge a tool's state updates into the run's assigns, in place: where both sides hold a
+    dict the merge recurses, otherwise the update wins (a list, even empty, replaces)."""
+    for key, value in updates.items():
+        old = target.get(key)
+        if isinstance(old, dict) and isinstance(value, Mapping):
+            merged = dict(old)
+            merge_assigns(merged, value)
+            target[key] = merged
+        else:
+            target[key] = value
 
 
 def render(value: Any) -> str:

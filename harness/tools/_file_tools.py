@@ -386,13 +386,23 @@ class GrepTool(BuiltinTool):
                 f"pattern {pattern!r} took over {GREP_TIME_LIMIT_S:g} s (catastrophic "
                 "backtracking?); use a simpler pattern"
             ) from None
+        where = ws.relative(top)
+        truncated = len(out) > MAX_MATCHES
+        del out[MAX_MATCHES:]
+        rows = [{"path": m[1], "line": int(m[2]), "text": m[3]}
+                for m in map(_MATCH_LINE.match, out) if m]  # fmt: skip
+        ui = UIPayload("matches", {"pattern": pattern, "path": where, "searched": searched,
+                                   "truncated": truncated, "matches": rows})  # fmt: skip
         if not out:
-            return f"no matches for {pattern!r} in {ws.relative(top)} (searched {searched} files)"
-        if len(out) > MAX_MATCHES:
-            out[MAX_MATCHES:] = [
-                f"[stopped after {MAX_MATCHES} matches; narrow the pattern or path]"
-            ]
-        return "\n".join(out)
+            return ToolOutput(
+                f"no matches for {pattern!r} in {where} (searched {searched} files)", ui
+            )
+        if truncated:
+            out.append(f"[stopped after {MAX_MATCHES} matches; narrow the pattern or path]")
+        return ToolOutput("\n".join(out), ui)
+
+
+_MATCH_LINE = re.compile(r"^(.*?):(\d+):(.*)$", re.DOTALL)  # grep's path:line:text
 
 
 def _grep_in_worker(ws: Workspace, top: Path, pattern: str) -> tuple[int, list[str]]:

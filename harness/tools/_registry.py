@@ -24,8 +24,10 @@ from harness.tools._builtins import (
     WriteFileTool,
 )
 from harness.tools._shell import ShellTool
+from harness.tools._subagent import SpawnAgentTool
+from harness.tools._todos import TodoWriteTool
 
-__all__ = ["BUILTIN_TOOLS", "builtin_names", "resolve_tools"]
+__all__ = ["BUILTIN_TOOLS", "OPT_IN_TOOLS", "builtin_names", "resolve_tools"]
 
 #: Builtin tool name -> class (instantiate with no arguments).
 BUILTIN_TOOLS: dict[str, type[BuiltinTool]] = {
@@ -42,8 +44,13 @@ BUILTIN_TOOLS: dict[str, type[BuiltinTool]] = {
         KVSetTool,
         FinishTool,
         ShellTool,
+        SpawnAgentTool,
+        TodoWriteTool,
     )
 }
+
+#: Builtins that ``tools="all"`` leaves out (they change what a run is): name them to use them.
+OPT_IN_TOOLS = frozenset({"spawn_agent", "todo_write"})
 
 # What provider APIs accept as a function name.
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -62,7 +69,8 @@ def builtin_names() -> list[str]:
 def resolve_tools(spec: str | Sequence[Tool | str] | None) -> list[Tool]:
     """Turn a ``tools=`` option into tool objects.
 
-    ``None`` -> no tools; ``"all"`` -> one instance of every builtin; a list may mix tool objects,
+    ``None`` -> no tools; ``"all"`` -> one instance of every builtin but the opt-in ones
+    (:data:`OPT_IN_TOOLS`); a list may mix tool objects,
     builtin names and ``"all"``. Raises :class:`ConfigError` on an unknown name, an object that
     is not a tool, or two tools with the same name.
     """
@@ -70,7 +78,7 @@ def resolve_tools(spec: str | Sequence[Tool | str] | None) -> list[Tool]:
         return []
     if isinstance(spec, str):
         if spec == "all":
-            return [cls() for cls in BUILTIN_TOOLS.values()]
+            return [cls() for n, cls in BUILTIN_TOOLS.items() if n not in OPT_IN_TOOLS]
         hint = f"; for the single builtin, write tools=[{spec!r}]" if spec in BUILTIN_TOOLS else ""
         raise ConfigError(
             f"tools: expected None, 'all' or a list of tools and builtin names, "

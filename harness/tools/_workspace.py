@@ -124,6 +124,39 @@ class Workspace:
             self._root = None
             self._real = None
 
+    def shared(self) -> Workspace:
+        """This workspace as a sub-agent sees it: the same directory, created on first use by
+        either side (so a run that never touches files makes none), never removed by the
+        borrower."""
+        return _SharedWorkspace(self)
+
+
+class _SharedWorkspace(Workspace):
+    """A borrowed view of another run's workspace (see :meth:`Workspace.shared`)."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: Workspace) -> None:  # no super().__init__: it owns nothing
+        self._owner = owner
+        self._owned = False
+
+    @property
+    def created(self) -> bool:
+        return self._owner.created
+
+    @property
+    def root(self) -> Path:
+        return self._owner.root
+
+    def resolve(self, path: str) -> Path:
+        return self._owner.resolve(path)
+
+    def relative(self, path: Path) -> str:
+        return self._owner.relative(path)
+
+    def cleanup(self) -> None:
+        return None
+
 
 def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents

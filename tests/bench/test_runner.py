@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import io
 import signal
 import subprocess
 import sys
@@ -159,23 +158,32 @@ def test_discover_providers_lists_cassette_folders(tmp_path: Path) -> None:
     assert discover_providers(tmp_path, ["lookup"]) == ["mock"]
 
 
-def test_auto_providers_are_chosen_per_suite(tmp_path: Path) -> None:
+def test_discovered_providers_run_only_the_suites_they_have_cassettes_for(tmp_path: Path) -> None:
     from rich.console import Console
 
     from harness.bench._session import _prepare
 
-    (tmp_path / "arithmetic" / "llamacpp-gemma" / "react").mkdir(parents=True)
+    suites_dir = Path(__file__).resolve().parents[2] / "suites"
+    cassettes = tmp_path / "cassettes"
+    (cassettes / "arithmetic" / "llamacpp-gemma").mkdir(parents=True)
     request = BenchRequest(
-        suites=[str(SUITES / "arithmetic.yaml"), str(SUITES / "lookup.yaml")],
-        providers=["auto"],
-        cassettes=tmp_path,
+        suites=[str(suites_dir / "arithmetic.yaml"), str(suites_dir / "delegation.yaml")],
+        providers=("auto",),
+        cassettes=cassettes,
         db=tmp_path / "h.duckdb",
     )
-    _, _, providers, cells = _prepare(request, Console(file=io.StringIO()))
+    _, _, providers, cells = _prepare(request, Console(quiet=True))
     assert providers == ["mock", "llamacpp-gemma"]
     pairs = {(c.suite.suite, c.provider) for c in cells}
-    # lookup has no cassettes for llamacpp-gemma: it runs on the mock only, never as error cells
-    assert pairs == {("arithmetic", "mock"), ("arithmetic", "llamacpp-gemma"), ("lookup", "mock")}
+    assert pairs == {
+        ("arithmetic", "mock"),
+        ("arithmetic", "llamacpp-gemma"),
+        ("delegation", "mock"),
+    }
+    # Named explicitly, a provider runs every suite (a missing cassette is then an error cell).
+    request.providers = ("mock", "llamacpp-gemma")
+    _, _, _, cells = _prepare(request, Console(quiet=True))
+    assert ("delegation", "llamacpp-gemma") in {(c.suite.suite, c.provider) for c in cells}
 
 
 def test_cli_run_bad_suite_exits_2_naming_the_file(tmp_path: Path) -> None:

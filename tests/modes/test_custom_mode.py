@@ -230,7 +230,7 @@ class SyncIterate:
         (None, "is not a Mode"),
         (object(), "is not a Mode"),
         ("reactt", "did you mean 'react'"),
-        ("orchestrate", "unknown mode 'orchestrate'"),
+        ("orchestrat", "did you mean 'orchestrate'"),
     ],
 )
 def test_bad_modes_are_config_errors(spec: Any, needle: str) -> None:

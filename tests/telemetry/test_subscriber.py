@@ -76,6 +76,7 @@ def test_every_mapped_event_leaves_a_mark_in_the_trace(provider: Any, spans: Any
         ev.ToolResultEvent: ev.ToolResultEvent(call, ToolResult("t1", "ok", ui=UIPayload("k", 1))),
         ev.ToolUI: ev.ToolUI("t1", UIPayload("k", 1)),
         ev.Compaction: ev.Compaction(10, 5, ("snip",), "token_budget"),
+        ev.MaxTokensEscalation: ev.MaxTokensEscalation(256, 1024, 256, 250),
         ev.SubagentSpawn: ev.SubagentSpawn("sub1", "do it"),
         ev.SubagentResult: ev.SubagentResult("sub1", "done", "stop"),
         ev.Usage: ev.Usage(TokenUsage(1, 2), 0.1),
@@ -103,6 +104,7 @@ def test_every_mapped_event_leaves_a_mark_in_the_trace(provider: Any, spans: Any
         c.EVENT_USAGE,
         c.EVENT_WARNING,
         c.EVENT_STRUCTURED_RETRY,
+        c.EVENT_MAX_TOKENS_ESCALATION,
         c.EVENT_SUBMITTED,
         c.EVENT_TOOL_UI,
     } <= events
