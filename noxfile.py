@@ -13,9 +13,18 @@ nox.options.reuse_venv = "yes"
 os.environ.setdefault("NOX_DOWNLOAD_PYTHON", "never")
 
 
+def _need_bubblewrap(session: nox.Session) -> None:
+    """The shell tool's sandbox and the `command` grader need bwrap (and prlimit, setpriv from
+    util-linux): install bubblewrap when it is missing."""
+    if shutil.which("bwrap") is None:
+        session.run("apt-get", "update", "-qq", external=True)
+        session.run("apt-get", "install", "-y", "-qq", "bubblewrap", external=True)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite: nox -s tests [-- pytest args]."""
+    _need_bubblewrap(session)
     session.install("-e", ".[test]")
     session.run("pytest", *session.posargs)
     # No built-in task may pass a model that does nothing (or calls its tools with no arguments).
@@ -33,8 +42,9 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict on the harness package."""
-    session.install("-e", ".[typecheck]")
+    """mypy --strict on the harness package (with the optional extras, so that the viewer and the
+    Ray executor are checked against the real starlette and ray)."""
+    session.install("-e", ".[typecheck,view,ray]")
     session.run("mypy", "harness")
 
 
@@ -45,7 +55,8 @@ def bench(session: nox.Session) -> None:
     reports/harness.duckdb, write reports/report.md + report.html, and gate against the
     committed reports/baseline.json. Extra arguments go to `harness run`:
     nox -s bench -- --modes react,reflexion --tasks 'add-*'."""
-    session.install("-e", ".")
+    _need_bubblewrap(session)
+    session.install("-e", ".", "pytest")  # the code suite's graders run pytest in the sandbox
     session.run(
         "harness", "run", "suites",
         "--modes", "react,plan_and_solve,reflexion",
@@ -90,28 +101,37 @@ def gate(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def screenshot(session: nox.Session) -> None:
-    """Render a report in headless Chromium and check its charts are painted (installs Debian's
-    chromium when missing; the PNG lands in reports/screenshots/)."""
+    """The browser checks in Debian's chromium (installed when missing): the report's charts
+    are painted and their labels not cut, and the viewer's user journey (runs, a run, the grid
+    filtered, a cell with its transcript and span waterfall, two runs compared) driven by
+    Playwright against a real `harness view` server. Screenshots land in reports/screenshots/
+    (report.png, view-*.png; docs/images/viewer/ keeps the ones docs/viewer.md shows)."""
     if shutil.which("chromium") is None:
         session.run("apt-get", "update", "-qq", external=True)
         session.run("apt-get", "install", "-y", "-qq", "chromium", external=True)
     session.install("-e", ".[test]")
     session.run(
-        "pytest", "tests/report/test_render.py", "-k", "chromium", "-p", "no:cacheprovider",
+        "pytest", "tests/report/test_render.py", "tests/report/test_report_cells.py",
+        "tests/view/test_view_browser.py", "-k", "chromium", "-p", "no:cacheprovider",
         env={"HARNESS_REQUIRE_CHROMIUM": "1", "HARNESS_SCREENSHOT_DIR": "reports/screenshots"},
     )  # fmt: skip
 
 
 @nox.session(default=False)
 def perf(session: nox.Session) -> None:
-    """Kernel and telemetry overhead, store ingest, report rendering and end-to-end run throughput
+    """Kernel and telemetry overhead, store ingest, report rendering, Ray executor and viewer page
     benchmarks (figures go in docs/performance.md)."""
-    session.install("-e", ".")
+    _need_bubblewrap(session)
+    session.install("-e", ".[ray,view]", "pytest")
     session.run("python", "benchmarks/kernel_overhead.py", *session.posargs)
     session.run("python", "benchmarks/telemetry_overhead.py", *session.posargs)
+    session.run("python", "benchmarks/subagent_overhead.py", *session.posargs)
     session.run("python", "benchmarks/store_ingest.py")
     session.run("python", "benchmarks/report_render.py")
     session.run("python", "benchmarks/bench_throughput.py")
+    session.run("python", "benchmarks/sandbox_overhead.py")
+    session.run("python", "benchmarks/bench_ray.py")
+    session.run("python", "benchmarks/view_pages.py")
 
 
 @nox.session(default=False)
@@ -128,6 +148,18 @@ def integration(session: nox.Session) -> None:
         *session.posargs,
         env={"HARNESS_INTEGRATION_REQUIRED": "1"},
     )
+
+
+@nox.session(default=False)
+def ray(session: nox.Session) -> None:
+    """The Ray executor on real local clusters (ray.init in-process, and `ray start --head` on
+    127.0.0.1): installs the `ray` extra, and a missing Ray fails instead of skipping.
+    nox -s ray [-- pytest args]."""
+    session.install("-e", ".[test,ray]")
+    session.run(
+        "pytest", "tests/ray_cluster", "tests/bench/test_executor.py", "-p", "no:cacheprovider",
+        *session.posargs, env={"HARNESS_RAY_REQUIRED": "1"},
+    )  # fmt: skip
 
 
 #: The OpenTelemetry distributions the harness depends on, upgraded by telemetry_latest.

@@ -3,7 +3,7 @@
 Generated data, shaped like a real bench: results with 1-4 per-call records, a deliverable, a
 final text and now and then an error diagnostic or a no-progress snapshot (the rows are Python
 dicts, as the runner passes them, so JSON encoding is part of the measured time); spans in the
-JSON-lines OTLP-JSON format of ``harness.telemetry.exporters`` (10 per trace: the agent span, 3
+JSON-lines OTLP-JSON format of ``harness.telemetry._exporters`` (10 per trace: the agent span, 3
 iterations, 3 chats, 3 tool calls, with their attributes and a few events).
 
 Measured: ``Store.write_results`` (rows -> Arrow -> one INSERT), ``Store.ingest_spans``

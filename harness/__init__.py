@@ -7,18 +7,27 @@ print(result.finish_reason, result.text)
 
 from harness import events
 from harness._version import __version__
-from harness.api import aextract_structured, arun, extract_structured, run
-from harness.core.budget import CallRecord
-from harness.core.messages import Message, TokenUsage, ToolCall, ToolResult, UIPayload
-from harness.core.result import Result, UsageTotals
-from harness.core.terminations import Category, FinishReason
+from harness.api import (
+    adiscard,
+    aextract_structured,
+    aresume,
+    arun,
+    discard,
+    extract_structured,
+    resume,
+    run,
+)
+from harness.core._budget import CallRecord
+from harness.core._messages import Message, TokenUsage, ToolCall, ToolResult, UIPayload
+from harness.core._result import Result, UsageTotals
+from harness.core._terminations import Category, FinishReason
 from harness.errors import ConfigError, HarnessError, ProviderError, ToolError
-from harness.kernel.hooks import Augment, Deny, HaltRun, HookEvent, HookMatcher, Inject, Transform
-from harness.kernel.mode import Continue, Halt, Mode
-from harness.kernel.permissions import Phase
-from harness.kernel.state import State
-from harness.providers.base import Capabilities, Provider, Request, Response
-from harness.tools.base import Submit, Tool, ToolContext, ToolOutput, tool
+from harness.kernel._hooks import Augment, Deny, HaltRun, HookEvent, HookMatcher, Inject, Transform
+from harness.kernel._mode import Continue, Halt, Mode
+from harness.kernel._permissions import Phase
+from harness.kernel._state import State
+from harness.providers._base import Capabilities, Provider, Request, Response
+from harness.tools._base import Submit, Tool, ToolContext, ToolOutput, tool
 
 __all__ = [
     "Augment",
@@ -56,10 +65,14 @@ __all__ = [
     "UIPayload",
     "UsageTotals",
     "__version__",
+    "adiscard",
     "aextract_structured",
+    "aresume",
     "arun",
+    "discard",
     "events",
     "extract_structured",
+    "resume",
     "run",
     "tool",
 ]

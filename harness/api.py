@@ -10,22 +10,34 @@ and no registry.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, TypeVar, Unpack
 
-from harness.core.result import Result
-from harness.errors import HarnessError
-from harness.kernel.loop import run_loop
-from harness.kernel.options import RunConfig, RunOptions, parse_options
-from harness.kernel.setup import check_inputs, new_state
-from harness.kernel.state import State, Subscriber
-from harness.kernel.structured import StructuredMode
-from harness.modes.base import resolve_mode
-from harness.providers.registry import resolve_provider
+from harness.core._result import Result
+from harness.core._terminations import FinishReason
+from harness.errors import ConfigError, HarnessError
+from harness.kernel._hitl import parse_decisions
+from harness.kernel._loop import release, resume_loop, run_loop
+from harness.kernel._options import RunConfig, RunOptions, parse_options
+from harness.kernel._setup import check_inputs, new_state
+from harness.kernel._state import State, Subscriber
+from harness.kernel._structured import StructuredMode
+from harness.modes._base import resolve_mode
+from harness.providers._registry import resolve_provider
 from harness.telemetry import tracing_subscriber
-from harness.tools.registry import resolve_tools
+from harness.tools._registry import resolve_tools
 
-__all__ = ["aextract_structured", "arun", "build_state", "extract_structured", "run"]
+__all__ = [
+    "adiscard",
+    "aextract_structured",
+    "aresume",
+    "arun",
+    "build_state",
+    "discard",
+    "extract_structured",
+    "resume",
+    "run",
+]
 
 T = TypeVar("T")
 
@@ -42,7 +54,56 @@ async def arun(prompt: str | None = None, /, **options: Unpack[RunOptions]) -> R
     tracer = tracing_subscriber(state)
     if tracer is not None:  # first, so result.trace_id is set before on_event sees Done
         state.subscribers = (tracer, *state.subscribers)
+        state.meta["tracer"] = tracer
     return await run_loop(state, owns_provider=owned)
+
+
+async def aresume(result: Result, /, *, decisions: Mapping[str, Any]) -> Result:
+    """Continue an ``interrupted`` run (``interrupt_before``) with a decision per pending call:
+    ``{call_id: "approve" | "deny" | {"edit": {...arguments}}}``. The same run goes on (session,
+    messages, counters, budget); the new Result may be ``interrupted`` again. Raises ConfigError
+    (and changes nothing) for a result that is not paused or for bad decisions."""
+    state = _paused_state(result)
+    parse_decisions(state.pending_calls or [], decisions)
+    result.resume_state = None
+    old = state.meta.pop("tracer", None)  # the paused part's trace is closed: start another
+    subscribers = [s for s in state.subscribers if s is not old]
+    tracer = tracing_subscriber(state) if old is not None else None
+    if tracer is not None:
+        subscribers.insert(0, tracer)
+        state.meta["tracer"] = tracer
+    state.subscribers = tuple(subscribers)
+    return await resume_loop(state, decisions)
+
+
+def resume(result: Result, /, *, decisions: Mapping[str, Any]) -> Result:
+    """Synchronous :func:`aresume`."""
+    return _sync(aresume(result, decisions=decisions))
+
+
+async def adiscard(result: Result, /) -> None:
+    """Give up a paused run: close its provider (when the run owns it) and remove its temporary
+    workspace. Does nothing for a run that is not paused."""
+    state = result.resume_state
+    if state is None:
+        return
+    result.resume_state = None
+    await release(state, bool(state.meta.get("owns_provider", False)))
+
+
+def discard(result: Result, /) -> None:
+    """Synchronous :func:`adiscard`."""
+    _sync(adiscard(result))
+
+
+def _paused_state(result: Result) -> State:
+    state = result.resume_state
+    if result.finish_reason is not FinishReason.INTERRUPTED or state is None:
+        raise ConfigError(
+            f"resume: not a paused run (finish_reason {result.finish_reason.value!r}); only an "
+            "interrupted Result resumes, and only once"
+        )
+    return state  # type: ignore[no-any-return]
 
 
 def build_state(
@@ -56,6 +117,21 @@ def build_state(
     state = new_state(
         config, inputs, mode=mode, provider=provider, model=model, subscribers=subscribers
     )
+    state.child_factory = _child_state
+    return state, owned
+
+
+def _child_state(parent: State, prompt: str, overrides: dict[str, Any]) -> tuple[State, bool]:
+    """A ``spawn_agent`` sub-agent's state: the parent's options with ``overrides`` (chosen by
+    :mod:`harness.kernel._subagents`), traced under the spawning tool span when tracing is on
+    (the child's root span takes the ambient context, which is the sub-agent span)."""
+    options = {name: getattr(parent.config, name) for name in RunConfig.model_fields}
+    options.update(overrides)
+    config = parse_options(options)
+    state, owned = build_state(prompt, config)
+    tracer = tracing_subscriber(state)
+    if tracer is not None:
+        state.subscribers = (tracer,)
     return state, owned
 
 
@@ -74,7 +150,7 @@ async def aextract_structured(
     **options: Unpack[RunOptions],
 ) -> Result:
     """Ask for JSON conforming to ``schema`` with a repair loop; the value is in
-    ``Result.deliverable``. See :mod:`harness.kernel.structured`."""
+    ``Result.deliverable``. See :mod:`harness.kernel._structured`."""
     mode = StructuredMode(schema, max_retries=max_retries, instructions=instructions)
     options = {**options, "tools": None, "mode": mode}
     # Each attempt is an iteration: never let the default turn cap cut the repairs short.

@@ -3,7 +3,7 @@
 Every class derives from :class:`HarnessError`, so ``except HarnessError`` catches anything the
 harness raises deliberately. The classes are defined here (this module imports nothing else from
 harness, so every layer can use it) and re-exported where they are used, e.g.
-``harness.store.errors.StoreError`` or ``harness.bench.suite.SuiteError``::
+``harness.store.errors.StoreError`` or ``harness.bench._suite.SuiteError``::
 
     HarnessError
     ├── ConfigError (also a ValueError)   bad input found before a run starts
@@ -12,8 +12,10 @@ harness, so every layer can use it) and re-exported where they are used, e.g.
     │   └── ReportInputError              unusable results or baseline for a report or the gate
     ├── ProviderError                     a provider call failed (kind, status, ...)
     ├── ContextOverflow                   the prompt no longer fits the context window
+    ├── ThinkingStarved                   a turn spent its whole output cap without an answer
     ├── CompactionError                   a compaction stage failed
     ├── ToolError                         raised by a tool: an error result for the model
+    │   └── SandboxUnavailable            the shell sandbox (bwrap) cannot run here
     ├── StoreError                        the results store cannot do what was asked
     │   ├── SchemaTooNew                  the file was written by a newer harness
     │   └── StoreLocked                   another process holds the database (pid)
@@ -48,10 +50,12 @@ __all__ = [
     "HarnessError",
     "ProviderError",
     "ReportInputError",
+    "SandboxUnavailable",
     "SchemaTooNew",
     "StoreError",
     "StoreLocked",
     "SuiteError",
+    "ThinkingStarved",
     "ToolError",
     "YAMLSyntaxError",
 ]
@@ -162,8 +166,22 @@ class ToolError(HarnessError):
     """Raise inside a tool to return an error result (``is_error=True``) to the model."""
 
 
+class SandboxUnavailable(ToolError):
+    """The shell sandbox cannot run here (bwrap missing or unusable); the message says why."""
+
+
 class ContextOverflow(HarnessError):
     """The prompt no longer fits the model's context window (the kernel compacts and retries)."""
+
+
+class ThinkingStarved(HarnessError):
+    """A model turn hit its completion cap with no text and no tool calls (the kernel raises the
+    cap and retries once; ExAthena's ``:error_thinking_starved``). ``info`` holds
+    ``completion_cap``, ``output_tokens`` and ``reasoning_tokens``."""
+
+    def __init__(self, message: str, info: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.info: dict[str, Any] = dict(info or {})
 
 
 class CompactionError(HarnessError):

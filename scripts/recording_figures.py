@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+from pathlib import Path
 
 import duckdb
 import pandas as pd
+import yaml
 
 TOOL_SUITES = ("arithmetic", "files", "lookup")
 MODES = ("react", "plan_and_solve", "reflexion")
@@ -33,8 +36,8 @@ def load(db: str, run: str | None, providers: list[str]) -> pd.DataFrame:
             run = str(row[0])
         frame = con.execute(
             "select suite, task_id, mode, provider, epoch, passed, status, tool_calls, text,"
-            " cost_usd, calls from results where run_id = ? and provider in"
-            f" ({', '.join('?' for _ in providers)})",
+            " cost_usd, calls, finish_reason, cassette from results where run_id = ?"
+            f" and provider in ({', '.join('?' for _ in providers)})",
             [run, *providers],
         ).df()
     finally:
@@ -73,22 +76,73 @@ def figures(cells: pd.DataFrame) -> dict[str, str]:
     }
 
 
+def tool_results(cassette: str) -> list[str]:
+    """The real tool results a cell's model was shown (the few-shot examples' left out)."""
+    recorded = yaml.safe_load(Path(cassette).read_text(encoding="utf-8"))
+    seen: list[str] = []
+    for interaction in recorded["interactions"]:
+        for message in json.loads(interaction["request"]["body"]).get("messages", []):
+            content = message.get("content")
+            if isinstance(content, list):
+                content = " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+            text = str(content or "")
+            head, _, body = text.partition("\n")
+            is_result = message.get("role") == "user" and head.startswith("Result of tool call")
+            if is_result and "(example_" not in head:
+                seen.append(body)
+    return seen
+
+
+def why(cells: pd.DataFrame, suite_file: str = "suites/arithmetic.yaml") -> pd.DataFrame:
+    """How each arithmetic cell ended, counted per provider and mode."""
+    tasks = yaml.safe_load(Path(suite_file).read_text(encoding="utf-8"))["tasks"]
+    patterns = {t["id"]: t["expect"]["value"] for t in tasks if t["expect"]["kind"] == "regex"}
+
+    def outcome(cell: pd.Series) -> str:
+        if cell.passed:
+            return "passed"
+        if not cell.tool_calls:
+            return "no tool call"
+        pattern = patterns[cell.task_id]
+        if not any(re.search(pattern, r) for r in tool_results(cell.cassette)):
+            return "never got the right result"
+        if cell.finish_reason == "stop":
+            return "got the right result, answered wrongly"
+        return "got the right result, ended by a loop guard"
+
+    arithmetic = cells[(cells.suite == "arithmetic") & cells.task_id.isin(list(patterns))]
+    labels = arithmetic.apply(outcome, axis=1).rename("outcome")
+    table = pd.crosstab(labels, [arithmetic.provider, arithmetic["mode"]])
+    return table.astype(int)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default="reports/harness.duckdb")
     parser.add_argument("--run", default=None)
     parser.add_argument("--providers", default="llamacpp-gemma,llamaserver-gemma")
+    parser.add_argument("--why", action="store_true", help="how each arithmetic cell ended")
     args = parser.parse_args()
     providers = [p for p in args.providers.split(",") if p]
     cells = load(args.db, args.run, providers)
     table = pd.DataFrame(
         {p: figures(cells[cells.provider == p]) for p in providers if (cells.provider == p).any()}
     )
-    print("| | " + " | ".join(table.columns) + " |")
+    print_markdown(table)
+    if args.why:
+        print()
+        print_markdown(why(cells))
+    return 0
+
+
+def print_markdown(table: pd.DataFrame) -> None:
+    def header(column: object) -> str:
+        return " ".join(map(str, column)) if isinstance(column, tuple) else str(column)
+
+    print("| | " + " | ".join(header(c) for c in table.columns) + " |")
     print("|---" * (len(table.columns) + 1) + "|")
     for name, row in table.iterrows():
-        print(f"| {name} | " + " | ".join(row) + " |")
-    return 0
+        print(f"| {name} | " + " | ".join(str(v) for v in row) + " |")
 
 
 if __name__ == "__main__":

@@ -98,12 +98,12 @@ def test_the_docstring_draws_every_class() -> None:
 
 
 def test_old_import_paths_still_work() -> None:
-    from harness.bench.cassette_store import CassetteCorrupt, CassetteError, CassetteMiss
-    from harness.bench.suite import MAX_ERRORS, SuiteError
-    from harness.bench.yaml_nodes import YAMLSyntaxError
-    from harness.kernel.compaction import CompactionError
-    from harness.modes.base import ContextOverflow
-    from harness.report.tables import ReportInputError
+    from harness.bench._cassette_store import CassetteCorrupt, CassetteError, CassetteMiss
+    from harness.bench._suite import MAX_ERRORS, SuiteError
+    from harness.bench._yaml_nodes import YAMLSyntaxError
+    from harness.kernel._compaction import CompactionError
+    from harness.modes._base import ContextOverflow
+    from harness.report._tables import ReportInputError
     from harness.store.errors import SchemaTooNew, StoreError, StoreLocked
 
     moved = (CassetteCorrupt, CassetteError, CassetteMiss, SuiteError, YAMLSyntaxError)
@@ -114,7 +114,7 @@ def test_old_import_paths_still_work() -> None:
 
 
 def test_yaml_syntax_error_is_still_a_value_error() -> None:
-    from harness.bench.yaml_nodes import parse_yaml
+    from harness.bench._yaml_nodes import parse_yaml
 
     with pytest.raises(ValueError, match="found character") as info:
         parse_yaml("a:\n\tb: 1\n")

@@ -20,7 +20,7 @@ def test_all_names_exist_and_are_exported() -> None:
     # Subpackages are importable attributes, not API; everything else public must be in __all__.
     packages = {
         "api", "kernel", "modes", "providers", "tools", "errors", "bench", "cli", "telemetry",
-        "report", "store", "core",
+        "report", "store", "core", "view",
     }  # fmt: skip
     assert public - set(harness.__all__) - packages == set()
 
@@ -41,7 +41,7 @@ def test_import_does_not_pull_heavy_dependencies() -> None:
     code = (
         "import sys, harness; "
         "heavy = ('pandas','duckdb','pyarrow','rich','click','jsonschema','httpx','yaml',"
-        "'vcr','opentelemetry'); "
+        "'vcr','opentelemetry','ray'); "
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,12 +1,13 @@
 """The ``harness`` command: the root group, with one module per command group.
 
-- :mod:`harness.cli.run`: ``harness run`` (with :mod:`harness.cli.progress`, the progress bar
+- :mod:`harness.cli._run`: ``harness run`` (with :mod:`harness.cli._progress`, the progress bar
   and the Ctrl-C handling);
-- :mod:`harness.cli.report`, :mod:`harness.cli.gate`, :mod:`harness.cli.baseline`: the report,
+- :mod:`harness.cli._report`, :mod:`harness.cli._gate`, :mod:`harness.cli._baseline`: the report,
   the CI gate and the committed baseline (sharing :mod:`harness.cli._common`);
-- :mod:`harness.cli.compact`: shards of ended runs into the tables;
-- :mod:`harness.cli.suites`, :mod:`harness.cli.cassettes`, :mod:`harness.cli.traces`: checks of
-  suite files, cassettes and span files.
+- :mod:`harness.cli._suites`, :mod:`harness.cli._cassettes`, :mod:`harness.cli._traces`: checks of
+  suite files, cassettes and span files;
+- :mod:`harness.cli._view`: ``harness view``, the local web viewer (:mod:`harness.view`).
+- :mod:`harness.cli._compact`: ``harness compact``, shards of ended runs into the tables.
 
 The commands are thin: they parse arguments and call the packages. Only click loads at import
 time (each command imports what it needs when it runs), so ``harness --help`` stays fast.
@@ -18,7 +19,15 @@ from __future__ import annotations
 import click
 
 from harness._version import __version__
-from harness.cli import baseline, cassettes, compact, gate, report, run, suites, traces
+from harness.cli import _baseline as baseline
+from harness.cli import _cassettes as cassettes
+from harness.cli import _compact as compact
+from harness.cli import _gate as gate
+from harness.cli import _report as report
+from harness.cli import _run as run
+from harness.cli import _suites as suites
+from harness.cli import _traces as traces
+from harness.cli import _view as view
 
 __all__ = ["main"]
 
@@ -31,7 +40,7 @@ def main() -> None:
 
 def _register() -> None:
     """Add every command group's commands to the root group (the help lists them sorted)."""
-    for module in (run, traces, cassettes, suites, report, gate, baseline, compact):
+    for module in (run, traces, cassettes, suites, report, gate, baseline, view, compact):
         for command in module.COMMANDS:
             main.add_command(command)
 

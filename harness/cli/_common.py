@@ -17,7 +17,7 @@ import click
 if TYPE_CHECKING:
     import pandas as pd
 
-    from harness.report.baseline import Baseline
+    from harness.report._baseline import Baseline
 
 __all__ = ["baseline_arg", "check_out_dir", "db_options", "fail", "guarded", "load"]
 
@@ -45,7 +45,7 @@ def db_options(func: F) -> F:
 
 
 def load(db: str, run: str) -> tuple[str, pd.DataFrame]:
-    from harness.report.loader import load_run
+    from harness.report._loader import load_run
 
     return load_run(db, run)
 
@@ -81,7 +81,7 @@ def check_out_dir(out: str) -> None:
 
 def baseline_arg(db: str, value: str) -> tuple[Baseline | pd.DataFrame, str]:
     """``--baseline``: a baseline JSON file, else a run id in the database."""
-    from harness.report.baseline import load_baseline
+    from harness.report._baseline import load_baseline
 
     if value.endswith(".json") or Path(value).is_file():
         return load_baseline(value), value

@@ -1,1 +1,71 @@
-"""harness.kernel."""
+"""harness.kernel: the agent loop, and what a mode or a hook is written against.
+
+The Mode protocol with ``Continue``/``Halt``/``ContextOverflow``, the run ``State``, the model
+call (``build_request``, ``call_provider``: counted, priced, budgeted, traced), tool dispatch,
+hooks, permissions, compaction and structured output (docs/kernel.md, docs/extending.md). The
+modules are private; ``harness.kernel.terminations`` and the other old module paths (``budget``,
+``events``, ``messages``, ``result``) re-export the names now in :mod:`harness.core` and
+:mod:`harness.events`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness._exports import lazy_exports
+
+if TYPE_CHECKING:
+    from harness.kernel._calls import build_request as build_request
+    from harness.kernel._calls import call_provider as call_provider
+    from harness.kernel._compaction import compact as compact
+    from harness.kernel._dispatch import TurnOutcome as TurnOutcome
+    from harness.kernel._dispatch import dispatch as dispatch
+    from harness.kernel._hooks import Augment as Augment
+    from harness.kernel._hooks import Deny as Deny
+    from harness.kernel._hooks import HaltRun as HaltRun
+    from harness.kernel._hooks import HookEvent as HookEvent
+    from harness.kernel._hooks import HookMatcher as HookMatcher
+    from harness.kernel._hooks import Inject as Inject
+    from harness.kernel._hooks import Transform as Transform
+    from harness.kernel._loop import run_loop as run_loop
+    from harness.kernel._mode import ContextOverflow as ContextOverflow
+    from harness.kernel._mode import Continue as Continue
+    from harness.kernel._mode import Halt as Halt
+    from harness.kernel._mode import Mode as Mode
+    from harness.kernel._options import RunConfig as RunConfig
+    from harness.kernel._options import RunOptions as RunOptions
+    from harness.kernel._permissions import Denial as Denial
+    from harness.kernel._permissions import Permissions as Permissions
+    from harness.kernel._permissions import Phase as Phase
+    from harness.kernel._progress import ProgressSnapshot as ProgressSnapshot
+    from harness.kernel._replies import emit_text as emit_text
+    from harness.kernel._replies import handle_provider_error as handle_provider_error
+    from harness.kernel._state import State as State
+    from harness.kernel._state import Subscriber as Subscriber
+    from harness.kernel._structured import StructuredMode as StructuredMode
+    from harness.kernel._structured import parse_json_reply as parse_json_reply
+
+#: Each private module and the public names it exports here (``__all__`` derives from it).
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "harness.kernel._calls": ("build_request", "call_provider"),
+    "harness.kernel._compaction": ("compact",),
+    "harness.kernel._dispatch": ("TurnOutcome", "dispatch"),
+    "harness.kernel._hooks": (
+        "Augment",
+        "Deny",
+        "HaltRun",
+        "HookEvent",
+        "HookMatcher",
+        "Inject",
+        "Transform",
+    ),
+    "harness.kernel._loop": ("run_loop",),
+    "harness.kernel._mode": ("ContextOverflow", "Continue", "Halt", "Mode"),
+    "harness.kernel._options": ("RunConfig", "RunOptions"),
+    "harness.kernel._permissions": ("Denial", "Permissions", "Phase"),
+    "harness.kernel._progress": ("ProgressSnapshot",),
+    "harness.kernel._replies": ("emit_text", "handle_provider_error"),
+    "harness.kernel._state": ("State", "Subscriber"),
+    "harness.kernel._structured": ("StructuredMode", "parse_json_reply"),
+}
+__all__, __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -1,13 +1,13 @@
-"""Old import path of :mod:`harness.core.events`, kept so that existing imports work.
+"""Old import path of :mod:`harness.events`, kept so that existing imports work.
 
 The kernel itself imports the new home; these re-exports are for code written before the move.
 """
 
 from typing import Any
 
-from harness.core import events as _moved
-from harness.core.events import *  # noqa: F403
-from harness.core.events import __all__ as __all__
+from harness import events as _moved
+from harness.events import *  # noqa: F403
+from harness.events import __all__ as __all__
 
 
 def __getattr__(name: str) -> Any:

@@ -1,13 +1,14 @@
-"""Old import path of :mod:`harness.core.result`, kept so that existing imports work.
+"""Old import path of the names now in :mod:`harness.core` (module ``_result``), kept so that
+existing imports work.
 
 The kernel itself imports the new home; these re-exports are for code written before the move.
 """
 
 from typing import Any
 
-from harness.core import result as _moved
-from harness.core.result import *  # noqa: F403
-from harness.core.result import __all__ as __all__
+from harness.core import _result as _moved
+from harness.core._result import *  # noqa: F403
+from harness.core._result import __all__ as __all__
 
 
 def __getattr__(name: str) -> Any:

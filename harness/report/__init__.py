@@ -9,7 +9,9 @@ Work on a ``results`` DataFrame (docs/sql.md; :func:`load_run` reads one from th
 - :func:`build_report`, :func:`render_markdown`, :func:`render_html`, :func:`write_report`;
 - :func:`baseline_save`, :func:`load_baseline`, :func:`run_gate`: the committed baseline and the
   gate (exit code 0/1, offending cells, ``$GITHUB_STEP_SUMMARY``);
-- :mod:`harness.report.stats`: the statistics on their own.
+- the statistics on their own: :func:`mcnemar_exact`, :func:`holm_adjust`,
+  :func:`cluster_bootstrap`,
+  :func:`wilson_interval`, :func:`pass_at_k`, :func:`pass_hat_k`.
 
 The package imports its modules eagerly, so pandas, scipy and statsmodels load with it (any of its
 modules loads them anyway). The light entry points (``import harness``, ``harness --help``) do not
@@ -18,11 +20,12 @@ import this package: the CLI commands import it when they run.
 
 from __future__ import annotations
 
-from harness.report.baseline import Baseline, baseline_save, load_baseline
-from harness.report.build import Report, build_report
-from harness.report.compare import paired_comparisons
-from harness.report.diff import baseline_diff, diff_counts
-from harness.report.gate import (
+from harness.report._baseline import Baseline, baseline_save, load_baseline
+from harness.report._build import Report, build_report
+from harness.report._cells import failing_cells_frame, task_grid_frame
+from harness.report._compare import paired_comparisons
+from harness.report._diff import baseline_diff, diff_counts
+from harness.report._gate import (
     GateCheck,
     GateResult,
     GateThresholds,
@@ -30,9 +33,9 @@ from harness.report.gate import (
     thresholds_from_pyproject,
     write_step_summary,
 )
-from harness.report.loader import load_run
-from harness.report.render import render_html, render_markdown, write_report
-from harness.report.stats import (
+from harness.report._loader import load_run
+from harness.report._render import render_html, render_markdown, write_report
+from harness.report._stats import (
     BootstrapResult,
     cluster_bootstrap,
     holm_adjust,
@@ -41,7 +44,7 @@ from harness.report.stats import (
     pass_hat_k,
     wilson_interval,
 )
-from harness.report.tables import (
+from harness.report._tables import (
     ReportInputError,
     finish_reason_table,
     pass_k_table,
@@ -62,6 +65,7 @@ __all__ = [
     "build_report",
     "cluster_bootstrap",
     "diff_counts",
+    "failing_cells_frame",
     "finish_reason_table",
     "holm_adjust",
     "load_baseline",
@@ -76,6 +80,7 @@ __all__ = [
     "render_markdown",
     "run_gate",
     "summary_table",
+    "task_grid_frame",
     "thresholds_from_pyproject",
     "wilson_interval",
     "write_report",

@@ -6,8 +6,20 @@ Importing ``harness`` never imports this package (it needs duckdb, pandas and py
 
 from __future__ import annotations
 
-from harness.store.errors import SchemaTooNew, StoreError, StoreLocked
-from harness.store.queries import (
+from harness.store._browse import (
+    GridFilters,
+    GridPage,
+    cell_detail,
+    cell_spans,
+    compare_cells,
+    report_frame,
+    results_state,
+    run_facets,
+    run_grid,
+    run_has_repeats,
+    runs_overview,
+)
+from harness.store._queries import (
     cells_df,
     latest_run_id,
     mode_summary_df,
@@ -19,28 +31,43 @@ from harness.store.queries import (
     spans_df,
     tool_calls_df,
 )
-from harness.store.rows import cell_key, crashed_row, result_row
-from harness.store.schema import SCHEMA_VERSION
-from harness.store.writer import DEFAULT_DB, RunStatus, Store
+from harness.store._rows import cell_key, crashed_row, result_row
+from harness.store._schema import SCHEMA_VERSION
+from harness.store._transcript import decode_transcript, encode_transcript
+from harness.store._writer import DEFAULT_DB, RunStatus, Store
+from harness.store.errors import SchemaTooNew, StoreError, StoreLocked
 
 __all__ = [
     "DEFAULT_DB",
     "SCHEMA_VERSION",
+    "GridFilters",
+    "GridPage",
     "RunStatus",
     "SchemaTooNew",
     "Store",
     "StoreError",
     "StoreLocked",
+    "cell_detail",
     "cell_key",
+    "cell_spans",
     "cells_df",
+    "compare_cells",
     "crashed_row",
+    "decode_transcript",
+    "encode_transcript",
     "latest_run_id",
     "mode_summary_df",
     "no_progress_df",
+    "report_frame",
     "resolve_run_id",
     "result_row",
     "results_df",
+    "results_state",
+    "run_facets",
+    "run_grid",
+    "run_has_repeats",
     "runs_df",
+    "runs_overview",
     "span_tree_df",
     "spans_df",
     "tool_calls_df",

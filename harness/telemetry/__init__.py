@@ -1,13 +1,13 @@
 """Telemetry: every kernel event in an OpenTelemetry trace (docs/tracing.md).
 
-- :class:`RunTracer` (``subscriber``, with ``_calls`` and ``_tools``): the subscriber turning one
-  run's events into spans; ``resolve``: which tracer (and content settings) a run reports to;
-- :func:`configure_tracing` (``setup``, with ``_export``): a TracerProvider with file / OTLP /
+- :class:`RunTracer` (``_subscriber``, with ``_calls`` and ``_tools``): the subscriber turning one
+  run's events into spans; ``_resolve``: which tracer (and content settings) a run reports to;
+- :func:`configure_tracing` (``_setup``, with ``_export``): a TracerProvider with file / OTLP /
   in-memory exporters, or for a span file alone the light tracer (the ``_light`` package: the
   same lines without the SDK's spans and batch processor);
-- :class:`JsonLinesSpanExporter`, :func:`read_spans` (``exporters``): the JSON-lines span file,
-  encoded by ``otlpjson`` (one encoder for both tracers);
-- ``show``: the ``harness traces show`` tree; ``conventions``: every span and attribute name.
+- :class:`JsonLinesSpanExporter`, :func:`read_spans` (``_exporters``): the JSON-lines span file,
+  encoded by ``_otlpjson`` (one encoder for both tracers);
+- ``_show``: the ``harness traces show`` tree; ``_conventions``: every span and attribute name.
 
 The facade calls :func:`tracing_subscriber` for each run. It imports OpenTelemetry only when
 tracing is active (a ``tracer_provider=`` option, or a configured global provider), so untraced
@@ -23,26 +23,26 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.kernel.state import State, Subscriber
+    from harness.kernel._state import State, Subscriber
+    from harness.telemetry._exporters import JsonLinesSpanExporter as JsonLinesSpanExporter
+    from harness.telemetry._exporters import SpanRecord as SpanRecord
+    from harness.telemetry._exporters import read_spans as read_spans
 
     # The lazy exports as a type checker sees them (``X as X``: re-exported, as mypy cannot
     # read the computed __all__): the names of _EXPORTS below, from the same modules.
     # tests/telemetry/test_exports.py checks that they agree.
     from harness.telemetry._light import LightTracerProvider as LightTracerProvider
-    from harness.telemetry.exporters import JsonLinesSpanExporter as JsonLinesSpanExporter
-    from harness.telemetry.exporters import SpanRecord as SpanRecord
-    from harness.telemetry.exporters import read_spans as read_spans
-    from harness.telemetry.setup import TracingHandle as TracingHandle
-    from harness.telemetry.setup import configure_tracing as configure_tracing
-    from harness.telemetry.subscriber import RunTracer as RunTracer
+    from harness.telemetry._setup import TracingHandle as TracingHandle
+    from harness.telemetry._setup import configure_tracing as configure_tracing
+    from harness.telemetry._subscriber import RunTracer as RunTracer
 
 #: The one table of the public names imported on first use (they load OpenTelemetry): each
 #: module and what it exports here. ``__all__`` and ``__getattr__`` are derived from it.
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "harness.telemetry._light": ("LightTracerProvider",),
-    "harness.telemetry.exporters": ("JsonLinesSpanExporter", "SpanRecord", "read_spans"),
-    "harness.telemetry.setup": ("TracingHandle", "configure_tracing"),
-    "harness.telemetry.subscriber": ("RunTracer",),
+    "harness.telemetry._exporters": ("JsonLinesSpanExporter", "SpanRecord", "read_spans"),
+    "harness.telemetry._setup": ("TracingHandle", "configure_tracing"),
+    "harness.telemetry._subscriber": ("RunTracer",),
 }
 _LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -76,7 +76,7 @@ def tracing_subscriber(state: State) -> Subscriber | None:
             "OTEL_PYTHON_TRACER_PROVIDER"
         ):
             return None
-        from harness.telemetry.resolve import global_tracer_provider
+        from harness.telemetry._resolve import global_tracer_provider
 
         provider = global_tracer_provider()
         if provider is None:
@@ -91,8 +91,8 @@ def tracing_subscriber(state: State) -> Subscriber | None:
 
 
 def _start(state: State, provider: Any) -> Subscriber | None:
-    from harness.telemetry.resolve import DEFAULT_CONTENT_MAX_CHARS, tracer_and_settings
-    from harness.telemetry.subscriber import RunTracer
+    from harness.telemetry._resolve import DEFAULT_CONTENT_MAX_CHARS, tracer_and_settings
+    from harness.telemetry._subscriber import RunTracer
 
     config = state.config
     tracer, settings = tracer_and_settings(provider)

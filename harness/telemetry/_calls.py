@@ -1,6 +1,6 @@
 """Provider calls as spans: ``chat {model}`` (CLIENT, LLM), wrapped in ``plan {mode}`` for
 plan calls and in the ``compaction`` span for compact calls, with the call's text and point
-events. A mixin of :class:`~harness.telemetry.subscriber.RunTracer`, split out to keep modules
+events. A mixin of :class:`~harness.telemetry._subscriber.RunTracer`, split out to keep modules
 small.
 
 A chat span is created when its CallFinished arrives, once every attribute is known (one
@@ -23,8 +23,8 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, StatusCode, Tracer
 
-from harness.core import events as ev
-from harness.telemetry import conventions as c
+from harness import events as ev
+from harness.telemetry import _conventions as c
 
 __all__ = ["CallSpans", "Scope", "attr_value", "trunc"]
 

@@ -1,7 +1,7 @@
 """The SDK path's exporters, guarded: an unreachable or slow collector never fails or stalls a
 run (:class:`Guarded`: one warning line, batches dropped while it is down, the exporters' own
 per-attempt logs folded into that line), and the OTLP exporter built from the arguments or the
-standard ``OTEL_EXPORTER_OTLP_*`` variables. Split out of :mod:`harness.telemetry.setup`.
+standard ``OTEL_EXPORTER_OTLP_*`` variables. Split out of :mod:`harness.telemetry._setup`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 calls as siblings, and ``invoke_agent subagent`` (AGENT) from SubagentSpawn to SubagentResult,
 under the tool span that spawned it. Both are also made the ambient context in the task that runs
 them (a :class:`~harness.telemetry._calls.Scope`), so spans made inside a tool nest under it. A
-mixin of :class:`~harness.telemetry.subscriber.RunTracer`, split out to keep modules small.
+mixin of :class:`~harness.telemetry._subscriber.RunTracer`, split out to keep modules small.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, Tracer
 
-from harness.core import events as ev
-from harness.core.terminations import Category, FinishReason
-from harness.telemetry import conventions as c
+from harness import events as ev
+from harness.core._terminations import Category, FinishReason
+from harness.telemetry import _conventions as c
 from harness.telemetry._calls import Scope, trunc
 
 __all__ = ["Tool", "ToolSpans", "to_json"]
@@ -150,7 +150,11 @@ class ToolSpans:
 
     def _on_subagent_spawn(self, e: ev.SubagentSpawn) -> None:
         self._flush()
-        parent = trace.set_span_in_context(self._tools[-1].span) if self._tools else None
+        # The spawning tool span: found by call id, so parallel spawns get their own parents.
+        tool = next((t for t in self._tools if t.call.id == e.tool_call_id), None)
+        if tool is None and self._tools and not e.tool_call_id:
+            tool = self._tools[-1]
+        parent = trace.set_span_in_context(tool.span) if tool is not None else None
         attrs: dict[str, Any] = {
             c.GEN_AI_OPERATION_NAME: c.OP_INVOKE_AGENT,
             c.GEN_AI_AGENT_ID: e.id,

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness.bench.audit import audit_suites
-from harness.bench.graders import Grader, grade
-from harness.bench.suite import load_suites
-from harness.providers.mock import MockProvider
+from harness.bench._audit import audit_suites
+from harness.bench._graders import Grader, grade
+from harness.bench._suite import load_suites
+from harness.providers._mock import MockProvider
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,3 +110,39 @@ def test_tool_calls_and_combined_graders() -> None:
     assert not grade(either, result).passed
     idle = harness.run("6*7?", provider=MockProvider([{"text": "42"}]), tools=["calculator"])
     assert not grade(both, idle).passed  # the right answer without a tool call
+
+
+def test_a_judge_never_reaches_the_network_in_the_audit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-audit-test")  # a key: only the cassette stops it
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    hits: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            hits.append(self.path)
+            self.send_response(500)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        path = tmp_path / "judged.yaml"
+        path.write_text(
+            "suite: judged\ntasks:\n  - id: t\n    prompt: Capital of France?\n"
+            "    expect: {kind: judge, provider: 'openai:gpt-4o-mini', rubric: Names Paris.,"
+            f" provider_opts: {{base_url: '{url}', max_retries: 0}}}}\n"
+        )
+        report = audit_suites(load_suites([path]))
+    finally:
+        server.shutdown()
+    assert hits == []
+    assert report.findings == []
+    assert report.exit_code == 0

@@ -13,15 +13,16 @@ import pytest
 from click.testing import CliRunner
 
 import harness
-from harness.bench.graders import Grade, grade
-from harness.bench.suite import Suite, Task, load_suites
+from harness.bench._graders import Grade, grade
+from harness.bench._runner import apply_approvals
+from harness.bench._suite import Suite, Task, load_suites
 from harness.cli import main
 from harness.kernel.result import Result
 from harness.kernel.terminations import FinishReason
 
 SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 MODES = ("react", "plan_and_solve", "reflexion")
-NAMES = {"arithmetic", "files", "lookup", "structured", "traps"}
+NAMES = {"arithmetic", "code", "delegation", "files", "lookup", "review", "structured", "traps"}
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +38,9 @@ async def run_cell(task: Task, mode: str, **override: Any) -> tuple[Result, Grad
     """One cell as the runner does it: a fresh workspace, the task's options, then the grade."""
     with tempfile.TemporaryDirectory(prefix="suite-cell-") as tmp:
         options: dict[str, Any] = {**task.run_options(), **override}
-        options.setdefault("provider_opts", task.mock_provider_opts())
+        options.setdefault("provider_opts", task.mock_provider_opts(mode))
         result = await harness.arun(task.prompt, provider="mock", mode=mode, cwd=tmp, **options)
+        result = await apply_approvals(task, result)  # as the runner answers pauses
         return result, grade(task.expect, result, Path(tmp))
 
 
@@ -54,6 +56,12 @@ def test_builtin_suites_load(suites: list[Suite]) -> None:
     by_name = {s.name: s for s in suites}
     assert {t.expect.kind for t in by_name["files"].tasks} == {"file_contains"}
     assert {t.expect.kind for t in by_name["structured"].tasks} == {"json_schema"}
+    # Code tasks are graded by running their tests in the sandbox, and use the shell tool.
+    assert len(by_name["code"].tasks) >= 10
+    for task in by_name["code"].tasks:
+        assert task.expect.kind == "command", task.id
+        assert "pytest" in (task.expect.command or ""), task.id
+        assert "shell" in (task.tools or []), task.id
     # A trap passes only when the model tried (a tool call) and then named the problem.
     for trap in by_name["traps"].tasks:
         assert trap.expect.kind == "all", trap.id
@@ -103,6 +111,27 @@ async def test_every_mock_script_runs_under_every_mode(
     for (suite, task, _), (_, verdict) in zip(cells, outcomes, strict=True):
         by_task[(suite.name, task.id)].add(verdict.passed)
     assert any(len(v) == 2 for v in by_task.values())
+
+
+async def test_orchestrate_runs_the_delegation_suite(suites: list[Suite]) -> None:
+    """The supervisor's scripts (mock.modes.orchestrate) run to a graded end, delegate every
+    step to workers, and fail where the workers' summaries lose information."""
+    suite = next(s for s in suites if s.name == "delegation")
+    outcomes = await asyncio.gather(*(run_cell(t, "orchestrate") for t in suite.tasks))
+    verdicts = {}
+    for task, (result, verdict) in zip(suite.tasks, outcomes, strict=True):
+        assert task.mock is not None
+        assert "orchestrate" in task.mock.modes, task.id
+        assert result.finish_reason is FinishReason.SUBMITTED, (task.id, result.halted_reason)
+        assert any(c.purpose == "subagent" for c in result.calls), task.id
+        assert all(t["status"] == "completed" for t in result.assigns["todos"]), task.id
+        verdicts[task.id] = verdict.passed
+    assert verdicts == {
+        "sum-two-files": True,
+        "three-conversions": True,
+        "config-summary": True,
+        "common-names": False,
+    }
 
 
 async def test_every_grader_can_fail(suites: list[Suite]) -> None:

@@ -1,4 +1,4 @@
-"""Per-cell cassettes (harness.bench.cassettes): real HTTP on 127.0.0.1 (pytest-httpserver), real
+"""Per-cell cassettes (harness.bench._cassettes): real HTTP on 127.0.0.1 (pytest-httpserver), real
 files in tmp_path, real harness runs through the OpenAI provider.
 
 - record then replay, plain and streamed (same Result text, tool calls and Content deltas; the
@@ -33,9 +33,9 @@ from werkzeug import Response as WResponse
 
 import harness
 from harness import ConfigError, FinishReason, Result
-from harness.bench.cassette_lint import lint_cassettes
-from harness.bench.cassette_store import PLACEHOLDER, normalise_body
-from harness.bench.cassettes import (
+from harness.bench._cassette_lint import lint_cassettes
+from harness.bench._cassette_store import PLACEHOLDER, normalise_body
+from harness.bench._cassettes import (
     CassetteCorrupt,
     CassetteMiss,
     CassetteTransport,
@@ -759,7 +759,7 @@ async def test_ignored_hosts_pass_through_only_while_recording(
 async def test_replay_never_reaches_a_live_server_on_the_recorded_port(tmp_path: Path) -> None:
     """A live server listens where the cassette was recorded and the collector shares its host:
     a request missing from the cassette is a miss, and the server sees nothing."""
-    from harness.bench.session import _collector_hosts
+    from harness.bench._session import _collector_hosts
 
     live = HTTPServer(host="127.0.0.1", port=0)
     live.expect_request("/v1/chat/completions").respond_with_json({"live": True})

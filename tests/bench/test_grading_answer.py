@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 import harness
-from harness.bench.graders import Grader, final_answer, grade
-from harness.providers.mock import MockProvider
+from harness.bench._graders import Grader, final_answer, grade
+from harness.providers._mock import MockProvider
 
 CONTAINS = Grader(kind="contains", value=["395"])
 LOOPING_CALL = {"tool_calls": [{"name": "calculator", "arguments": {"expression": "1"}}]}

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness.bench import python_grader
-from harness.bench.graders import Grade, Grader, grade
-from harness.bench.suite import load_suite
-from harness.providers.mock import MockProvider
+from harness.bench import _python_grader as python_grader
+from harness.bench._graders import Grade, Grader, grade
+from harness.bench._suite import load_suite
+from harness.providers._mock import MockProvider
 
 CHECKS = """
 import os, sys, time

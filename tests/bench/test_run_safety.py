@@ -13,9 +13,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from harness.bench.preflight import check_output_path, check_providers, dedupe
-from harness.bench.rundir import LEGACY_CELL_PREFIX, RUN_PREFIX, RunFolder, remove_stale
-from harness.bench.session import BenchRequest, run_bench
+from harness.bench._preflight import check_output_path, check_providers, dedupe
+from harness.bench._rundir import LEGACY_CELL_PREFIX, RUN_PREFIX, RunFolder, remove_stale
+from harness.bench._session import BenchRequest, run_bench
 from harness.errors import ConfigError
 
 SUITE = """
@@ -241,7 +241,7 @@ def test_cell_status_error_only_for_causes_outside_the_model(tmp_path: Path) -> 
 def test_a_run_that_fails_to_start_leaves_no_run_row(
     suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import harness.telemetry.setup as setup
+    import harness.telemetry._setup as setup
 
     def broken(**_: object) -> None:
         raise PermissionError(13, "Permission denied", "traces/x.jsonl")

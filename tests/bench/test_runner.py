@@ -14,10 +14,10 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from harness.bench.matrix import Cell, expand
-from harness.bench.runner import CellOutcome, Runner, RunnerOptions, rerecord_command
-from harness.bench.session import BenchRequest, discover_providers, run_bench
-from harness.bench.suite import load_suites
+from harness.bench._matrix import Cell, expand
+from harness.bench._runner import CellOutcome, Runner, RunnerOptions, rerecord_command
+from harness.bench._session import BenchRequest, discover_providers, run_bench
+from harness.bench._suite import load_suites
 from harness.cli import main
 from harness.errors import ConfigError
 
@@ -101,7 +101,7 @@ def test_a_cancellation_leaking_from_a_cell_is_an_error_cell_not_a_lost_one(
 ) -> None:
     """A CancelledError that the runner did not ask for (a tool's worker killed for another
     cell, say) used to end its worker silently and drop the cell."""
-    import harness.bench.runner as runner_module
+    import harness.bench._runner as runner_module
 
     real = runner_module.arun
     cells = expand(load_suites([SUITES / "arithmetic.yaml"]), ["react"], ["mock"], 1)
@@ -184,6 +184,34 @@ def test_discover_providers_lists_cassette_folders(tmp_path: Path) -> None:
     assert discover_providers(tmp_path, ["lookup"]) == ["mock"]
 
 
+def test_discovered_providers_run_only_the_suites_they_have_cassettes_for(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from harness.bench._session import _prepare
+
+    suites_dir = Path(__file__).resolve().parents[2] / "suites"
+    cassettes = tmp_path / "cassettes"
+    (cassettes / "arithmetic" / "llamacpp-gemma").mkdir(parents=True)
+    request = BenchRequest(
+        suites=[str(suites_dir / "arithmetic.yaml"), str(suites_dir / "delegation.yaml")],
+        providers=("auto",),
+        cassettes=cassettes,
+        db=tmp_path / "h.duckdb",
+    )
+    _, _, providers, cells = _prepare(request, Console(quiet=True))
+    assert providers == ["mock", "llamacpp-gemma"]
+    pairs = {(c.suite.suite, c.provider) for c in cells}
+    assert pairs == {
+        ("arithmetic", "mock"),
+        ("arithmetic", "llamacpp-gemma"),
+        ("delegation", "mock"),
+    }
+    # Named explicitly, a provider runs every suite (a missing cassette is then an error cell).
+    request.providers = ("mock", "llamacpp-gemma")
+    _, _, _, cells = _prepare(request, Console(quiet=True))
+    assert ("delegation", "llamacpp-gemma") in {(c.suite.suite, c.provider) for c in cells}
+
+
 def test_cli_run_bad_suite_exits_2_naming_the_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("suite: bad\ntasks:\n  - id: x\n    prompt: hi\n", encoding="utf-8")
@@ -208,7 +236,7 @@ def test_ctrl_c_mid_matrix_keeps_finished_cells_and_exits_130(tmp_path: Path) ->
         f"""
         import pathlib, signal, sys, time
         signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started ignored
-        import harness.tools.builtins as b
+        import harness.tools._builtins as b
         real = b.calculate
         def slow(expr):
             pathlib.Path({str(marker)!r}).touch()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.bench.suite import (
+from harness.bench._suite import (
     MAX_ERRORS,
     RUN_OPTION_KEYS,
     SuiteError,

@@ -17,7 +17,7 @@ from rich.console import Console
 
 import harness
 from harness.cli import main
-from harness.cli.progress import drive, progress_bar
+from harness.cli._progress import drive, progress_bar
 
 PACKAGE = Path(harness.__file__).parent
 
@@ -35,7 +35,7 @@ def _imported_modules(path: Path) -> set[str]:
 
 def test_every_command_group_is_registered() -> None:
     assert sorted(main.commands) == [
-        "baseline", "cassettes", "compact", "gate", "report", "run", "suites", "traces",
+        "baseline", "cassettes", "compact", "gate", "report", "run", "suites", "traces", "view",
     ]  # fmt: skip
     assert sorted(main.commands["suites"].commands) == ["audit", "validate"]  # type: ignore[attr-defined]
 
@@ -44,7 +44,7 @@ def test_importing_the_cli_loads_only_click() -> None:
     code = (
         "import sys, harness.cli; "
         "heavy = ('pandas','duckdb','pyarrow','rich','scipy','opentelemetry','httpx','yaml',"
-        "'harness.bench','harness.report','harness.store'); "
+        "'harness.bench','harness.report','harness.store','harness.view','starlette'); "
         "print(','.join(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -24,8 +24,8 @@ from phoenix_server import Phoenix
 
 import harness
 from harness.kernel.result import Result
+from harness.telemetry import _conventions as c
 from harness.telemetry import configure_tracing
-from harness.telemetry import conventions as c
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from harness.events import Done, Event, Submitted, ToolCallEvent, ToolResultEvent, ToolUI
-from harness.providers.mock import MockProvider
+from harness.providers._mock import MockProvider
 
 
 def call(name: str, /, **arguments: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from conftest import Recorder, call, error, mock, script, text, tool_turn
 import harness
 from harness import FinishReason, Message, ToolCall, ToolResult, run
 from harness.events import Compaction, Iteration
-from harness.kernel.compaction import MAX_TOOL_RESULT_CHARS, estimate_tokens
+from harness.kernel._compaction import MAX_TOOL_RESULT_CHARS, estimate_tokens
 
 # --------------------------------------------------------------------------------------------
 # helpers

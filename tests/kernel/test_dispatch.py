@@ -12,7 +12,7 @@ import harness
 from harness import FinishReason, Submit, ToolError, tool
 from harness.events import ToolCallEvent
 from harness.kernel.messages import Message, ToolResult
-from harness.providers.mock import MockProvider
+from harness.providers._mock import MockProvider
 
 
 def calls_turn(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import harness
 from harness import Continue, FinishReason, Halt
-from harness.kernel.state import State
-from harness.modes.base import Halt as HaltFromModes
+from harness.kernel._state import State
+from harness.modes._base import Halt as HaltFromModes
 
 
 class Returns:
@@ -48,7 +48,7 @@ def test_a_bare_halt_ends_with_the_state_reason_or_stop() -> None:
 
 def test_state_halt_records_the_reason_and_returns_the_matching_halt() -> None:
     from harness.api import build_state
-    from harness.kernel.options import parse_options
+    from harness.kernel._options import parse_options
 
     state, _ = build_state("q", parse_options({"provider": "mock"}))
     state.ctx.workspace.cleanup()

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from harness.errors import ConfigError
-from harness.kernel.options import ONE_OR_MANY, RunConfig, RunOptions, parse_options
+from harness.kernel._options import ONE_OR_MANY, RunConfig, RunOptions, parse_options
 
 
 def _members(annotation: Any) -> set[Any]:

@@ -9,15 +9,15 @@ import pytest
 
 import harness
 from harness import FinishReason, ToolError, tool
-from harness.kernel.messages import Message, ToolCall, ToolResult
-from harness.kernel.progress import (
+from harness.kernel._progress import (
     ProgressSnapshot,
     default_productivity_signal,
     fingerprint,
     strict_productivity_signal,
 )
-from harness.modes.react import ReAct
-from harness.providers.mock import MockProvider
+from harness.kernel.messages import Message, ToolCall, ToolResult
+from harness.modes._react import ReAct
+from harness.providers._mock import MockProvider
 
 # --- helpers -----------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import pytest
 
 import harness
 from harness.errors import ConfigError
-from harness.providers.mock import MockProvider
+from harness.providers._mock import MockProvider
 
 # The same call, result and text every turn. The strict check (ReAct's: a changed fingerprint, or
 # text that differs from the last) sees no progress; the lax one (any text at all) always does.

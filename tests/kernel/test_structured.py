@@ -11,7 +11,7 @@ from pydantic import BaseModel
 import harness
 from harness import ConfigError, FinishReason, aextract_structured, extract_structured
 from harness.events import CallStarted, Content, Done, StructuredRetry
-from harness.kernel.structured import parse_json_reply
+from harness.kernel._structured import parse_json_reply
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

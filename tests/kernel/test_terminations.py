@@ -39,12 +39,14 @@ EXPECTED_CATEGORY = {
     "error_consecutive_mistakes": "capacity",
     "error_prompt_too_long": "capacity",
     "error_no_progress": "capacity",
+    "error_thinking_starved": "capacity",
     "error_during_execution": "retryable",
     "error_schema_validation": "retryable",
     "error_until_tool_not_called": "retryable",
     "error_halted": "fatal",
     "error_compaction_failed": "fatal",
     "error_provider_auth": "fatal",
+    "interrupted": "paused",
 }
 
 

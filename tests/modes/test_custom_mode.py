@@ -9,14 +9,14 @@ import pytest
 
 import harness
 from harness import ConfigError, Continue, FinishReason, Halt, Message
-from harness.kernel.calls import build_request, call_provider
-from harness.kernel.progress import ProgressSnapshot
-from harness.kernel.state import State
-from harness.modes.base import resolve_mode
-from harness.modes.plan_and_solve import PlanAndSolve
-from harness.modes.react import ReAct
-from harness.modes.reflexion import Reflexion
-from harness.providers.mock import MockProvider
+from harness.kernel._calls import build_request, call_provider
+from harness.kernel._progress import ProgressSnapshot
+from harness.kernel._state import State
+from harness.modes._base import resolve_mode
+from harness.modes._plan_and_solve import PlanAndSolve
+from harness.modes._react import ReAct
+from harness.modes._reflexion import Reflexion
+from harness.providers._mock import MockProvider
 
 
 class EchoTwice:
@@ -230,7 +230,7 @@ class SyncIterate:
         (None, "is not a Mode"),
         (object(), "is not a Mode"),
         ("reactt", "did you mean 'react'"),
-        ("orchestrate", "unknown mode 'orchestrate'"),
+        ("orchestrat", "did you mean 'orchestrate'"),
     ],
 )
 def test_bad_modes_are_config_errors(spec: Any, needle: str) -> None:

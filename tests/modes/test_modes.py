@@ -9,9 +9,9 @@ import pytest
 import harness
 from harness import FinishReason, tool
 from harness.events import Content, RunWarning
-from harness.modes.plan_and_solve import PLANNING_INSTRUCTIONS
-from harness.modes.reflexion import REFLECTION_PROMPT
-from harness.providers.mock import MockProvider
+from harness.modes._plan_and_solve import PLANNING_INSTRUCTIONS
+from harness.modes._reflexion import REFLECTION_PROMPT
+from harness.providers._mock import MockProvider
 
 
 @tool

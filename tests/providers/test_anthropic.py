@@ -39,9 +39,9 @@ import harness
 from harness import ConfigError, FinishReason, ProviderError
 from harness.events import Content, Thinking
 from harness.kernel.messages import INVALID_JSON_KEY, Message, ToolCall, ToolResult
-from harness.providers.anthropic import AnthropicProvider
-from harness.providers.base import Request, ToolSpec
-from harness.providers.profiles import BUILTIN_PROFILES
+from harness.providers._anthropic import AnthropicProvider
+from harness.providers._base import Request, ToolSpec
+from harness.providers._profiles import BUILTIN_PROFILES
 
 PATH = "/v1/messages"
 SPEC = "anthropic:claude-sonnet-4-5"

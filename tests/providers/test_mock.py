@@ -11,8 +11,8 @@ import harness
 from harness import ConfigError, FinishReason, ProviderError, tool
 from harness.events import CallFinished, CallStarted, Content, Thinking, Usage
 from harness.kernel.messages import INVALID_JSON_KEY, Message
-from harness.providers.base import Request
-from harness.providers.mock import MockProvider
+from harness.providers._base import Request
+from harness.providers._mock import MockProvider
 
 
 def req(purpose: str = "main", text: str = "hi") -> Request:

@@ -33,9 +33,9 @@ import harness
 from harness import FinishReason, ProviderError
 from harness.events import Content, Thinking
 from harness.kernel.messages import INVALID_JSON_KEY, Message, ToolCall, ToolResult
-from harness.providers.base import Request, ToolSpec
-from harness.providers.ollama import OllamaProvider
-from harness.providers.profiles import BUILTIN_PROFILES
+from harness.providers._base import Request, ToolSpec
+from harness.providers._ollama import OllamaProvider
+from harness.providers._profiles import BUILTIN_PROFILES
 
 PATH = "/api/chat"
 SPEC = "ollama:llama3.1"

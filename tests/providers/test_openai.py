@@ -29,9 +29,9 @@ import harness
 from harness import ConfigError, FinishReason, ProviderError, Result, tool
 from harness.events import Content, Done, Event, RunWarning, Thinking
 from harness.kernel.messages import INVALID_JSON_KEY, Message, ToolCall, ToolResult
-from harness.providers.base import Request, ToolSpec
-from harness.providers.openai import OpenAIProvider
-from harness.providers.profiles import BUILTIN_PROFILES
+from harness.providers._base import Request, ToolSpec
+from harness.providers._openai import OpenAIProvider
+from harness.providers._profiles import BUILTIN_PROFILES
 
 KEY = "sk-test-0123456789"
 PATH = "/v1/chat/completions"
@@ -905,7 +905,7 @@ def test_seed_option_reaches_the_body() -> None:
 
 
 def test_run_option_seed_is_sent_with_every_call() -> None:
-    from harness.providers.mock import MockProvider
+    from harness.providers._mock import MockProvider
 
     mock = MockProvider([{"text": "ok"}])
     harness.run("hi", provider=mock, tools=None, seed=7)

@@ -14,10 +14,10 @@ import httpx
 import pytest
 
 from harness.kernel.messages import TokenUsage
-from harness.providers.base import Request
-from harness.providers.chat import ChatProvider
-from harness.providers.pricing import _lookup, price_usage
-from harness.providers.profiles import BUILTIN_PROFILES, Prices, ProviderProfile
+from harness.providers._base import Request
+from harness.providers._chat import ChatProvider
+from harness.providers._pricing import _lookup, price_usage
+from harness.providers._profiles import BUILTIN_PROFILES, Prices, ProviderProfile
 
 OPENAI = BUILTIN_PROFILES["openai"]
 ANTHROPIC = BUILTIN_PROFILES["anthropic"]
@@ -221,7 +221,7 @@ def test_pricing_never_touches_the_network(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_import_harness_does_not_import_genai_prices() -> None:
     code = (
-        "import sys, harness, harness.providers.chat, harness.providers.pricing; "
+        "import sys, harness, harness.providers._chat, harness.providers._pricing; "
         "assert 'genai_prices' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
@@ -278,8 +278,8 @@ async def test_provider_cost_matches_genai_prices_on_the_raw_response(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     profile = BUILTIN_PROFILES[kind].model_copy(update={"stream": False, "max_retries": 0})
     transport = httpx.MockTransport(lambda request: httpx.Response(200, json=raw))
-    from harness.providers.anthropic import AnthropicProvider
-    from harness.providers.openai import OpenAIProvider
+    from harness.providers._anthropic import AnthropicProvider
+    from harness.providers._openai import OpenAIProvider
 
     cls: type[ChatProvider] = AnthropicProvider if kind == "anthropic" else OpenAIProvider
     provider = cls(profile, str(raw["model"]), transport=transport)
@@ -295,7 +295,7 @@ async def test_provider_cost_matches_genai_prices_on_the_raw_response(
 
 
 def test_a_free_profile_costs_zero_even_without_usage() -> None:
-    from harness.providers.profiles import Prices, ProviderProfile
+    from harness.providers._profiles import Prices, ProviderProfile
 
     free = ProviderProfile(
         name="local", kind="openai", prices=Prices(input_per_mtok=0, output_per_mtok=0)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness import ConfigError
-from harness.providers.profiles import (
+from harness.providers._profiles import (
     BUILTIN_PROFILES,
     Prices,
     ProviderProfile,

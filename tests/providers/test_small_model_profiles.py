@@ -13,7 +13,7 @@ from pytest_httpserver import HTTPServer
 
 import harness
 from harness.errors import ConfigError
-from harness.providers.profiles import load_profiles
+from harness.providers._profiles import load_profiles
 
 EXAMPLES = """\
 - messages:
@@ -210,8 +210,8 @@ def test_no_seed_on_the_anthropic_wire_unless_the_profile_says_so(
 
 
 def test_line_protocol_reads_one_call_and_drops_the_run_on() -> None:
-    from harness.providers.base import Response
-    from harness.providers.text_tools import finish_response
+    from harness.providers._base import Response
+    from harness.providers._text_tools import finish_response
 
     call = '<tool_call>{"name": "kv_get", "arguments": {"key": "a"}}</tool_call>'
     response = Response(text=call + ' subtree<tool_call>{"name": "kv_get", "argu')
@@ -256,7 +256,7 @@ def test_a_plan_is_not_a_prefill_and_loses_its_run_on(
     """Plan-and-Solve's plan is a tool-less reply: under the one-line protocol its run-on after a
     closing tag is dropped like any other reply's, and the next request does not end with it
     (on /v1/messages a trailing assistant message is a prefill the model would continue)."""
-    from harness.providers.text_tools import NEXT_TURN
+    from harness.providers._text_tools import NEXT_TURN
 
     write_profile(tmp_path, httpserver.url_for(""), "anthropic", 'text_tool_format = "line"\n')
     monkeypatch.chdir(tmp_path)

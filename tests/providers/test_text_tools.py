@@ -13,9 +13,9 @@ from pytest_httpserver import HTTPServer
 
 import harness
 from harness.kernel.messages import Message, TokenUsage, ToolCall, ToolResult
-from harness.providers.base import Capabilities, Request, Response, ToolSpec
-from harness.providers.text_tool_parse import parse_tool_calls
-from harness.providers.text_tools import (
+from harness.providers._base import Capabilities, Request, Response, ToolSpec
+from harness.providers._text_tool_parse import parse_tool_calls
+from harness.providers._text_tools import (
     NEXT_TURN,
     drop_run_on,
     finish_response,

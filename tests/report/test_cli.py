@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from harness.cli.baseline import baseline
-from harness.cli.gate import gate
-from harness.cli.report import report
+from harness.cli._baseline import baseline
+from harness.cli._gate import gate
+from harness.cli._report import report
 
 pytest.importorskip("duckdb")
 store = pytest.importorskip("harness.store")

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from harness.report import build_report, render_html, render_markdown, write_report
-from harness.report.charts import MODE_COLORS, REASON_COLORS, nice_ticks
+from harness.report._charts import MODE_COLORS, REASON_COLORS, nice_ticks
 
 Rows = Callable[..., pd.DataFrame]
 CHART_IDS = ["chart-pass-rate", "chart-cost-scatter", "chart-finish-reasons", "chart-iterations"]

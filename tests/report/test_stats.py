@@ -1,4 +1,4 @@
-"""Known-value tests for every statistic in harness.report.stats."""
+"""Known-value tests for every statistic in harness.report._stats."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
-from harness.report.stats import (
+from harness.report._stats import (
     cluster_bootstrap,
     holm_adjust,
     mcnemar_exact,

@@ -17,7 +17,7 @@ import duckdb
 import pytest
 
 from harness.store import Store, StoreLocked, results_df, runs_df
-from harness.store.shards import shard_files
+from harness.store._shards import shard_files
 
 HOLD_RAW = """
 import sys, duckdb

@@ -13,7 +13,7 @@ import pytest
 
 import harness
 from harness.store import Store, StoreError, crashed_row, result_row, results_df, runs_df
-from harness.store.rows import cell_key, rows_to_arrow
+from harness.store._rows import cell_key, rows_to_arrow
 
 RowFactory = Callable[..., dict[str, Any]]  # the make_row fixture (conftest.py)
 

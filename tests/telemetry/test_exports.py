@@ -50,11 +50,11 @@ def test_every_public_name_resolves_from_its_module() -> None:
 def test_the_check_reads_the_type_checking_block() -> None:
     source = (
         "if TYPE_CHECKING:\n"
-        "    from harness.kernel.state import State\n"
-        "    from harness.telemetry.setup import TracingHandle as TracingHandle\n"
-        "    from harness.telemetry.show import show_traces\n"
+        "    from harness.kernel._state import State\n"
+        "    from harness.telemetry._setup import TracingHandle as TracingHandle\n"
+        "    from harness.telemetry._show import show_traces\n"
     )
     assert type_checking_imports(source) == (
-        {"TracingHandle": "harness.telemetry.setup"},
+        {"TracingHandle": "harness.telemetry._setup"},
         ["show_traces"],
     )

@@ -22,9 +22,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
 from harness.telemetry import configure_tracing, read_spans
-from harness.telemetry.exporters import JsonLinesSpanExporter
+from harness.telemetry._exporters import JsonLinesSpanExporter
+from harness.telemetry._otlpjson import span_to_json
 from harness.telemetry.light import LightSpan, LightTracerProvider
-from harness.telemetry.otlpjson import span_to_json
 
 LIMITS: dict[str, int] = {
     "max_span_attributes": 4,

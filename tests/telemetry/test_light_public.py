@@ -17,8 +17,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import harness.telemetry
 from harness.telemetry import read_spans
+from harness.telemetry._exporters import JsonLinesSpanExporter
 from harness.telemetry._light import LightTracerProvider
-from harness.telemetry.exporters import JsonLinesSpanExporter
 
 TELEMETRY = Path(harness.telemetry.__file__).parent
 # Private fields of OpenTelemetry objects that the package once read, and must not again.

@@ -19,9 +19,9 @@ import harness
 from harness import Message, ToolError, ToolOutput, UIPayload, tool
 from harness.cli import main
 from harness.events import SubagentResult, SubagentSpawn
+from harness.telemetry import _conventions as c
 from harness.telemetry import configure_tracing, read_spans
-from harness.telemetry import conventions as c
-from harness.telemetry.exporters import SpanRecord, iter_span_lines
+from harness.telemetry._exporters import SpanRecord, iter_span_lines
 
 # --- tools and scripted runs --------------------------------------------------------------------
 
@@ -323,7 +323,7 @@ def test_the_light_file_reads_back_and_shows(tmp_path: Path) -> None:
     spans = read_spans(path, trace_id=r.trace_id)
     assert len(spans) == 1 + 3 + 3 + 2
     (root,) = [s for s in spans if s.parent_span_id is None]
-    assert root.name == "invoke_agent react"
+    assert root.name == "invoke_agent react smoke/t1"  # the bench task in the name
     assert root.attributes[c.HARNESS_RUN_FINISH_REASON] == "stop"
     assert root.attributes["harness.suite"] == "smoke"
     assert root.attributes[c.INPUT_VALUE] == "q"  # a file alone: content captured

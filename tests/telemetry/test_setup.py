@@ -15,10 +15,10 @@ import pytest
 
 import harness
 from harness import ConfigError, tool
+from harness.telemetry import _conventions as c
 from harness.telemetry import configure_tracing
-from harness.telemetry import conventions as c
-from harness.telemetry.resolve import settings_for
-from harness.telemetry.setup import git_sha
+from harness.telemetry._resolve import settings_for
+from harness.telemetry._setup import git_sha
 
 ROOT = Path(__file__).resolve().parents[2]
 OTEL_ENV = (

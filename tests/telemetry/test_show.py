@@ -11,7 +11,7 @@ import harness
 from harness import tool
 from harness.cli import main
 from harness.telemetry import configure_tracing
-from harness.telemetry.show import MAX_TREES
+from harness.telemetry._show import MAX_TREES
 
 
 @tool

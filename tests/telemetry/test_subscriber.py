@@ -13,8 +13,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 import harness
 from harness import FinishReason, ToolError, ToolOutput, UIPayload, tool
 from harness.events import Done, Event, SubagentResult, SubagentSpawn, event_classes
-from harness.telemetry import conventions as c
-from harness.telemetry.subscriber import mapped_event_classes
+from harness.telemetry import _conventions as c
+from harness.telemetry._subscriber import mapped_event_classes
 
 from .conftest import Trace
 
@@ -61,8 +61,8 @@ def test_every_mapped_event_leaves_a_mark_in_the_trace(provider: Any, spans: Any
     from harness.kernel.messages import TokenUsage, ToolCall, ToolResult
     from harness.kernel.result import Result
     from harness.kernel.terminations import Category
-    from harness.telemetry.resolve import tracer_for
-    from harness.telemetry.subscriber import RunTracer
+    from harness.telemetry._resolve import tracer_for
+    from harness.telemetry._subscriber import RunTracer
 
     call = ToolCall("t1", "lookup", {"k": 1})
     rec = CallRecord(0, "main", "m", TokenUsage(3, 4), 0.5, 1.0, 1, 2)
@@ -76,6 +76,7 @@ def test_every_mapped_event_leaves_a_mark_in_the_trace(provider: Any, spans: Any
         ev.ToolResultEvent: ev.ToolResultEvent(call, ToolResult("t1", "ok", ui=UIPayload("k", 1))),
         ev.ToolUI: ev.ToolUI("t1", UIPayload("k", 1)),
         ev.Compaction: ev.Compaction(10, 5, ("snip",), "token_budget"),
+        ev.MaxTokensEscalation: ev.MaxTokensEscalation(256, 1024, 256, 250),
         ev.SubagentSpawn: ev.SubagentSpawn("sub1", "do it"),
         ev.SubagentResult: ev.SubagentResult("sub1", "done", "stop"),
         ev.Usage: ev.Usage(TokenUsage(1, 2), 0.1),
@@ -103,6 +104,7 @@ def test_every_mapped_event_leaves_a_mark_in_the_trace(provider: Any, spans: Any
         c.EVENT_USAGE,
         c.EVENT_WARNING,
         c.EVENT_STRUCTURED_RETRY,
+        c.EVENT_MAX_TOKENS_ESCALATION,
         c.EVENT_SUBMITTED,
         c.EVENT_TOOL_UI,
     } <= events
@@ -359,9 +361,9 @@ def test_trace_id_is_set_before_on_event_sees_done(provider: Any, spans: Any) ->
 
 def test_no_tracer_no_subscriber() -> None:
     from harness.api import build_state
-    from harness.kernel.options import parse_options
+    from harness.kernel._options import parse_options
     from harness.telemetry import tracing_subscriber
-    from harness.telemetry.resolve import global_tracer_provider
+    from harness.telemetry._resolve import global_tracer_provider
 
     assert global_tracer_provider() is None  # the tests never set the global provider
     state, _ = build_state("q", parse_options({"provider": "mock"}))
@@ -662,7 +664,7 @@ def test_a_tracing_bug_never_halts_the_run(
     provider: Any, spans: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     from harness.kernel import events as ev
-    from harness.telemetry import subscriber
+    from harness.telemetry import _subscriber as subscriber
 
     def boom(self: Any, e: Any) -> None:
         raise RuntimeError("telemetry bug")

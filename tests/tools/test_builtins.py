@@ -13,8 +13,8 @@ import pytest
 
 from harness.errors import ConfigError, ToolError
 from harness.kernel.messages import UIPayload
-from harness.tools.base import Submit, Tool, ToolContext, ToolOutput, tool
-from harness.tools.builtins import (
+from harness.tools._base import Submit, Tool, ToolContext, ToolOutput, tool
+from harness.tools._builtins import (
     CalculatorTool,
     EditFileTool,
     FinishTool,
@@ -26,10 +26,10 @@ from harness.tools.builtins import (
     ReadFileTool,
     WriteFileTool,
 )
-from harness.tools.calculator import calculate
-from harness.tools.file_tools import MAX_FILE_BYTES, MAX_MATCHES, MAX_READ_CHARS
-from harness.tools.registry import BUILTIN_TOOLS, builtin_names, resolve_tools
-from harness.tools.workspace import Workspace
+from harness.tools._calculator import calculate
+from harness.tools._file_tools import MAX_FILE_BYTES, MAX_MATCHES, MAX_READ_CHARS
+from harness.tools._registry import BUILTIN_TOOLS, OPT_IN_TOOLS, builtin_names, resolve_tools
+from harness.tools._workspace import Workspace
 
 SECRET = "TOPSECRET-CONTENT"
 
@@ -108,6 +108,9 @@ def test_flags_match_the_contract() -> None:
         "kv_get": (True, True),
         "kv_set": (False, False),
         "finish": (False, False),
+        "shell": (False, False),
+        "spawn_agent": (True, False),
+        "todo_write": (False, False),
     }
 
 
@@ -409,6 +412,32 @@ async def test_grep_caps_matches(ctx: ToolContext, root: Path) -> None:
     assert len(lines) == MAX_MATCHES + 1
     assert lines[MAX_MATCHES - 1] == f"many.txt:{MAX_MATCHES}:hit"
     assert lines[-1].startswith(f"[stopped after {MAX_MATCHES} matches")
+
+
+async def test_grep_returns_its_matches_as_a_ui_payload(ctx: ToolContext, root: Path) -> None:
+    (root / "notes").mkdir()
+    (root / "notes" / "a.txt").write_text("todo: x\nok\ntodo: y: z\n")
+    out = await GrepTool().run({"pattern": "todo", "path": "notes"}, ctx)
+    assert isinstance(out, ToolOutput)
+    assert out.ui is not None
+    assert out.ui.kind == "matches"
+    assert out.ui.payload == {
+        "pattern": "todo",
+        "path": "notes",
+        "searched": 1,
+        "truncated": False,
+        "matches": [
+            {"path": "notes/a.txt", "line": 1, "text": "todo: x"},
+            {"path": "notes/a.txt", "line": 3, "text": "todo: y: z"},
+        ],
+    }
+    none = await GrepTool().run({"pattern": "absent"}, ctx)
+    assert none.ui.payload["matches"] == []
+    assert none.content.startswith("no matches for 'absent'")
+    (root / "many.txt").write_text("hit\n" * (MAX_MATCHES + 10))
+    capped = await GrepTool().run({"pattern": "hit", "path": "many.txt"}, ctx)
+    assert capped.ui.payload["truncated"] is True
+    assert len(capped.ui.payload["matches"]) == MAX_MATCHES
 
 
 async def test_grep_errors(ctx: ToolContext) -> None:
@@ -732,6 +761,7 @@ ALL_NAMES = [
     "kv_set",
     "list_dir",
     "read_file",
+    "shell",
     "write_file",
 ]
 
@@ -750,7 +780,9 @@ class EchoTool:
 
 
 def test_builtin_names() -> None:
-    assert builtin_names() == ALL_NAMES
+    # Opt-in builtins are known by name but left out of tools="all".
+    assert builtin_names() == sorted([*ALL_NAMES, *OPT_IN_TOOLS])
+    assert sorted(OPT_IN_TOOLS) == ["spawn_agent", "todo_write"]
     assert all(BUILTIN_TOOLS[n].name == n for n in ALL_NAMES)
 
 
@@ -784,7 +816,7 @@ def test_resolve_unknown_name_suggests() -> None:
         resolve_tools(["calculator", "reed_file"])
     assert str(info.value) == (
         "tools: unknown tool 'reed_file'; builtins are: "
-        + ", ".join(ALL_NAMES)
+        + ", ".join(builtin_names())
         + "; did you mean 'read_file'?"
     )
     with pytest.raises(ConfigError, match=r"unknown tool 'xyz'; builtins are: calculator") as info:

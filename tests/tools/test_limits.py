@@ -10,11 +10,11 @@ import pytest
 
 import harness
 from harness.errors import ToolError
-from harness.providers.mock import MockProvider
-from harness.tools import file_tools
-from harness.tools.base import ToolContext
-from harness.tools.builtins import GrepTool, WriteFileTool
-from harness.tools.workspace import Workspace
+from harness.providers._mock import MockProvider
+from harness.tools import _file_tools as file_tools
+from harness.tools._base import ToolContext
+from harness.tools._builtins import GrepTool, WriteFileTool
+from harness.tools._workspace import Workspace
 
 # Exponential in a backtracking engine. The issue's "(a+)+$" is not slow at all in the `regex`
 # engine grep uses (it finds no match at once: checked below); this one is.
@@ -40,7 +40,7 @@ async def test_catastrophic_grep_pattern_is_stopped(
 async def test_the_issue_pattern_finishes_at_once(tmp_path: Path) -> None:
     (tmp_path / "victim.txt").write_text(VICTIM)
     started = time.monotonic()
-    out = await GrepTool().run({"pattern": "(a+)+$"}, ctx(tmp_path))
+    out = (await GrepTool().run({"pattern": "(a+)+$"}, ctx(tmp_path))).content
     assert "no matches" in out
     assert time.monotonic() - started < 2
 
@@ -129,7 +129,7 @@ async def test_a_call_waiting_for_the_worker_survives_another_calls_timeout() ->
     fresh worker instead of failing with a cancellation (a lost cell, before)."""
     import asyncio
 
-    from harness.tools import grep_worker
+    from harness.tools import _grep_worker as grep_worker
 
     grep_worker.shutdown()
     slow = asyncio.ensure_future(grep_worker.run_killable(time.sleep, 30, timeout_s=1.0))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError, HarnessError, ToolError
-from harness.tools.workspace import Workspace
+from harness.tools._workspace import Workspace
 
 
 @pytest.fixture

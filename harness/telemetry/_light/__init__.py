@@ -12,7 +12,7 @@ usual.
 What it writes is what the SDK path writes: random non-zero ids, parent links, kinds, attributes
 (cleaned and bounded by the same ``SpanLimits``), events, links, the status rules (OK is final,
 a description only with ERROR), the provider's ``Resource`` and the tracer's scope, encoded by
-:func:`~harness.telemetry.otlpjson.encode_fields`, the SDK file exporter's encoder. Sampling is
+:func:`~harness.telemetry._otlpjson.encode_fields`, the SDK file exporter's encoder. Sampling is
 the SDK default, ParentBased(AlwaysOn): under an unsampled parent a span is a
 ``NonRecordingSpan``.
 

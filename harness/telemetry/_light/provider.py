@@ -32,10 +32,10 @@ from opentelemetry.trace import (
 )
 from opentelemetry.util import types
 
+from harness.telemetry._exporters import JsonLinesSpanExporter
 from harness.telemetry._light.attributes import clean_attributes
 from harness.telemetry._light.span import LightSpan, Run
-from harness.telemetry.exporters import JsonLinesSpanExporter
-from harness.telemetry.otlpjson import encode_fields, tail_json
+from harness.telemetry._otlpjson import encode_fields, tail_json
 
 __all__ = [
     "DEFAULT_BATCH_SPANS",

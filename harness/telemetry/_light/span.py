@@ -18,7 +18,7 @@ from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags, Tra
 from opentelemetry.util import types
 
 from harness.telemetry._light.attributes import clean_attributes, clean_value, put
-from harness.telemetry.otlpjson import SpanFields
+from harness.telemetry._otlpjson import SpanFields
 
 if TYPE_CHECKING:
     from harness.telemetry._light.provider import LightTracer
@@ -255,7 +255,7 @@ class LightSpan(trace.Span):
         return self._attrs
 
     def span_fields(self) -> SpanFields:
-        """What the encoder takes (:func:`~harness.telemetry.otlpjson.encode_fields`)."""
+        """What the encoder takes (:func:`~harness.telemetry._otlpjson.encode_fields`)."""
         return (
             self._trace_id,
             self._span_id,

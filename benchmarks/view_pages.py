@@ -1,0 +1,170 @@
+"""Viewer benchmark: how long each page of ``harness view`` takes for a run of 10,000 cells.
+
+Three synthetic runs (default: 1 suite x 834 tasks x 3 modes x 2 providers x 2 epochs = 10,008
+cells each; the third one also stores 10% of its cells a second time, as ``--retry-errors``
+does, so that readers must pick each cell's latest result) are written to a real DuckDB file
+through the ``Store`` API, every cell with a compressed transcript (12 messages) and its trace
+(12 spans). The viewer is
+served by uvicorn on 127.0.0.1 and each page is fetched over HTTP, ``--rounds`` times (the
+figure is the median; the first fetch of a run page computes the summary and charts, which are
+then cached per run state, so "run (cold)" clears that cache before each fetch).
+
+Target (issue 13): every page under 300 ms for a run of 10,000 cells.
+
+    nox -s perf        # or: python benchmarks/view_pages.py --rounds 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import numpy as np
+import pandas as pd
+import uvicorn
+
+sys.path.insert(0, str(Path(__file__).parent))
+from report_render import synthetic_results
+
+from harness.core import Message, ToolCall, ToolResult
+from harness.store import Store, encode_transcript
+from harness.view import ViewConfig, create_app
+from harness.view import _pages as pages
+
+SPAN_NAMES = ["invoke_agent react", "iteration 0", "chat m", "execute_tool calculator"]
+
+
+def _transcript(i: int) -> bytes | None:
+    messages = [Message.user(f"Task {i}: what is {i} * 7 + 3? Use the calculator.")]
+    for step in range(5):
+        call = ToolCall(f"c{step}", "calculator", {"expression": f"{i}*7+{step}"})
+        messages += [Message.assistant("", [call]), Message.tool(ToolResult(f"c{step}", str(i)))]
+    messages.append(Message.assistant(str(i * 7 + 3)))
+    return encode_transcript(messages)
+
+
+def _spans(run_id: str, trace_ids: list[str]) -> pd.DataFrame:
+    n, per = len(trace_ids), 12
+    base = np.datetime64("2026-01-01T00:00:00", "ns")
+    trace = np.repeat(np.array(trace_ids, dtype=object), per)
+    k = np.tile(np.arange(per), n)
+    root = np.array([f"{t[:12]}0000" for t in trace], dtype=object)
+    span_id = np.array([f"{t[:12]}{j:04x}" for t, j in zip(trace, k, strict=True)], dtype=object)
+    parent = np.where(k == 0, None, np.where(k % 3 == 1, root, np.roll(span_id, 1)))
+    start = base + (np.repeat(np.arange(n), per) * 10_000_000 + k * 100_000).astype("m8[ns]")
+    dur = np.where(k == 0, 1_500_000, 80_000)
+    return pd.DataFrame({
+        "run_id": run_id, "trace_id": trace, "span_id": span_id, "parent_span_id": parent,
+        "name": [SPAN_NAMES[min(j, 3)] for j in k], "kind": "internal",
+        "start_time": start, "end_time": start + dur.astype("m8[ns]"),
+        "duration_ms": dur / 1e6, "status_code": "UNSET", "status_message": None,
+        "attributes": json.dumps({"harness.iteration": 0}), "events": None,
+    })  # fmt: skip
+
+
+def build_store(db: Path, suites: int, tasks: int, epochs: int) -> tuple[str, str, str]:
+    with Store.open(db) as store:
+        ids = []
+        for seed, label in ((2, "base"), (1, "run"), (3, "rerun")):
+            run_id = store.begin_run(label=label, run_id=label)
+            frame = synthetic_results(suites, tasks, epochs, seed=seed, run_id=run_id)
+            frame["trace_id"] = [f"{seed:04x}{i:028x}" for i in range(len(frame))]
+            frame["status"] = np.where(frame["passed"], "passed", "failed")
+            frame["grader_explanation"] = "expected 42, got 41"
+            frame["transcript"] = [_transcript(i) for i in range(len(frame))]
+            store.write_results(frame)
+            if label == "rerun":  # 10% of the cells stored again (--retry-errors, --resume)
+                store.write_results(frame.iloc[::10].assign(passed=True, status="passed"))
+            spans = _spans(run_id, frame["trace_id"].tolist())
+            store.con.register("bench_spans", spans)
+            store.con.execute("INSERT INTO spans SELECT * FROM bench_spans")
+            store.con.unregister("bench_spans")
+            store.finish_run(run_id)
+            ids.append(run_id)
+        ids.pop()
+        row = store.con.execute(
+            "SELECT cell_key FROM results WHERE run_id = 'run' AND NOT passed LIMIT 1"
+        ).fetchone()
+        assert row is not None
+    return ids[0], ids[1], str(row[0])
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suites", type=int, default=1)
+    parser.add_argument("--tasks", type=int, default=834, help="tasks per suite")
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "harness.duckdb"
+        started = time.perf_counter()
+        base, run, key = build_store(db, args.suites, args.tasks, args.epochs)
+        with Store.open(db, read_only=True) as store:
+            cells, spans = (
+                store.con.execute(f"SELECT count(*) FROM {t} WHERE run_id = 'run'").fetchone()
+                for t in ("results", "spans")
+            )
+        size_mib, took = db.stat().st_size / 2**20, time.perf_counter() - started
+        print(f"store: 3 runs of {cells[0]:,} cells and {spans[0]:,} spans each "  # type: ignore[index]
+              f"({size_mib:.0f} MiB, built in {took:.1f} s)")  # fmt: skip
+        port = _port()
+        server = uvicorn.Server(
+            uvicorn.Config(create_app(ViewConfig(db)), host="127.0.0.1", port=port,
+                           log_level="warning")
+        )  # fmt: skip
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        while not server.started:
+            time.sleep(0.05)
+        url = f"http://127.0.0.1:{port}"
+        targets = {
+            "runs": "/",
+            "run (cold)": f"/runs/{run}",
+            "run (warm)": f"/runs/{run}",
+            "run, filtered": f"/runs/{run}?status=failed&provider=openai&sort=task",
+            "run, page 10": f"/runs/{run}?page=10",
+            "cell": f"/runs/{run}/cell?key={quote(key)}",
+            "compare": f"/compare?a={base}&b={run}",
+            "rerun run (cold)": "/runs/rerun",
+            "rerun run (warm)": "/runs/rerun",
+            "rerun compare": f"/compare?a={run}&b=rerun",
+        }
+        with httpx.Client(base_url=url, timeout=60) as client:
+            assert client.get("/").status_code == 200  # warm-up: imports, templates
+            for name, path in targets.items():
+                times = []
+                for _ in range(args.rounds):
+                    if name.endswith("(cold)"):
+                        pages._CACHE.clear()
+                    t0 = time.perf_counter()
+                    response = client.get(path)
+                    times.append(1000 * (time.perf_counter() - t0))
+                    assert response.status_code == 200, (path, response.status_code)
+                size = len(response.content) / 1024
+                print(f"{name:>16}: median {statistics.median(times):6.1f} ms  (min "
+                      f"{min(times):.1f}, max {max(times):.1f}, {args.rounds} rounds, "
+                      f"{size:.0f} KiB)")  # fmt: skip
+        server.should_exit = True
+        thread.join(10)
+    print("target: every page < 300 ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

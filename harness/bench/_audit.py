@@ -1,0 +1,142 @@
+"""``harness suites audit``: find tasks that a model passes without doing the work.
+
+Every task is run (mode ``react``, the scripted mock provider) against two adversaries and graded
+with the task's own grader:
+
+- ``do-nothing``: one reply, "I don't know.", whatever it is asked;
+- ``empty-args``: calls each of the task's tools once with empty arguments, then says
+  "I don't know.".
+
+Graders run as in ``harness run`` (``command`` graders in the sandbox), except that a ``judge``
+never reaches the network: it gets an empty replay-only cassette, so a judged task does not pass.
+
+A task that either adversary passes measures something other than the model (a grader that
+accepts a bare ending, a file that already holds the answer, the kernel's own loop guard). It is
+listed, and the audit fails, unless the task says ``audit: {allow: true, reason: ...}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.api import arun
+from harness.bench._cassettes import CassetteTransport
+from harness.bench._graders import Grade, grade
+from harness.bench._suite import Suite, Task
+
+__all__ = ["ADVERSARIES", "AuditFinding", "AuditReport", "audit_suites"]
+
+GIVE_UP = "I don't know."
+ADVERSARIES = ("do-nothing", "empty-args")
+
+
+@dataclass(frozen=True, slots=True)
+class AuditFinding:
+    """A task one adversary passed."""
+
+    suite: str
+    task_id: str
+    adversary: str
+    explanation: str
+    allowed: bool
+    reason: str | None = None
+
+
+@dataclass
+class AuditReport:
+    tasks: int = 0
+    #: adversary -> how many tasks it passed (allowed ones included).
+    passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ADVERSARIES, 0))
+    findings: list[AuditFinding] = field(default_factory=list)
+
+    @property
+    def failing(self) -> list[AuditFinding]:
+        """Findings not excused by ``audit: allow``: each one fails the audit."""
+        return [f for f in self.findings if not f.allowed]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failing else 0
+
+
+def _turns(adversary: str, tools: Sequence[str]) -> list[dict[str, Any]]:
+    if adversary == "do-nothing":
+        return [{"text": GIVE_UP}]
+    ordered = sorted(tools, key=lambda t: t == "finish")  # finish (which ends the run) last
+    calls = [{"name": t, "arguments": {}} for t in ordered]
+    return [{"tool_calls": calls}, {"text": GIVE_UP}] if calls else [{"text": GIVE_UP}]
+
+
+def _tool_names(task: Task) -> list[str]:
+    from harness.tools._registry import resolve_tools
+
+    tools = task.run_options().get("tools")
+    if not tools:
+        return []
+    return [t.name for t in resolve_tools(tools)]
+
+
+async def _attempt(task: Task, adversary: str) -> Grade:
+    workspace = Path(tempfile.mkdtemp(prefix="harness-audit-"))
+    try:
+        options = task.run_options()
+        options.pop("max_budget_usd", None)
+        result = await arun(
+            task.prompt,
+            provider="mock",
+            mode="react",
+            cwd=workspace,
+            provider_opts={
+                "turns": _turns(adversary, _tool_names(task)),
+                "when_exhausted": "repeat_last",
+            },
+            **options,
+        )
+        # A judge never reaches the network here: an empty replay-only cassette answers it
+        # with a miss, so a judged task does not pass (its grade is an error).
+        offline = CassetteTransport(workspace / ".audit-judge.yaml", record_mode="none")
+        return await asyncio.to_thread(
+            grade,
+            task.expect,
+            result,
+            workspace,
+            grade_on_error=task.grade_on_error,
+            cassette=offline,
+        )
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+async def _audit(suites: Sequence[Suite]) -> AuditReport:
+    report = AuditReport()
+    for suite in suites:
+        for task in suite.tasks:
+            report.tasks += 1
+            for adversary in ADVERSARIES:
+                verdict = await _attempt(task, adversary)
+                if not verdict.passed:
+                    continue
+                report.passed[adversary] += 1
+                policy = task.audit
+                report.findings.append(
+                    AuditFinding(
+                        suite.suite,
+                        task.id,
+                        adversary,
+                        verdict.explanation,
+                        allowed=policy is not None and policy.allow,
+                        reason=policy.reason if policy is not None else None,
+                    )
+                )
+    return report
+
+
+def audit_suites(suites: Sequence[Suite]) -> AuditReport:
+    """Run every task of ``suites`` against both adversaries (see the module docstring)."""
+    return asyncio.run(_audit(suites))

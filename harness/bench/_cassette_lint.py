@@ -1,0 +1,237 @@
+"""``harness cassettes lint``: find secret-looking values in cassette files before they are
+committed.
+
+Rules (each finding names the file and the location inside it):
+
+- ``secret-header``: an ``Authorization``, ``Proxy-Authorization``, ``x-api-key``, ``api-key`` or
+  ``x-goog-api-key`` header (request or response) whose value is not a placeholder
+  (``REDACTED``, ``FILTERED``, ``<ANYTHING>``, ``***``, ``xxx``, empty; after an optional
+  ``Bearer``/``Basic``/``Token`` scheme);
+- ``cookie``: a ``Cookie`` or ``Set-Cookie`` header with a value;
+- ``secret-query``: an ``api-key``, ``api_key``, ``apikey``, ``key`` or ``access_token`` query
+  parameter with a non-placeholder value;
+- ``api-key``: a string that looks like a provider key anywhere (URI, headers, bodies):
+  ``sk-ant-...``, ``sk-...`` (20+ characters), AWS ``AKIA``/``ASIA``, GitHub ``ghp_``...,
+  Google ``AIza...``, Hugging Face ``hf_...``, Slack ``xox?-``;
+- ``bearer-token``: ``Bearer <token>`` anywhere with a token of 20+ characters and high
+  entropy (at least 3 bits per character);
+- ``corrupt``: the file is not a readable vcrpy cassette (the CLI then exits 2).
+
+Values are printed masked (their first 4 characters and length), never in full.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from vcr.serializers import yamlserializer  # type: ignore[import-untyped]
+
+from harness.bench._cassettes import DROPPED_HEADERS, SECRET_HEADERS, SECRET_QUERY
+from harness.errors import ConfigError
+
+__all__ = ["Finding", "cassette_files", "lint_cassettes", "lint_main"]
+
+_PLACEHOLDER = re.compile(
+    r"^(|<[^<>]*>|\{\{[^{}]*\}\}|\*+|x+|\[?(redacted|filtered|scrubbed|removed|hidden|dummy|"
+    r"placeholder)\]?)$",
+    re.IGNORECASE,
+)
+_SCHEME = re.compile(r"^(bearer|basic|token)\s+", re.IGNORECASE)
+_KEYS = re.compile(
+    r"(?<![A-Za-z0-9_-])("
+    r"sk-ant-[A-Za-z0-9_-]{16,}|sk-[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}|"
+    r"gh[pousr]_[A-Za-z0-9]{30,}|AIza[0-9A-Za-z_-]{35}|hf_[A-Za-z0-9]{30,}|"
+    r"xox[abprs]-[A-Za-z0-9-]{10,})"
+)
+_BEARER = re.compile(r"\bBearer\s+([A-Za-z0-9._~+/=-]{20,})")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    path: Path
+    location: str
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}: {self.location}" if self.location else str(self.path)
+        return f"{where}: {self.rule}: {self.detail}"
+
+
+def cassette_files(directory: str | os.PathLike[str]) -> list[Path]:
+    """The ``.yaml``/``.yml`` files under ``directory`` (or the file itself), sorted."""
+    root = Path(directory)
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise ConfigError(f"cassettes lint: {root} is not a directory or a file")
+    return sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def lint_cassettes(directory: str | os.PathLike[str]) -> list[Finding]:
+    """Every finding in every cassette under ``directory``."""
+    findings: list[Finding] = []
+    for path in cassette_files(directory):
+        findings.extend(lint_file(path))
+    return findings
+
+
+def lint_file(path: Path) -> list[Finding]:
+    try:
+        data = yamlserializer.deserialize(path.read_text(encoding="utf-8"))
+    except Exception as exc:
+        return [Finding(path, "", "corrupt", f"not a readable cassette: {_one_line(exc)}")]
+    interactions = data.get("interactions") if isinstance(data, dict) else None
+    if not isinstance(interactions, list):
+        return [Finding(path, "", "corrupt", "no 'interactions' list at the top level")]
+    found: list[Finding] = []
+    for i, item in enumerate(interactions):
+        for part in ("request", "response"):
+            section = item.get(part) if isinstance(item, dict) else None
+            headers = section.get("headers") if isinstance(section, dict) else None
+            if isinstance(headers, dict):
+                where = f"interactions[{i}].{part}.headers"
+                found += _headers(path, where, headers)
+        request = item.get("request") if isinstance(item, dict) else None
+        uri = request.get("uri") if isinstance(request, dict) else None
+        if isinstance(uri, str):
+            for name, value in parse_qsl(urlsplit(uri).query, keep_blank_values=True):
+                if name.lower() in SECRET_QUERY and not _is_placeholder(value):
+                    where = f"interactions[{i}].request.uri?{name}"
+                    found.append(Finding(path, where, "secret-query", _mask(value)))
+    flagged = {f.location for f in found}  # a header already reported is not reported again
+    for where, text in _strings(data, ""):
+        if where.rsplit("[", 1)[0] in flagged:
+            continue
+        for match in _KEYS.finditer(text):
+            found.append(Finding(path, _at(where, match), "api-key", _mask(match.group(1))))
+        for match in _BEARER.finditer(text):
+            token = match.group(1)
+            if not _is_placeholder(token) and _entropy(token) >= 3.0 and not _KEYS.match(token):
+                found.append(Finding(path, _at(where, match), "bearer-token", _mask(token)))
+    return found
+
+
+def _headers(path: Path, where: str, headers: dict[Any, Any]) -> Iterator[Finding]:
+    for name, values in headers.items():
+        low = str(name).lower()
+        for value in values if isinstance(values, list) else [values]:
+            text = _text(value)
+            if low in SECRET_HEADERS and not _is_placeholder(_SCHEME.sub("", text.strip())):
+                yield Finding(path, f"{where}.{name}", "secret-header", _mask(text))
+            elif low in DROPPED_HEADERS and text.strip():
+                yield Finding(path, f"{where}.{name}", "cookie", _mask(text))
+
+
+def _strings(obj: Any, where: str) -> Iterator[tuple[str, str]]:
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            yield from _strings(value, f"{where}.{key}" if where else str(key))
+    elif isinstance(obj, list | tuple):
+        for i, value in enumerate(obj):
+            yield from _strings(value, f"{where}[{i}]")
+    elif isinstance(obj, str | bytes):
+        yield where, _text(obj)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _is_placeholder(value: str) -> bool:
+    return bool(_PLACEHOLDER.match(_SCHEME.sub("", value.strip())))
+
+
+def _entropy(token: str) -> float:
+    counts = Counter(token)
+    return -sum(n / len(token) * math.log2(n / len(token)) for n in counts.values())
+
+
+def _at(where: str, match: re.Match[str]) -> str:
+    return f"{where} (char {match.start(1)})"
+
+
+def _mask(value: str) -> str:
+    value = value.strip()
+    return f"{value[:4]!r}... ({len(value)} chars) is not a placeholder"
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def lint_trace_file(path: Path) -> list[Finding]:
+    """Secret-looking values in a JSON-lines span file (what ``--trace-file`` writes): API
+    keys, bearer tokens, and any value of a ``*_KEY`` / ``*_TOKEN`` / ``*_SECRET`` variable set
+    in this environment."""
+    from harness.bench._secrets import secret_values
+
+    literal = secret_values()
+    found: list[Finding] = []
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        return [Finding(path, "", "corrupt", f"not readable: {_one_line(exc)}")]
+    for n, line in enumerate(lines, 1):
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue  # not a span line; traces show reports those
+        for where, text in _strings(data, f"line {n}"):
+            for match in _KEYS.finditer(text):
+                found.append(Finding(path, _at(where, match), "api-key", _mask(match.group(1))))
+            for match in _BEARER.finditer(text):
+                token = match.group(1)
+                if not _is_placeholder(token) and _entropy(token) >= 3.0:
+                    found.append(Finding(path, _at(where, match), "bearer-token", _mask(token)))
+            for secret in literal:
+                if secret in text:
+                    found.append(Finding(path, where, "env-secret", _mask(secret)))
+    return found
+
+
+def lint_main(
+    directory: str | os.PathLike[str],
+    echo: Callable[[str], None] = print,
+    traces: Sequence[str | os.PathLike[str]] = (),
+) -> int:
+    """The CLI: print the findings; 0 when clean, 1 on a secret, 2 on a corrupt file. Trace
+    files (``*.jsonl`` under ``traces``, files or folders) are checked for secrets too."""
+    try:
+        files = cassette_files(directory)
+    except ConfigError as exc:
+        echo(str(exc))
+        return 2
+    trace_files = sorted(
+        f
+        for t in traces
+        for f in ([Path(t)] if Path(t).is_file() else Path(t).rglob("*.jsonl"))
+        if f.is_file()
+    )
+    findings = [f for path in files for f in lint_file(path)]
+    findings += [f for path in trace_files for f in lint_trace_file(path)]
+    for finding in findings:
+        echo(str(finding))
+    corrupt = [f for f in findings if f.rule == "corrupt"]
+    secrets = [f for f in findings if f.rule != "corrupt"]
+    if secrets:
+        echo(f"{len(secrets)} secret-looking value(s) in {len({f.path for f in secrets})} file(s)")
+    if corrupt:
+        echo(f"{len(corrupt)} corrupt cassette file(s)")
+        return 2
+    if secrets:
+        return 1
+    traced = f" and {len(trace_files)} trace file(s)" if trace_files else ""
+    echo(f"{len(files)} cassette(s){traced} clean under {directory}")
+    return 0

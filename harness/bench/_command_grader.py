@@ -1,0 +1,99 @@
+"""The ``command`` grader: run a command in the run's workspace, inside the shell tool's sandbox
+(:mod:`harness.tools._sandbox`), after the run.
+
+Fields: ``command`` (run with ``sh -c`` in the workspace, mounted at ``/workspace``; e.g.
+``python -m pytest -q``), ``timeout_s`` (default :data:`DEFAULT_TIMEOUT_S`), and optionally
+``score_regex`` and ``score_max``. The run passes when the command exits 0. Without
+``score_regex`` the score is 1.0 or 0.0; with it, the first group of its first match in the output
+is read as a number and divided by ``score_max`` (default 1), clipped to [0, 1]: with
+``score_regex: '(\\d+) passed'`` and ``score_max: 5``, 3 of 5 tests passing scores 0.6 (and fails,
+the exit status being 1). No match scores 0.
+
+A command that fails or times out fails the task (that is the model's work being judged); a
+sandbox that cannot run here (bwrap missing) is a grader error, so the cell is an ``error`` cell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import math
+import re
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from harness.bench._suite_fields import field_error
+from harness.tools._sandbox import Limits, SandboxUnavailable, run_command
+
+if TYPE_CHECKING:
+    from harness.bench._graders import Grade, Grader
+
+__all__ = ["DEFAULT_TIMEOUT_S", "check_command_fields", "command_grade", "run_sync"]
+
+T = TypeVar("T")
+#: Seconds a grading command may run (``timeout_s`` overrides it).
+DEFAULT_TIMEOUT_S = 60.0
+
+
+def check_command_fields(grader: Grader) -> None:
+    """Raise a located field error for a bad ``command`` / ``score_regex``."""
+    if grader.command is not None and not grader.command.strip():
+        raise field_error("command", "give the command to run, e.g. 'python -m pytest -q'")
+    if grader.score_regex is not None:
+        try:
+            pattern = re.compile(grader.score_regex)
+        except re.error as exc:
+            raise field_error(
+                "score_regex", f"invalid regular expression {grader.score_regex!r}: {exc}"
+            ) from None
+        if pattern.groups < 1:
+            raise field_error(
+                "score_regex", "needs a group around the number, e.g. '(\\d+) passed'"
+            )
+
+
+def command_grade(grader: Grader, workspace: Path | None) -> Grade:
+    """Run the grader's command in the sandboxed workspace and judge its exit status."""
+    from harness.bench._graders import Grade
+
+    command = grader.command or ""
+    if workspace is None:
+        return Grade.of(False, f"no workspace to run {command!r} in (the runner gave none)")
+    timeout = grader.timeout_s or DEFAULT_TIMEOUT_S
+    limits = Limits(cpu_s=math.ceil(timeout) + 1)
+    job = run_command(command, Path(workspace), timeout_s=timeout, limits=limits)
+    try:
+        done = run_sync(job)
+    except SandboxUnavailable as exc:
+        return Grade(False, 0.0, f"command grader: {exc}", error=True)
+    score = 1.0 if done.ok else 0.0
+    scored = ""
+    if grader.score_regex is not None:
+        score, scored = _score(grader.score_regex, grader.score_max or 1.0, done.output)
+    tail = " ".join(done.output.split())[-160:]
+    detail = f"; output: …{tail}" if tail else ""
+    return Grade(done.ok, score, f"`{command}`: {done.describe()}{scored}{detail}")
+
+
+def run_sync(job: Coroutine[Any, Any, T]) -> T:
+    """Run ``job`` to the end from synchronous code, also when this thread runs an event loop
+    (``grade()`` called from a coroutine): then on a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(job)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, job).result()
+
+
+def _score(regex: str, score_max: float, output: str) -> tuple[float, str]:
+    found = re.search(regex, output)
+    if found is None:
+        return 0.0, f"; score 0 (no match for /{regex}/)"
+    try:
+        value = float(found.group(1))
+    except (TypeError, ValueError):
+        return 0.0, f"; score 0 ({found.group(1)!r} is not a number)"
+    score = min(1.0, max(0.0, value / score_max))
+    return score, f"; score {score:.2f} ({found.group(1)}/{score_max:g})"

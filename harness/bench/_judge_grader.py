@@ -1,0 +1,151 @@
+"""The ``judge`` grader: a model judges the run's answer against a rubric.
+
+Fields: ``provider`` (a provider spec, ``NAME[:MODEL]``, as for ``--providers``), ``rubric`` (what
+a good answer does), optionally ``transcript: true`` (the judge also sees the run's messages and
+tool calls), ``provider_opts`` (e.g. ``{base_url: ...}``) and ``timeout_s``.
+
+The judge is one model call (a harness run with no tools, temperature 0, seed 0) asked for one
+JSON object: ``{"passed": bool, "score": 0..1, "explanation": "..."}``; either of ``passed`` and
+``score`` may be left out (``passed`` is then ``score >= 0.5``; ``score`` 1 or 0). A reply that
+holds no such object, or a call that fails, gives no verdict: the cell is an ``error`` cell.
+
+In ``harness run`` the judge's HTTP traffic goes through the cell's own cassette (for a cell on
+the mock provider: ``cassettes/<suite>/mock/<mode>/<task>.e<epoch>.yaml``), so it is recorded and
+replayed offline like the run's own calls; its cost is the grade's ``cost_usd`` and is stored as
+``results.grading_cost_usd``, apart from the run's ``cost_usd``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from harness.bench._answer import final_answer
+from harness.bench._suite_fields import field_error
+
+if TYPE_CHECKING:
+    from harness.bench._graders import Grade, Grader
+    from harness.core._result import Result
+
+__all__ = ["JUDGE_SYSTEM_PROMPT", "check_judge_fields", "judge_grade", "judge_prompt"]
+
+JUDGE_SYSTEM_PROMPT = (
+    "You are a strict, fair grader. Judge the ANSWER to the TASK against the RUBRIC. Reply with "
+    'one JSON object and nothing else: {"passed": true or false, "score": a number from 0 to 1, '
+    '"explanation": "one sentence"}.'
+)
+#: Characters of the transcript the judge sees (the end is kept).
+TRANSCRIPT_CHARS = 12_000
+DEFAULT_TIMEOUT_S = 120.0
+
+
+def check_judge_fields(grader: Grader) -> None:
+    """Raise a located field error for a bad judge grader."""
+    if grader.rubric is not None and not grader.rubric.strip():
+        raise field_error("rubric", "say what a good answer does")
+    if grader.provider_opts is not None and "transport" in grader.provider_opts:
+        raise field_error("provider_opts", "`transport` is set by the harness (the cassette)")
+    if grader.provider is not None:
+        from harness.providers._profiles import resolve_profile
+
+        try:
+            resolve_profile(grader.provider)
+        except Exception as exc:
+            raise field_error("provider", str(exc)) from None
+
+
+def _transcript(result: Result) -> str:
+    lines = []
+    for m in result.messages:
+        if m.role == "system":
+            continue
+        text = m.content if isinstance(m.content, str) else json.dumps(m.content, default=str)
+        calls = [f"{c.name}({json.dumps(c.arguments, default=str)})" for c in m.tool_calls or []]
+        if calls:
+            text = f"{text}\n[calls] " + "; ".join(calls) if text else "[calls] " + "; ".join(calls)
+        lines.append(f"{m.role}: {text}")
+    flat = "\n".join(lines)
+    return flat if len(flat) <= TRANSCRIPT_CHARS else "…" + flat[-TRANSCRIPT_CHARS:]
+
+
+def judge_prompt(grader: Grader, result: Result) -> str:
+    """The user message the judge gets."""
+    task = next((m.content for m in result.messages if m.role == "user"), "")
+    answer: Any = result.deliverable if result.deliverable is not None else final_answer(result)
+    if not isinstance(answer, str):
+        answer = json.dumps(answer, default=str)
+    parts = [f"TASK:\n{task}", f"RUBRIC:\n{grader.rubric}", f"ANSWER:\n{answer or '(none)'}"]
+    if grader.transcript:
+        parts.append(f"TRANSCRIPT:\n{_transcript(result)}")
+    return "\n\n".join(parts)
+
+
+def _verdict(text: str) -> dict[str, Any] | None:
+    candidates = [text, *re.findall(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.S)]
+    candidates += re.findall(r"\{[^{}]*\}", text)
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict) and ("passed" in value or "score" in value):
+            return value
+    return None
+
+
+def judge_grade(grader: Grader, result: Result, transport: Any = None) -> Grade:
+    """Ask the judge; ``transport`` (the cell's cassette) carries its HTTP calls."""
+    from harness.bench._command_grader import run_sync
+    from harness.bench._graders import PASS_THRESHOLD, Grade
+
+    spec = grader.provider or ""
+    opts = dict(grader.provider_opts or {})
+    if transport is not None and not spec.startswith("mock"):
+        opts["transport"] = transport
+    timeout = grader.timeout_s or DEFAULT_TIMEOUT_S
+    try:
+        judged = run_sync(_ask(spec, judge_prompt(grader, result), opts, timeout))
+    except Exception as exc:
+        return Grade(False, 0.0, f"judge {spec}: {type(exc).__name__}: {exc}", error=True)
+    cost = judged.cost_usd or 0.0
+    if not judged.success:
+        why = judged.halted_reason or judged.finish_reason.value
+        return Grade(False, 0.0, f"judge {spec} failed: {why}", error=True, cost_usd=cost)
+    verdict = _verdict(judged.text or "")
+    try:
+        if verdict is None:
+            raise ValueError("no JSON object with passed or score")
+        score = verdict.get("score")
+        passed = verdict.get("passed")
+        if score is None:
+            score = 1.0 if passed else 0.0
+        score = float(score)
+        if not 0.0 <= score <= 1.0:
+            raise ValueError(f"score {score} is not in [0, 1]")
+        passed = bool(passed) if passed is not None else score >= PASS_THRESHOLD
+        why = str(verdict.get("explanation") or "no explanation")
+    except (TypeError, ValueError) as exc:
+        reply = " ".join((judged.text or "").split())[:120]
+        return Grade(
+            False, 0.0, f"judge {spec} gave no verdict ({exc}): {reply!r}", True, cost_usd=cost
+        )
+    return Grade(passed, score, f"judge {spec}: {why}", cost_usd=cost)
+
+
+async def _ask(spec: str, prompt: str, opts: dict[str, Any], timeout_s: float) -> Result:
+    from harness.api import arun
+
+    return await asyncio.wait_for(
+        arun(
+            prompt,
+            provider=spec,
+            system_prompt=JUDGE_SYSTEM_PROMPT,
+            temperature=0.0,
+            seed=0,
+            provider_opts=opts,
+            max_iterations=1,
+        ),
+        timeout=timeout_s,
+    )

@@ -1,0 +1,74 @@
+"""Matrix expansion: suites x tasks x modes x providers x epochs -> cells.
+
+A cell is one run. Its ``key`` (``suite/task/mode/provider/eN``) identifies it across runs, for
+``--resume`` and for comparing a run with a baseline.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.bench._cassettes import cassette_path
+from harness.bench._suite import Suite, Task
+from harness.errors import ConfigError
+
+__all__ = ["Cell", "expand"]
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    suite: Suite
+    task: Task
+    mode: str
+    provider: str
+    epoch: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.suite.suite}/{self.task.id}/{self.mode}/{self.provider}/e{self.epoch}"
+
+    @property
+    def is_mock(self) -> bool:
+        return self.provider.partition(":")[0] == "mock"
+
+    def cassette(self, root: Path, *, judge: bool = False) -> Path | None:
+        """This cell's cassette file (None for the in-process mock, which makes no HTTP, unless
+        ``judge``: a judge grader's calls are recorded for mock cells too)."""
+        if self.is_mock and not judge:
+            return None
+        return cassette_path(
+            root, self.suite.suite, self.provider, self.mode, self.task.id, self.epoch
+        )
+
+
+def expand(
+    suites: Sequence[Suite],
+    modes: Sequence[str],
+    providers: Sequence[str],
+    epochs: int,
+    *,
+    tasks: Sequence[str] = (),
+) -> list[Cell]:
+    """Every cell, in a stable order (suite, task, provider, mode, epoch). ``tasks`` filters by
+    task id (glob patterns allowed, e.g. ``mul-*``)."""
+    if epochs < 1:
+        raise ConfigError(f"--epochs: must be >= 1, got {epochs}")
+    if not modes:
+        raise ConfigError("--modes: give at least one mode")
+    if not providers:
+        raise ConfigError("--providers: give at least one provider")
+    cells = [
+        Cell(suite, task, mode, provider, epoch)
+        for suite in suites
+        for task in suite.tasks
+        if not tasks or any(fnmatch.fnmatchcase(task.id, pattern) for pattern in tasks)
+        for provider in providers
+        for mode in modes
+        for epoch in range(epochs)
+    ]
+    if not cells:
+        raise ConfigError(f"--tasks: no task matches {', '.join(tasks)}")
+    return cells

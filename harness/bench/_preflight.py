@@ -1,0 +1,137 @@
+"""Checks ``harness run`` makes before any cell runs (bad input exits 2 and leaves no run row).
+
+- :func:`dedupe`: a mode, provider or suite named twice runs once, with a warning.
+- :func:`check_output_path`: an output file (``--db``, ``--trace-file``) can be created and
+  written; otherwise a :class:`~harness.errors.ConfigError` names the path and the fix.
+- :func:`check_providers`: a provider that cannot possibly work (a required API key missing, no
+  base URL) when the run may reach the network (any record mode but ``none``).
+- :func:`check_judges`: the same for the providers of ``judge`` graders.
+- :func:`check_graders`: every python grader of the suites can be imported (in a child process).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from harness.bench._python_grader import check_imports, python_graders
+from harness.bench._suite import Suite
+from harness.errors import ConfigError
+
+__all__ = ["check_graders", "check_judges", "check_output_path", "check_providers", "dedupe"]
+
+
+def dedupe(names: Sequence[str], flag: str, warn: Callable[[str], None]) -> list[str]:
+    """``names`` without repeats (first occurrence kept); warns once per repeated name."""
+    out: list[str] = []
+    for name in names:
+        if name in out:
+            continue
+        out.append(name)
+    for name in out:
+        if (n := list(names).count(name)) > 1:
+            warn(f"{flag} names {name!r} {n} times; running it once")
+    return out
+
+
+def check_output_path(path: Path, flag: str) -> None:
+    """Raise ConfigError unless ``path`` can be created (with its folders) and written.
+
+    The probe really writes (permission bits do not stop root): a file that did not exist is
+    removed again, and so are the folders made for it."""
+    fix = f"give {flag} a writable file path"
+    if path.is_dir():
+        raise ConfigError(f"{flag} {path}: is a directory; {fix}")
+    made: list[Path] = []
+    try:
+        missing = [p for p in reversed(path.parents) if not p.exists()]
+        for folder in missing:
+            folder.mkdir()
+            made.append(folder)
+        existed = path.exists()
+        with path.open("ab"):
+            pass
+        if not existed:
+            path.unlink()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        where = exc.filename or path
+        raise ConfigError(f"{flag} {path}: cannot write there ({reason}: {where}); {fix}") from None
+    finally:
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def check_providers(providers: Sequence[str], record_mode: str) -> None:
+    """Providers that cannot possibly work when the run may reach the network: a required API
+    key that is not set, or no base URL. Replays (record mode ``none``) need neither."""
+    from harness.providers._profiles import resolve_profile
+
+    if record_mode == "none":
+        return
+    problems = []
+    for spec in providers:
+        profile, _ = resolve_profile(spec)
+        if profile.kind == "mock":
+            continue
+        try:
+            profile.api_key()
+            profile.resolved_base_url()
+        except ConfigError as exc:
+            problems.append(f"--providers {spec}: {exc}")
+    if problems:
+        raise ConfigError("\n".join(problems))
+
+
+def _judges(grader: Any) -> list[Any]:
+    found = [grader] if grader.kind == "judge" else []
+    for part in grader.graders or []:
+        found.extend(_judges(part))
+    return found
+
+
+def check_judges(suites: Sequence[Suite], record_mode: str) -> None:
+    """A ``judge`` grader's provider, checked as :func:`check_providers` checks the run's."""
+    from harness.providers._profiles import resolve_profile
+
+    if record_mode == "none":
+        return
+    problems = []
+    for suite in suites:
+        for task in suite.tasks:
+            for judge in _judges(task.expect):
+                profile, _ = resolve_profile(judge.provider)
+                if profile.kind == "mock":
+                    continue
+                try:
+                    profile.api_key()
+                    if not (judge.provider_opts or {}).get("base_url"):
+                        profile.resolved_base_url()
+                except ConfigError as exc:
+                    where = suite.source or suite.name
+                    problems.append(f"{where}: task {task.id!r}: expect.provider: {exc}")
+    if problems:
+        raise ConfigError("\n".join(problems))
+
+
+def check_graders(suites: Sequence[Suite]) -> None:
+    """Import every python grader of ``suites`` (relative to each suite file's folder)."""
+    where: dict[tuple[str, str], list[str]] = {}
+    for suite in suites:
+        for task in suite.tasks:
+            for ref, base in python_graders(task.expect):
+                key = (ref, str(base) if base is not None else "")
+                where.setdefault(key, []).append(f"{suite.source or suite.name}: task {task.id!r}")
+    if not where:
+        return
+    refs = [(ref, Path(base) if base else None) for ref, base in where]
+    problems = check_imports(refs)
+    if problems:
+        lines = []
+        for problem in problems:
+            users = [u for (ref, _), us in where.items() if f" {ref}:" in problem for u in us]
+            lines.append(f"{users[0] if users else 'a suite'}: expect: {problem}")
+        raise ConfigError("\n".join(lines))

@@ -1,0 +1,228 @@
+"""Python graders in a child process: a timeout that really stops them, and no grader can take the
+harness down with it.
+
+A ``python`` grader (``function: "module:name"``) is user code, run with the user's rights, like
+the suite itself. It runs in a worker process (``python -m harness.bench._grader_child serve``,
+kept warm per suite folder by :mod:`harness.bench._grader_pool`) that gets the run's
+:class:`~harness.Result` (as ``model_dump_json``, rebuilt there) and the workspace path, imports
+the function with the suite file's folder first on ``sys.path``, calls it and writes its verdict
+back as JSON. The parent waits at most ``timeout_s`` (default :data:`DEFAULT_TIMEOUT_S`; a
+grader's ``timeout_s`` field overrides it) and then kills the worker's whole process group.
+
+Whatever the grader does (raise, ``sys.exit``, ``KeyboardInterrupt``, ``os._exit``, loop forever,
+print megabytes), the outcome is a :class:`~harness.bench._graders.Grade`; when the grader could
+not give a verdict the grade has ``error=True`` (an ``error`` cell, not a failed one).
+
+:func:`terminate_all` kills every grader still running (the runner calls it on Ctrl-C, so a stuck
+grader never holds up the exit), and :func:`check_imports` imports graders in a child process for
+the pre-flight check and ``harness suites validate``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.bench import _grader_pool as grader_pool
+
+if TYPE_CHECKING:
+    from harness.bench._graders import Grade
+    from harness.core._result import Result
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "IMPORT_TIMEOUT_S",
+    "check_imports",
+    "close",
+    "python_graders",
+    "reset",
+    "run_python_grader",
+    "terminate_all",
+]
+
+#: How long a python grader may run before its cell becomes an ``error`` cell.
+DEFAULT_TIMEOUT_S = 30.0
+#: How long importing every python grader of a run may take (pre-flight, ``suites validate``).
+IMPORT_TIMEOUT_S = 60.0
+_STDERR_TAIL = 400
+
+_LIVE: set[subprocess.Popen[bytes]] = set()
+_LOCK = threading.Lock()
+_STOPPED = threading.Event()
+
+
+def reset() -> None:
+    """Allow graders to start again after :func:`terminate_all` (a new run)."""
+    _STOPPED.clear()
+    grader_pool.reset()
+
+
+def close() -> None:
+    """Stop the idle grader workers (the runner calls it when a run ends)."""
+    grader_pool.close_idle()
+
+
+def terminate_all() -> int:
+    """Kill every running grader (and its children) and refuse new ones until :func:`reset`.
+    Returns how many were killed."""
+    _STOPPED.set()
+    busy = grader_pool.kill_all()
+    with _LOCK:
+        live = list(_LIVE)
+    for proc in live:
+        _kill(proc)
+    return busy + len(live)
+
+
+def python_graders(grader: Any) -> list[tuple[str, Path | None]]:
+    """Every python grader in ``grader`` (nested ones too): ``(module:function, folder)``."""
+    found: list[tuple[str, Path | None]] = []
+    if getattr(grader, "kind", None) == "python" and grader.function:
+        found.append((grader.function, grader.base_dir))
+    for value in getattr(grader, "__dict__", {}).values():
+        for item in value if isinstance(value, list) else [value]:
+            if hasattr(item, "kind") and hasattr(item, "base_dir"):
+                found.extend(python_graders(item))
+    return found
+
+
+def run_python_grader(
+    ref: str,
+    result: Result,
+    workspace: Path | None,
+    *,
+    base_dir: Path | None = None,
+    timeout_s: float | None = None,
+) -> Grade:
+    """Call the grader ``ref`` (``module:function``) on ``result`` in a child process."""
+    from harness.bench._graders import Grade
+
+    limit = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
+    paths = _paths(base_dir)
+    payload = {
+        "function": ref,
+        "paths": paths,
+        "workspace": str(workspace) if workspace is not None else None,
+        "result": result.model_dump_json(),
+    }
+    answer = grader_pool.ask(tuple(paths), payload, limit)
+    if answer is None:
+        return _error(f"grader {ref} was stopped (the run was interrupted)")
+    code, out, err, timed_out = answer
+    if code is not None and code < 0 and grader_pool.stopped():
+        return _error(f"grader {ref} was stopped (the run was interrupted)")
+    if timed_out:
+        return _error(f"grader {ref} timed out after {limit:g}s (set timeout_s on the grader)")
+    try:
+        verdict = json.loads(out)
+        return Grade(
+            bool(verdict["passed"]),
+            float(verdict["score"]),
+            str(verdict["explanation"]),
+            error=bool(verdict.get("error", False)),
+        )
+    except (ValueError, KeyError, TypeError):
+        tail = _tail(err)
+        how = "no exit status" if code is None else f"exit status {code}"
+        how = f"signal {-code}" if code is not None and code < 0 else how
+        return _error(
+            f"grader {ref} died ({how}) without a verdict" + (f": {tail}" if tail else "")
+        )
+
+
+def check_imports(
+    refs: Iterable[tuple[str, Path | None]], *, timeout_s: float = IMPORT_TIMEOUT_S
+) -> list[str]:
+    """Import each ``(module:function, suite folder)`` in one child process; returns one
+    message per grader that cannot be imported or is not callable (empty: all good)."""
+    wanted = sorted({(ref, str(base) if base is not None else "") for ref, base in refs})
+    if not wanted:
+        return []
+    payload = {
+        "graders": [
+            {"function": ref, "paths": _paths(Path(b) if b else None)} for ref, b in wanted
+        ],
+    }
+    code, out, err, timed_out = _call_child(["check"], payload, timeout_s, stoppable=False)
+    if timed_out:
+        return [f"importing the python graders took more than {timeout_s:g}s"]
+    try:
+        problems = json.loads(out)["problems"]
+        return [str(p) for p in problems]
+    except (ValueError, KeyError, TypeError):
+        tail = _tail(err)
+        return [f"cannot import the python graders (exit status {code}): {tail or 'no output'}"]
+
+
+def _paths(base_dir: Path | None) -> list[str]:
+    first = [str(Path(base_dir).resolve())] if base_dir is not None else []
+    return first + [p if p else os.getcwd() for p in sys.path]
+
+
+def _error(explanation: str) -> Grade:
+    from harness.bench._graders import Grade
+
+    return Grade(False, 0.0, explanation, error=True)
+
+
+def _tail(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    flat = " | ".join(lines[-3:])
+    return flat if len(flat) <= _STDERR_TAIL else "…" + flat[-_STDERR_TAIL:]
+
+
+def _call_child(
+    args: Sequence[str], payload: dict[str, Any], timeout_s: float, *, stoppable: bool = True
+) -> tuple[int | None, str, str, bool]:
+    """Run the child with ``payload`` on stdin: (exit status or None if stopped, stdout,
+    stderr tail, timed out). ``stoppable=False``: runs even after :func:`terminate_all`."""
+    with tempfile.TemporaryFile() as err_file:
+        with _LOCK:
+            if stoppable and _STOPPED.is_set():
+                return None, "", "", False
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "harness.bench._grader_child", *args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err_file,
+                start_new_session=True,  # Ctrl-C reaches the harness, which kills the group
+            )
+            _LIVE.add(proc)
+        try:
+            try:
+                out, _ = proc.communicate(json.dumps(payload).encode(), timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                _kill(proc)
+                # A grandchild that left the process group may hold the pipes: do not wait on it.
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.communicate(timeout=2)
+                return proc.returncode, "", "", True
+            except BaseException:
+                _kill(proc)
+                raise
+        finally:
+            with _LOCK:
+                _LIVE.discard(proc)
+        err_file.seek(0, os.SEEK_END)
+        size = err_file.tell()
+        err_file.seek(max(0, size - 4 * _STDERR_TAIL))
+        err = err_file.read().decode("utf-8", errors="replace")
+    if stoppable and _STOPPED.is_set() and proc.returncode is not None and proc.returncode < 0:
+        return None, "", err, False
+    return proc.returncode, out.decode("utf-8", errors="replace"), err, False
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, OSError):
+        proc.kill()

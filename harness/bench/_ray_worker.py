@@ -1,0 +1,219 @@
+"""The worker side of the Ray executor: a :class:`CellWorker` runs batches of cells with the
+ordinary asyncio :class:`~harness.bench._runner.Runner` and returns what they produced.
+
+The driver (:mod:`harness.bench._ray_executor`) makes this class a Ray actor; it never imports
+Ray itself, so it can be tested (and pickled) without a cluster. A batch comes in as
+:class:`CellSpec` values (a cell by name: suite, task, mode, provider, epoch, cassette), and goes
+back as a :class:`Batch`: each cell's :class:`RemoteOutcome` (its Result and Grade, or the error
+that kept it from running) plus the span lines the batch wrote. Nothing is written on the worker
+but a scratch span file: the driver stores the rows and the spans, so workers need no shared
+storage and a worker killed mid-batch leaves nothing half-written (Ray runs the batch again on a
+restarted actor, and the driver keeps the first copy of each cell).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.bench._graders import Grade
+from harness.bench._matrix import Cell
+from harness.bench._runner import CellOutcome, Runner, RunnerOptions
+from harness.bench._suite import Suite, Task
+from harness.core._result import Result
+from harness.errors import ConfigError
+
+#: Scratch folders: ``$TMPDIR/harness-ray-worker-<pid>-<random>``.
+_SCRATCH = "harness-ray-worker-"
+
+__all__ = ["Batch", "CellSpec", "CellWorker", "RemoteOutcome", "WorkerOptions", "spec_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class CellSpec:
+    """One cell, by name (what the driver sends; the worker has the suites already)."""
+
+    key: str
+    suite: str
+    task_id: str
+    mode: str
+    provider: str
+    epoch: int
+    #: The cell's cassette (None for the in-process mock), as the driver resolved it.
+    cassette: str | None
+
+
+@dataclass(slots=True)
+class RemoteOutcome:
+    """A :class:`~harness.bench._runner.CellOutcome` without its cell (the driver has that)."""
+
+    key: str
+    cassette: str | None
+    result: Result | None
+    grade: Grade | None
+    error: str | None
+
+    def outcome(self, cell: Cell) -> CellOutcome:
+        cassette = Path(self.cassette) if self.cassette is not None else None
+        return CellOutcome(cell, cassette, self.result, self.grade, self.error)
+
+
+@dataclass(slots=True)
+class Batch:
+    """What one batch produced: its outcomes, the span lines it wrote, and who ran it."""
+
+    outcomes: list[RemoteOutcome]
+    spans: str
+    pid: int
+    node: str
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerOptions:
+    """The runner options a worker needs (paths absolute: a Ray worker's cwd is not the
+    driver's)."""
+
+    cassettes: Path
+    record_mode: str = "none"
+    concurrency: int = 4
+    provider_concurrency: int | None = None
+    ignore_hosts: tuple[str, ...] = ()
+    run_id: str | None = None
+    otlp_endpoint: str | None = None
+
+
+def spec_of(cell: Cell, cassettes: Path) -> CellSpec:
+    cassette = cell.cassette(cassettes)
+    return CellSpec(
+        cell.key,
+        cell.suite.suite,
+        cell.task.id,
+        cell.mode,
+        cell.provider,
+        cell.epoch,
+        str(cassette) if cassette is not None else None,
+    )
+
+
+class CellWorker:
+    """Runs batches of cells (a Ray actor on the driver's side). Batches may overlap (the
+    driver queues two per actor, so that a batch's last cells and the next one's first run
+    together); all of them share one limit of ``concurrency`` cells at once."""
+
+    def __init__(self, suites: Sequence[Suite], options: WorkerOptions) -> None:
+        from harness.telemetry._setup import configure_tracing
+
+        self.options = options
+        self.suites = {s.suite: s for s in suites}
+        self.tasks: dict[tuple[str, str], Task] = {
+            (s.suite, t.id): t for s in suites for t in s.tasks
+        }
+        _remove_stale_scratch()
+        self._scratch = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH}{os.getpid()}-"))
+        self._span_file = self._scratch / "spans.jsonl"
+        self.tracing = configure_tracing(file=self._span_file, otlp_endpoint=options.otlp_endpoint)
+        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+        self._active = 0
+        self._offset = 0
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def close(self) -> None:
+        """Close the tracer and remove the scratch folder (the driver calls it before it kills
+        the actor; a worker that died without it is cleaned by the next one on its host)."""
+        self.tracing.shutdown()
+        shutil.rmtree(self._scratch, ignore_errors=True)
+
+    async def run_batch(self, specs: Sequence[CellSpec]) -> Batch:
+        """Run ``specs`` with the asyncio runner under the worker's ``concurrency`` limit;
+        every cell comes back."""
+        opts = self.options
+        cells = [self._cell(s) for s in specs]
+        outcomes: list[CellOutcome] = []
+
+        def sink(outcome: CellOutcome) -> None:
+            outcomes.append(outcome)
+
+        runner = Runner(
+            RunnerOptions(
+                cassettes=opts.cassettes,
+                record_mode=opts.record_mode,
+                concurrency=opts.concurrency,
+                provider_concurrency=opts.provider_concurrency,
+                tracer_provider=self.tracing.tracer_provider,
+                ignore_hosts=opts.ignore_hosts,
+                run_id=opts.run_id,
+                work_root=self._scratch,
+                slots=self._semaphore(),
+            ),
+            sink,
+        )
+        self._active += 1
+        try:
+            await runner.run(cells)
+        finally:
+            self._active -= 1
+        sent = {s.key: s.cassette for s in specs}
+        remote = [
+            RemoteOutcome(
+                o.cell.key,
+                str(o.cassette) if o.cassette is not None else sent[o.cell.key],
+                o.result,
+                o.grade,
+                o.error,
+            )
+            for o in outcomes
+        ]
+        return Batch(remote, self._take_spans(), os.getpid(), _node())
+
+    def _cell(self, spec: CellSpec) -> Cell:
+        try:
+            task = self.tasks[(spec.suite, spec.task_id)]
+        except KeyError:
+            raise ConfigError(
+                f"Ray worker: no task {spec.suite}/{spec.task_id} in the suites it was given"
+            ) from None
+        return Cell(self.suites[spec.suite], task, spec.mode, spec.provider, spec.epoch)
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        """The limit shared by this worker's batches (one per event loop: tests call
+        ``asyncio.run`` more than once; Ray runs every batch on the actor's one loop)."""
+        loop = asyncio.get_running_loop()
+        if self._slots is None or self._slots[0] is not loop:
+            self._slots = (loop, asyncio.Semaphore(self.options.concurrency))
+        return self._slots[1]
+
+    def _take_spans(self) -> str:
+        """The whole span lines written since the last call. Spans of a batch still running
+        may be among them: each line goes back once, with whichever batch ends first."""
+        self.tracing.force_flush()
+        try:
+            with self._span_file.open("rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            return ""
+        end = data.rfind(b"\n") + 1  # whole lines only; a partial one stays for next time
+        self._offset += end
+        if not self._active and self._offset == self._span_file.stat().st_size:
+            os.truncate(self._span_file, 0)  # nothing runs and all was read: start over
+            self._offset = 0
+        return data[:end].decode("utf-8", "replace")
+
+
+def _remove_stale_scratch() -> None:
+    """Remove scratch folders of workers on this host whose process is gone."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH}*-*"):
+        pid = folder.name.removeprefix(_SCRATCH).partition("-")[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _node() -> str:
+    return os.uname().nodename

@@ -1,0 +1,430 @@
+"""``harness run``: load suites, expand the matrix, run it, store every cell as it finishes
+(Parquet shards beside the DuckDB catalog, on disk within a second), stream the run's spans into
+shards too, close the run (finished or interrupted) and compact its shards into the tables.
+
+This is the orchestration behind the CLI; the CLI itself only parses arguments, and passes
+``drive=`` (:func:`harness.cli._progress.drive`: the progress bar and the Ctrl-C handling) so this
+module stays free of terminal concerns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from rich.console import Console
+from rich.markup import escape
+
+from harness.bench._matrix import Cell, expand
+from harness.bench._preflight import (
+    check_graders,
+    check_judges,
+    check_output_path,
+    check_providers,
+    dedupe,
+)
+from harness.bench._python_grader import DEFAULT_TIMEOUT_S
+from harness.bench._rundir import RunFolder, remove_stale
+from harness.bench._runner import (
+    CellOutcome,
+    Executor,
+    MatrixSummary,
+    Runner,
+    RunnerOptions,
+    Sink,
+)
+from harness.bench._secrets import scrub_file, scrub_text, secret_values
+from harness.bench._suite import Suite, SuiteError, load_suites, suite_files
+from harness.errors import ConfigError
+
+__all__ = ["BenchReport", "BenchRequest", "Drive", "discover_providers", "drive_plain", "run_bench"]
+
+EXIT_INTERRUPTED = 130
+#: Some cells errored (could not be scored): they are listed, stored with their cause and left
+#: out of pass rates.
+EXIT_ERRORED = 3
+
+#: How a run drives its matrix: ``(executor, cells, console, progress) -> summary``. It runs
+#: ``runner.run(cells, ...)`` to the end (or until something calls ``runner.request_stop()``);
+#: ``progress`` is :attr:`BenchRequest.progress`. The CLI passes one with a progress bar and
+#: Ctrl-C handling (:func:`harness.cli._progress.drive`); the default draws nothing.
+Drive = Callable[[Executor, Sequence[Cell], Console, bool], MatrixSummary]
+
+
+@dataclass(slots=True)
+class BenchRequest:
+    suites: Sequence[str]
+    modes: Sequence[str] = ("react",)
+    #: Provider specs; ``("auto",)``: each suite on the mock plus every provider with
+    #: cassettes for that suite.
+    providers: Sequence[str] = ("mock",)
+    epochs: int = 1
+    tasks: Sequence[str] = ()
+    concurrency: int = 4
+    provider_concurrency: int | None = None
+    record_mode: str = "none"
+    cassettes: Path = Path("cassettes")
+    db: Path = Path("reports/harness.duckdb")
+    label: str | None = None
+    trace_file: Path | None = None
+    otlp_endpoint: str | None = None
+    #: Message contents in the spans (prompts, replies, tool arguments and results, truncated):
+    #: ``None`` follows ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``, else on for the
+    #: local span file alone and off when spans also go to --otlp-endpoint.
+    capture_content: bool | None = None
+    resume: bool = False
+    #: Re-run only the cells of ``label``'s latest runs whose status is ``error``.
+    retry_errors: bool = False
+    #: Passed to the ``drive`` of :func:`run_bench` (the CLI's draws a progress bar).
+    progress: bool = True
+    #: ``local`` (this process) or ``ray`` (actors on a Ray cluster, see
+    #: :mod:`harness.bench._ray_executor`); ``workers`` and ``ray_address`` are for ``ray``.
+    executor: str = "local"
+    workers: int | None = None
+    ray_address: str | None = None
+
+
+@dataclass(slots=True)
+class BenchReport:
+    run_id: str
+    summary: MatrixSummary
+    spans: int = 0
+    trace_file: Path | None = None
+    per_cell: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        """130 when interrupted, 3 when some cells could not be scored (status ``error``),
+        else 0 (a task failing is data, not an error)."""
+        if self.summary.interrupted:
+            return EXIT_INTERRUPTED
+        return EXIT_ERRORED if self.summary.errored else 0
+
+
+def discover_providers(cassettes: Path, suites: Sequence[str]) -> list[str]:
+    """``mock`` plus every provider that has recorded cassettes for these suites (the folder
+    names under ``cassettes/<suite>/``), so the default bench replays whatever was recorded.
+    The bench then runs a discovered provider only on the suites it has a folder for."""
+    found: set[str] = set()
+    for suite in suites:
+        folder = cassettes / suite
+        if folder.is_dir():
+            found.update(p.name for p in folder.iterdir() if p.is_dir())
+    return ["mock", *sorted(found - {"mock"})]
+
+
+def run_bench(
+    request: BenchRequest, console: Console | None = None, *, drive: Drive | None = None
+) -> BenchReport:
+    """Run a bench request to completion (or until ``drive`` stops the runner, e.g. on Ctrl-C).
+    Raises ConfigError for bad input. ``drive`` defaults to :func:`drive_plain`."""
+    from harness.store._writer import Store
+    from harness.telemetry._setup import configure_tracing, git_sha
+
+    console = console or Console(stderr=True)
+    suites, modes, providers, cells = _prepare(request, console)
+    remove_stale()  # run folders left by killed runs
+    with Store.open(request.db) as store:
+        if request.retry_errors and request.label is not None:
+            errored = store.existing_cells(request.label, status="error")
+            cells = [c for c in cells if c.key in errored]
+            if not cells:  # nothing to do: no run row either
+                console.print(f"nothing to retry: no errored cell under label {request.label!r}")
+                return BenchReport("-", MatrixSummary(total=0))
+        run_id = store.begin_run(
+            label=request.label,
+            suites=[s.suite for s in suites],
+            modes=modes,
+            providers=providers,
+            epochs=request.epochs,
+            config=_config(request, suites),
+            git_sha=git_sha(Path.cwd()),  # the checkout being benchmarked
+            resume=request.resume or request.retry_errors,
+        )
+        if request.resume and request.label is not None:
+            done = store.existing_cells(request.label, include_crashed=False)
+            cells = [c for c in cells if c.key not in done]
+        trace_file = request.trace_file or request.db.parent / "traces" / f"{run_id}.jsonl"
+        secrets = secret_values(providers)  # scrubbed from rows, spans and the trace file
+        try:
+            trace_file.parent.mkdir(parents=True, exist_ok=True)
+            tracing = configure_tracing(
+                file=trace_file,
+                otlp_endpoint=request.otlp_endpoint,
+                capture_content=request.capture_content,
+            )
+        except Exception as exc:  # the run never started: leave no run row behind
+            if not (request.resume or request.retry_errors):
+                store.discard_run(run_id)
+            if isinstance(exc, OSError):
+                raise ConfigError(f"--trace-file {trace_file}: {exc}") from exc
+            raise
+        report = BenchReport(run_id, MatrixSummary(total=len(cells)), trace_file=trace_file)
+        # Spans reach the store as the run goes (scrubbed piece by piece), never all at once.
+        store.follow_spans(
+            run_id, trace_file, scrub=(lambda t: scrub_text(t, secrets)) if secrets else None
+        )
+        ignore = _collector_hosts(request.otlp_endpoint)
+
+        def sink(outcome: CellOutcome) -> None:
+            store.write_result(_scrubbed(_row(outcome, run_id), secrets))
+            report.per_cell[outcome.cell.key] = outcome.passed
+
+        options = RunnerOptions(
+            cassettes=request.cassettes,
+            record_mode=request.record_mode,
+            concurrency=request.concurrency,
+            provider_concurrency=request.provider_concurrency,
+            tracer_provider=tracing.tracer_provider,
+            ignore_hosts=ignore,
+            run_id=run_id,
+        )
+        status = "failed"
+        folder = RunFolder(run_id)
+        options.work_root = folder.path
+        runner = _executor(request, options, sink, suites, trace_file)
+        try:
+            report.summary = (drive or drive_plain)(runner, cells, console, request.progress)
+            status = "interrupted" if report.summary.interrupted else "finished"
+        finally:
+            folder.remove()
+            tracing.shutdown()
+            try:
+                report.spans = store.ingest_spans(run_id, trace_file)  # the rest of the file
+                scrub_file(trace_file, secrets)
+            except Exception as exc:  # spans are a bonus; never lose the results for them
+                console.print(f"[yellow]warning:[/] spans not ingested: {exc}")
+            store.finish_run(run_id, status)  # type: ignore[arg-type]
+            _compact(store, console)
+    return report
+
+
+def _compact(store: Any, console: Console) -> None:
+    """Shards of the runs that ended -> the tables (``harness compact``); a failure only warns:
+    the shards stay readable and the next run or ``harness compact`` retries."""
+    from harness.errors import HarnessError
+
+    try:
+        stats = store.compact()
+    except (HarnessError, OSError) as exc:
+        console.print(f"[yellow]warning:[/] not compacted (run `harness compact` later): {exc}")
+        return
+    for why in stats.skipped:
+        console.print(f"[yellow]warning:[/] left as shards: {escape(why)}")
+
+
+def _executor(
+    request: BenchRequest,
+    options: RunnerOptions,
+    sink: Sink,
+    suites: Sequence[Suite],
+    trace_file: Path,
+) -> Executor:
+    """The local runner, or the Ray executor (same sink: rows take the same store path)."""
+    if request.executor != "ray":
+        return Runner(options, sink)
+    from harness.bench._ray_executor import RayOptions, RayRunner
+
+    return RayRunner(
+        options,
+        sink,
+        suites=suites,
+        ray_options=RayOptions(address=request.ray_address, workers=request.workers),
+        trace_file=trace_file,
+        otlp_endpoint=request.otlp_endpoint,
+    )
+
+
+def _row(outcome: CellOutcome, run_id: str) -> dict[str, Any]:
+    """The ``results`` row of one cell: scored (passed, failed or errored), or crashed."""
+    from harness.bench._answer import turn_marks
+    from harness.store._rows import crashed_row, result_row
+
+    cell = outcome.cell
+    common: dict[str, Any] = {
+        "run_id": run_id,
+        "suite": cell.suite.suite,
+        "task_id": cell.task.id,
+        "mode": cell.mode,
+        "provider": cell.provider,
+        "epoch": cell.epoch,
+        "cell_key": cell.key,
+    }
+    cassette = str(outcome.cassette) if outcome.cassette is not None else None
+    if outcome.result is not None and outcome.grade is not None:
+        status = outcome.status
+        return result_row(
+            outcome.result,
+            passed=status == "passed",
+            status=status,
+            error=outcome.error_cause,
+            score=outcome.grade.score,
+            grader_explanation=outcome.grade.explanation,
+            grading_cost_usd=outcome.grade.cost_usd,
+            cassette=cassette,
+            turns=turn_marks(outcome.result),
+            **common,
+        )
+    return crashed_row(error=outcome.error or "unknown error", cassette=cassette, **common)
+
+
+def _prepare(
+    request: BenchRequest, console: Console
+) -> tuple[list[Suite], list[str], list[str], list[Cell]]:
+    """Everything checked before a run row exists (bad input exits 2 and leaves no trace):
+    suites, names (repeats dropped with a warning), output paths, providers and graders."""
+
+    def warn(message: str) -> None:
+        console.print(f"[yellow]warning:[/] {escape(message)}")
+
+    named = [f.resolve() for p in request.suites for f in _suite_files_or_none(p)]
+    if len(set(named)) < len(named):
+        again = sorted({str(f) for f in named if named.count(f) > 1})
+        warn(f"suite file(s) named more than once, each runs once: {', '.join(again)}")
+    suites = load_suites(request.suites)
+    providers = list(request.providers)
+    auto = providers == ["auto"]
+    if auto:
+        providers = discover_providers(request.cassettes, [s.suite for s in suites])
+    modes = dedupe(request.modes, "--modes", warn)
+    providers = dedupe(providers, "--providers", warn)
+    _check_names(modes, providers)
+    cells = expand(suites, modes, providers, request.epochs, tasks=request.tasks)
+    if auto:  # a discovered provider runs only the suites it has cassettes for
+        cells = [
+            c
+            for c in cells
+            if c.provider == "mock" or (request.cassettes / c.suite.suite / c.provider).is_dir()
+        ]
+    check_output_path(request.db, "--db")
+    if request.trace_file is not None:
+        check_output_path(request.trace_file, "--trace-file")
+    else:
+        probe = request.db.parent / "traces" / f".probe-{os.getpid()}.jsonl"
+        check_output_path(probe, "--trace-file (default: traces/ beside --db)")
+    check_providers(providers, request.record_mode)
+    check_judges(suites, request.record_mode)
+    check_graders(suites)
+    _check_executor(request)
+    return suites, modes, providers, cells
+
+
+def _check_executor(request: BenchRequest) -> None:
+    if request.executor not in ("local", "ray"):
+        raise ConfigError(f"--executor: must be 'local' or 'ray', got {request.executor!r}")
+    if request.executor == "local":
+        for flag, value in (("--workers", request.workers), ("--ray-address", request.ray_address)):
+            if value is not None:
+                raise ConfigError(f"{flag}: only with --executor ray")
+        return
+    if request.workers is not None and request.workers < 1:
+        raise ConfigError(f"--workers: must be >= 1, got {request.workers}")
+    from harness.bench._ray_executor import import_ray
+
+    import_ray()  # not installed: ConfigError with the install command (exit 2, no run row)
+
+
+def _suite_files_or_none(path: str) -> list[Path]:
+    try:
+        return suite_files([path])
+    except SuiteError:
+        return []  # load_suites reports it
+
+
+def _config(request: BenchRequest, suites: Sequence[Suite]) -> dict[str, Any]:
+    """What ``bench_runs.config`` records: the options that change what the cells do."""
+    return {
+        "tasks": list(request.tasks),
+        "record_mode": request.record_mode,
+        "concurrency": request.concurrency,
+        "provider_concurrency": request.provider_concurrency,
+        "cassettes": str(request.cassettes),
+        "suite_files": [str(s.source) for s in suites],
+        "seed": "the cell's epoch (seed=epoch on every provider request)",
+        "trace_file": str(request.trace_file) if request.trace_file else None,
+        "otlp": request.otlp_endpoint is not None,
+        "capture_content": request.capture_content,
+        "resume": request.resume,
+        "retry_errors": request.retry_errors,
+        "python_grader_timeout_s": DEFAULT_TIMEOUT_S,
+        "executor": request.executor,
+        "workers": request.workers,
+        "ray_address": request.ray_address,
+    }
+
+
+def _check_names(modes: Sequence[str], providers: Sequence[str]) -> None:
+    """Unknown modes and providers are bad input (exit 2), not a matrix of crashed cells."""
+    from harness.modes._base import resolve_mode
+    from harness.providers._profiles import resolve_profile
+
+    for mode in modes:
+        try:
+            resolve_mode(mode)
+        except ConfigError as exc:
+            raise ConfigError(f"--modes: {exc}") from None
+    for spec in providers:
+        try:
+            resolve_profile(spec)
+        except ConfigError as exc:
+            raise ConfigError(f"--providers: {exc}") from None
+
+
+_SCRUBBED_COLUMNS = (
+    "text", "grader_explanation", "error", "halted_reason", "deliverable", "error_diagnostic",
+    "no_progress_snapshot",
+)  # fmt: skip
+
+
+def _scrubbed(row: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
+    """``row`` with every secret value replaced in its free-text and JSON columns."""
+    if not secrets:
+        return row
+    import json
+
+    out = dict(row)
+    for column in _SCRUBBED_COLUMNS:
+        value = out.get(column)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            out[column] = scrub_text(value, secrets)
+            continue
+        encoded = json.dumps(value, default=str)
+        cleaned = scrub_text(encoded, secrets)
+        if cleaned != encoded:
+            out[column] = json.loads(cleaned)
+    transcript = out.get("transcript")
+    if isinstance(transcript, bytes):  # zlib-compressed JSON (harness.store._transcript)
+        import zlib
+
+        text = zlib.decompress(transcript).decode("utf-8")
+        cleaned = scrub_text(text, secrets)
+        if cleaned != text:
+            out["transcript"] = zlib.compress(cleaned.encode("utf-8"), 6)
+    return out
+
+
+def _collector_hosts(endpoint: str | None) -> tuple[str, ...]:
+    """The collector's exact ``host:port``, never the host alone: a local model server on the
+    same host (127.0.0.1) must stay recorded and replayed."""
+    if not endpoint:
+        return ()
+    parts = urlsplit(endpoint if "://" in endpoint else f"http://{endpoint}")
+    if not parts.hostname:
+        return ()
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return (f"{parts.hostname.lower()}:{port}",)
+
+
+def drive_plain(
+    runner: Executor, cells: Sequence[Cell], console: Console, progress: bool
+) -> MatrixSummary:
+    """The default :data:`Drive`: run every cell on a fresh event loop, with no progress bar and
+    no signal handlers (a library caller decides what Ctrl-C does)."""
+    return asyncio.run(runner.run(cells))

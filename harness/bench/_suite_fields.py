@@ -1,0 +1,38 @@
+"""Small helpers shared by the suite and grader models: located field errors and the checks of
+YAML values they share."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from typing import Any
+
+from pydantic_core import PydanticCustomError
+
+__all__ = ["field_error", "relative_path_ok", "yaml_text"]
+
+
+def field_error(field: str | tuple[str | int, ...], message: str) -> PydanticCustomError:
+    """An error located at ``field`` (a dotted path, or the parts, below the raising model)."""
+    parts = (
+        tuple(int(p) if p.isdigit() else p for p in field.split("."))
+        if isinstance(field, str)
+        else field
+    )
+    return PydanticCustomError("suite_field", "{message}", {"field": parts, "message": message})
+
+
+def yaml_text(value: Any) -> Any:
+    """A YAML number given where text is expected, as its text (``395`` -> ``"395"``)."""
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+def relative_path_ok(rel: str) -> bool:
+    """True for a non-empty relative path that stays inside its root (no ``..``)."""
+    return (
+        bool(rel)
+        and "\x00" not in rel
+        and not rel.startswith(("/", "\\"))
+        and (".." not in PurePosixPath(rel.replace("\\", "/")).parts)
+        and not re.match(r"^[A-Za-z]:", rel)
+    )

@@ -1,0 +1,49 @@
+"""``harness baseline save``: write the baseline file the gate compares runs with.
+
+Exit codes: 0 success, 2 bad input (the message names the file, run or field).
+"""
+
+from __future__ import annotations
+
+import click
+
+from harness.cli._common import db_options, guarded, load
+
+__all__ = ["COMMANDS", "baseline", "baseline_save_command"]
+
+
+@click.group("baseline")
+def baseline() -> None:
+    """Manage the committed baseline the gate compares runs with."""
+
+
+@baseline.command("save")
+@db_options
+@click.option(
+    "-o",
+    "--output",
+    default="reports/baseline.json",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="Where to write the baseline JSON.",
+)
+@click.option("--label", default=None, help="A note stored in the file (e.g. the branch).")
+def baseline_save_command(db: str, run: str, output: str, label: str | None) -> None:
+    """Write the baseline file of a run (one line per cell; commit it)."""
+
+    def action() -> int:
+        from harness.report._baseline import baseline_save
+
+        run_id, frame = load(db, run)
+        doc = baseline_save(frame, output, run_id=run_id, label=label)
+        totals = doc["totals"]
+        click.echo(
+            f"wrote {output}: run {run_id}, {totals['cells']} cells, {totals['passed']} passed"
+        )
+        return 0
+
+    raise SystemExit(guarded(action))
+
+
+#: The commands this module adds to the root group.
+COMMANDS: tuple[click.Command, ...] = (baseline,)

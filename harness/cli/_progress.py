@@ -1,0 +1,76 @@
+"""The terminal side of ``harness run``: the progress bar and the Ctrl-C / SIGTERM handling.
+
+:func:`drive` is what the CLI passes to :func:`harness.bench._session.run_bench` as ``drive=``: it
+runs the matrix on a fresh event loop, asks the runner to stop gracefully on SIGINT or SIGTERM
+(finished cells are kept; the run is closed as interrupted, exit 130), and shows a bar of cells
+done, passed, failed and cost so far. The bench itself knows nothing of terminals or signals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Iterator, Sequence
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from harness.bench._matrix import Cell
+from harness.bench._runner import CellOutcome, Executor, MatrixSummary, OnOutcome
+
+__all__ = ["drive", "progress_bar"]
+
+
+def drive(
+    runner: Executor, cells: Sequence[Cell], console: Console, progress: bool
+) -> MatrixSummary:
+    """Run ``cells`` to the end, or until SIGINT/SIGTERM asks the runner to stop (the handlers
+    are removed afterwards), with a progress bar on ``console`` when ``progress`` is true."""
+
+    async def main() -> MatrixSummary:
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGINT, runner.request_stop)
+            loop.add_signal_handler(signal.SIGTERM, runner.request_stop)
+        try:
+            with progress_bar(console, len(cells), progress) as update:
+                return await runner.run(cells, update)
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGINT)
+                loop.remove_signal_handler(signal.SIGTERM)
+
+    return asyncio.run(main())
+
+
+@contextlib.contextmanager
+def progress_bar(console: Console, total: int, enabled: bool) -> Iterator[OnOutcome | None]:
+    """A bar of ``total`` cells on ``console``; yields the runner's per-cell callback (``None``
+    when not ``enabled``, so nothing is drawn)."""
+    if not enabled:
+        yield None
+        return
+    bar = Progress(
+        TextColumn("[bold]cells"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/]"),
+        TextColumn("${task.fields[cost]:.4f}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+    task = bar.add_task("cells", total=total, passed=0, failed=0, cost=0.0)
+
+    def update(outcome: CellOutcome, summary: MatrixSummary) -> None:
+        bar.update(
+            task,
+            completed=summary.done,
+            passed=summary.passed,
+            failed=summary.failed,
+            cost=summary.cost_usd,
+        )
+
+    with bar:
+        yield update

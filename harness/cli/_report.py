@@ -1,0 +1,78 @@
+"""``harness report``: write report.md and a self-contained report.html for a run.
+
+Exit codes: 0 success, 2 bad input (the message names the file, run or field).
+"""
+
+from __future__ import annotations
+
+import click
+
+from harness.cli._common import baseline_arg, check_out_dir, db_options, guarded, load
+
+__all__ = ["COMMANDS", "report"]
+
+
+@click.command("report")
+@db_options
+@click.option(
+    "--baseline",
+    "baseline_ref",
+    default=None,
+    metavar="ID|FILE",
+    help="Compare cell by cell with another run id or a baseline JSON file.",
+)
+@click.option(
+    "--out",
+    default="reports",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder for report.md and report.html.",
+)
+@click.option("--title", default=None, help="Report title (default: 'harness report — RUN').")
+@click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
+@click.option(
+    "--resamples",
+    default=2000,
+    show_default=True,
+    type=click.IntRange(100, 100_000),
+    help="Bootstrap resamples.",
+)
+def report(
+    db: str,
+    run: str,
+    baseline_ref: str | None,
+    out: str,
+    title: str | None,
+    seed: int,
+    resamples: int,
+) -> None:
+    """Write report.md and a self-contained report.html for a run."""
+
+    def action() -> int:
+        from harness.report._build import build_report
+        from harness.report._render import write_report
+
+        check_out_dir(out)  # before any work: a bad --out is bad input (exit 2)
+        run_id, frame = load(db, run)
+        base, label = baseline_arg(db, baseline_ref) if baseline_ref else (None, None)
+        rep = build_report(
+            frame,
+            base,
+            title=title or f"harness report — {run_id}",
+            baseline_label=label,
+            n_resamples=resamples,
+            seed=seed,
+        )
+        paths = write_report(rep, out)
+        for verdict in rep.comparisons["verdict"].tolist():
+            click.echo(verdict)
+        for warning in rep.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        click.echo(f"wrote {paths['md']} and {paths['html']} ({rep.n_results} results)")
+        return 0
+
+    raise SystemExit(guarded(action))
+
+
+#: The commands this module adds to the root group.
+COMMANDS: tuple[click.Command, ...] = (report,)

@@ -1,0 +1,176 @@
+"""``harness run``: parse the run options, run the bench with a progress bar, print the summary.
+
+The work is :func:`harness.bench._session.run_bench`; this module only turns arguments into a
+:class:`~harness.bench._session.BenchRequest` and the outcome into lines and an exit code. Heavy
+imports (rich, the bench) happen when the command runs, so ``harness --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import click
+
+__all__ = ["COMMANDS", "run_cmd"]
+
+
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+@click.command("run")
+@click.argument("suite_paths", metavar="SUITE...", nargs=-1, required=True)
+@click.option("--modes", default="react,plan_and_solve,reflexion", show_default=True)
+@click.option(
+    "--providers",
+    default="auto",
+    show_default=True,
+    help="Comma-separated provider specs; 'auto' = each suite on the mock plus every provider "
+    "with cassettes for that suite.",
+)
+@click.option("--epochs", default=1, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--tasks", default="", help="Comma-separated task ids or globs to run.")
+@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 256))
+@click.option(
+    "--provider-concurrency",
+    default=None,
+    type=click.IntRange(1, 256),
+    help="Cells at once per provider (default: --concurrency; 1 per HTTP provider when recording).",
+)
+@click.option(
+    "--record-mode",
+    default="none",
+    show_default=True,
+    type=click.Choice(["none", "once", "new_episodes", "all"]),
+)
+@click.option("--cassettes", "cassettes_dir", default="cassettes", show_default=True)
+@click.option("--db", default="reports/harness.duckdb", show_default=True)
+@click.option("--label", default=None, help="Name for this series of runs (for --resume).")
+@click.option("--trace-file", default=None, help="Span file (default reports/traces/RUN.jsonl).")
+@click.option("--otlp-endpoint", default=None, help="Also export spans over OTLP to this URL.")
+@click.option(
+    "--capture-content/--no-capture-content",
+    default=None,
+    help="Put message contents (prompts, replies, tool arguments and results, truncated) in "
+    "the spans, also those sent to --otlp-endpoint. Default: "
+    "$OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, else only in the local span file.",
+)
+@click.option("--resume", is_flag=True, help="Skip cells already stored under --label.")
+@click.option(
+    "--retry-errors",
+    is_flag=True,
+    help="Re-run only the cells of --label's latest runs that errored (status error).",
+)
+@click.option(
+    "--executor",
+    default="local",
+    show_default=True,
+    type=click.Choice(["local", "ray"]),
+    help="Where cells run: this process, or Ray actors (pip install 'athena-harness[ray]').",
+)
+@click.option(
+    "--workers",
+    default=None,
+    type=click.IntRange(1, 4096),
+    help="Ray actors, each running --concurrency cells (default: the cluster's CPUs).",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="ADDR",
+    help="A running Ray cluster (ray start --head prints it); default: a local one per run.",
+)
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def run_cmd(
+    suite_paths: tuple[str, ...],
+    modes: str,
+    providers: str,
+    epochs: int,
+    tasks: str,
+    concurrency: int,
+    provider_concurrency: int | None,
+    record_mode: str,
+    cassettes_dir: str,
+    db: str,
+    label: str | None,
+    trace_file: str | None,
+    otlp_endpoint: str | None,
+    capture_content: bool | None,
+    resume: bool,
+    retry_errors: bool,
+    executor: str,
+    workers: int | None,
+    ray_address: str | None,
+    no_progress: bool,
+) -> None:
+    """Run SUITE files or folders across modes x providers x epochs; store every cell.
+
+    Exit codes: 0 every cell was scored (failing tasks are data), 2 bad input (checked before
+    any cell runs: suites, names, output paths, API keys when recording, python graders),
+    3 some cells errored (not scored: listed, stored with their cause; re-run them with
+    --retry-errors --label L), 130 interrupted (finished cells are kept)."""
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.markup import escape
+
+    from harness.bench._session import BenchRequest, run_bench
+    from harness.cli._progress import drive
+    from harness.errors import HarnessError
+
+    console = Console(stderr=True)
+    if resume and not label:
+        raise click.BadParameter("--resume needs --label", param_hint="--resume")
+    if retry_errors and not label:
+        raise click.BadParameter("--retry-errors needs --label", param_hint="--retry-errors")
+    try:
+        report = run_bench(
+            BenchRequest(
+                suites=suite_paths,
+                modes=_csv(modes),
+                providers=_csv(providers),
+                epochs=epochs,
+                tasks=_csv(tasks),
+                concurrency=concurrency,
+                provider_concurrency=provider_concurrency,
+                record_mode=record_mode,
+                cassettes=Path(cassettes_dir),
+                db=Path(db),
+                label=label,
+                trace_file=Path(trace_file) if trace_file else None,
+                otlp_endpoint=otlp_endpoint,
+                capture_content=capture_content,
+                resume=resume,
+                retry_errors=retry_errors,
+                progress=not no_progress,
+                executor=executor,
+                workers=workers,
+                ray_address=ray_address,
+            ),
+            console,
+            drive=drive,
+        )
+    except HarnessError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        raise SystemExit(2) from None
+    s = report.summary
+    console.print(
+        f"run {report.run_id}: {s.done}/{s.total} cells, {s.passed} passed, {s.failed} failed, "
+        f"{s.errored} errored (not scored), cost ${s.cost_usd:.4f}, {s.elapsed_s:.1f}s "
+        f"({s.cells_per_s:.1f} cells/s), {report.spans} spans -> {db}"
+    )
+    if s.errored:
+        console.print(
+            f"[red]{s.errored} cell(s) could not be scored[/] (left out of pass rates; "
+            "re-run them with --retry-errors --label ...):"
+        )
+    for line in s.errors[:20]:
+        console.print(f"  [red]{escape(line)}[/]")
+    if len(s.errors) > 20:
+        console.print(f"  ... and {len(s.errors) - 20} more (results.status = 'error' in {db})")
+    if s.interrupted:
+        console.print(f"[yellow]interrupted:[/] {s.skipped} cells not run; kept what finished")
+    # A failing task is data, not an error: 0, or 3 when cells errored, 130 when interrupted.
+    raise SystemExit(report.exit_code)
+
+
+#: The commands this module adds to the root group.
+COMMANDS: tuple[click.Command, ...] = (run_cmd,)

@@ -1,0 +1,82 @@
+"""``harness suites``: check suite files (``suites validate``) and list tasks a model passes
+without doing the work (``suites audit``).
+"""
+
+from __future__ import annotations
+
+import click
+
+__all__ = ["COMMANDS", "suites", "suites_audit", "suites_validate"]
+
+
+@click.group()
+def suites() -> None:
+    """Check suite files."""
+
+
+@suites.command("validate")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+def suites_validate(paths: tuple[str, ...]) -> None:
+    """Validate suite files (a folder means every *.yaml / *.yml in it).
+
+    Prints one OK line per valid suite; exits 2 with every error (file:line, task, field) if any
+    file is invalid or a python grader cannot be imported (from the suite file's folder)."""
+    from harness.bench._preflight import check_graders
+    from harness.bench._suite import collect_suites
+    from harness.errors import ConfigError
+
+    found, issues = collect_suites(paths)
+    try:
+        check_graders(found)  # python graders must import (relative to their suite file)
+    except ConfigError as exc:
+        issues.extend(str(exc).splitlines())
+    for suite in found:
+        if any(issue.startswith(f"{suite.source}:") for issue in issues):
+            continue
+        n = len(suite.tasks)
+        click.echo(f"OK {suite.name}: {n} task{'s' * (n != 1)} ({suite.source})")
+    for issue in issues:
+        click.echo(issue, err=True)
+    if issues:
+        raise SystemExit(2)
+
+
+@suites.command("audit")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+def suites_audit(paths: tuple[str, ...]) -> None:
+    """List tasks a model passes without doing the work: each task is run against a do-nothing
+    model ("I don't know.") and one that calls each tool once with empty arguments, then stops.
+
+    Exits 1 when any task passes either (unless the task says `audit: {allow: true, reason:
+    ...}`), 2 on bad input, 0 otherwise."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from harness.bench._audit import ADVERSARIES, audit_suites
+    from harness.bench._suite import load_suites
+    from harness.errors import HarnessError
+
+    console = Console()
+    try:
+        found = load_suites(paths)
+    except HarnessError as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise SystemExit(2) from None
+    report = audit_suites(found)
+    if report.findings:
+        table = Table("suite", "task", "adversary", "allowed", "grader said", title="Tasks passed")
+        for f in report.findings:
+            allowed = f"yes: {f.reason}" if f.allowed else "NO"
+            table.add_row(f.suite, f.task_id, f.adversary, allowed, f.explanation)
+        console.print(table)
+    for adversary in ADVERSARIES:
+        n = report.passed[adversary]
+        share = n / report.tasks if report.tasks else 0.0
+        console.print(f"{adversary}: passes {n} of {report.tasks} tasks ({share:.1%})")
+    if report.failing:
+        console.print(f"[red]{len(report.failing)} task(s) pass without the model's work[/]")
+    raise SystemExit(report.exit_code)
+
+
+#: The commands this module adds to the root group.
+COMMANDS: tuple[click.Command, ...] = (suites,)

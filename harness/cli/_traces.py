@@ -1,0 +1,41 @@
+"""``harness traces``: inspect the span files the tracing setup writes (``traces show``)."""
+
+from __future__ import annotations
+
+import click
+
+__all__ = ["COMMANDS", "traces", "traces_show"]
+
+
+@click.group()
+def traces() -> None:
+    """Inspect span files written by the tracing setup."""
+
+
+@traces.command("show")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--run",
+    "run_id",
+    default=None,
+    help="A trace id (or prefix), a session id, or a bench task (TASK or SUITE/TASK).",
+)
+@click.option(
+    "--db",
+    default="reports/harness.duckdb",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="Results database the pass column is read from (by trace id), when it exists.",
+)
+def traces_show(file: str, run_id: str | None, db: str) -> None:
+    """Print the span tree of the runs in a JSON-lines span FILE (a table of them when there
+    are many: suite, task, mode, provider, epoch, finish reason, pass)."""
+    from harness.telemetry._show import show_traces
+
+    code = show_traces(file, run_id, db=db)
+    if code:
+        raise SystemExit(code)
+
+
+#: The commands this module adds to the root group.
+COMMANDS: tuple[click.Command, ...] = (traces,)

@@ -1,0 +1,146 @@
+"""Provider calls made by modes and the kernel: request building, streaming, accounting.
+
+Every call goes through :func:`call_provider`, so each one is counted in ``llm_calls``, recorded in
+``Result.calls`` with its purpose, folded into the budget, and framed by ``CallStarted`` /
+``CallFinished`` events (which telemetry turns into ``chat`` spans).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Literal
+
+from harness.core._budget import CallPurpose, CallRecord
+from harness.core._messages import Message, TokenUsage
+from harness.errors import HarnessError, ProviderError
+from harness.events import CallFinished, CallStarted, Content, RunWarning, Thinking, Usage
+from harness.providers._base import Request, Response
+
+if TYPE_CHECKING:
+    from harness.kernel._state import State
+
+__all__ = ["build_request", "call_provider"]
+
+_ZERO = TokenUsage()
+
+
+def build_request(
+    state: State,
+    messages: list[Message],
+    *,
+    purpose: CallPurpose = "main",
+    with_tools: bool = True,
+    system_prompt: str | None = None,
+    max_tokens: int | None = None,
+) -> Request:
+    """A request from the run's options (the ``request_template`` of ExAthena). Main calls also
+    carry the mode's ``state.system_suffix`` and, as a last user message that is never
+    persisted, ``state.phase_note``."""
+    cfg = state.config
+    if system_prompt is None:
+        system_prompt = cfg.system_prompt
+        if state.system_suffix and purpose == "main":
+            system_prompt = (system_prompt or "") + state.system_suffix
+    if max_tokens is None:  # an escalated cap (thinking starvation) outlives the option
+        max_tokens = state.max_tokens_override or cfg.max_tokens
+    if state.phase_note and purpose == "main":
+        messages = [*messages, Message.user(state.phase_note)]  # sent, never persisted
+    return Request(
+        messages=messages,
+        model=state.model,
+        system_prompt=system_prompt,
+        tools=(state.tool_specs or None) if with_tools else None,
+        tool_choice=cfg.tool_choice if with_tools else None,
+        temperature=cfg.temperature,
+        top_p=cfg.top_p,
+        seed=cfg.seed,
+        max_tokens=max_tokens
+        if max_tokens is not None
+        else state.max_tokens_override or cfg.max_tokens,
+        stop=cfg.stop,
+        timeout_s=cfg.timeout_s,
+        response_format=cfg.response_format if purpose == "main" else None,
+        provider_opts=cfg.provider_opts,
+        metadata=cfg.metadata,
+        purpose=purpose,
+    )
+
+
+async def call_provider(state: State, request: Request) -> tuple[Response, bool]:
+    """Make one provider call. Returns the response and whether its text was streamed as
+    ``Content``/``Thinking`` events already (then the caller must not emit it again)."""
+    provider = state.provider
+    index = len(state.budget.calls)
+    purpose = request.purpose
+    streamed = False
+    on_delta = None
+    if state.subscribers and provider.capabilities.streaming:
+
+        def on_delta(kind: Literal["content", "thinking"], text: str) -> None:
+            nonlocal streamed
+            streamed = True
+            state.emit(Content(text, purpose) if kind == "content" else Thinking(text, purpose))
+
+    if state.subscribers:
+        state.emit(CallStarted(index, purpose, request.model, provider.name))
+    started = time.time_ns()
+    t0 = time.perf_counter()
+    try:
+        response = await provider.complete(request, on_delta)
+    except ProviderError as exc:
+        _record(state, index, request, None, started, t0, error=str(exc), attempts=exc.attempts)
+        raise
+    except HarnessError as exc:  # e.g. a cassette miss: a clear failure, not a crash
+        reason = f"{type(exc).__name__}: {exc}"
+        _record(state, index, request, None, started, t0, error=reason)
+        raise ProviderError("unknown", reason) from exc
+    except Exception as exc:  # a provider bug must not escape as anything but a ProviderError
+        _record(state, index, request, None, started, t0, error=f"{type(exc).__name__}: {exc}")
+        raise ProviderError("unknown", f"provider crashed: {type(exc).__name__}: {exc}") from exc
+    _record(state, index, request, response, started, t0, error=None)
+    return response, streamed
+
+
+def _record(
+    state: State,
+    index: int,
+    request: Request,
+    response: Response | None,
+    started_ns: int,
+    t0: float,
+    *,
+    error: str | None,
+    attempts: int = 1,
+) -> None:
+    latency_ms = (time.perf_counter() - t0) * 1000.0
+    usage = (response.usage if response is not None else None) or _ZERO
+    cost = response.cost_usd if response is not None else None
+    record = CallRecord(
+        index=index,
+        purpose=request.purpose,
+        model=request.model,
+        usage=usage,
+        cost_usd=cost,
+        latency_ms=latency_ms,
+        started_at_ns=started_ns,
+        ended_at_ns=started_ns + int(latency_ms * 1e6),
+        response_id=response.id if response is not None else None,
+        response_model=response.model if response is not None else None,
+        finish_reason=response.finish_reason if response is not None else None,
+        iteration=state.iterations,
+        error=error,
+        attempts=1 + len(response.retries) if response is not None else attempts,
+    )
+    state.budget.record(record)
+    if state.subscribers:
+        if response is not None and response.retries:
+            state.emit(
+                RunWarning(
+                    f"call {index} ({request.purpose}) succeeded after {len(response.retries)} "
+                    f"retried attempt(s): {'; '.join(response.retries)}",
+                    "provider",
+                )
+            )
+        if response is not None and response.usage is not None:
+            state.emit(Usage(response.usage, cost, request.purpose))
+        state.emit(CallFinished(record, state.provider.name))

@@ -1,0 +1,257 @@
+"""Tool dispatch for one turn (port of ``ExAthena.Loop.Parallel``).
+
+Serial calls (tools not marked ``parallel_safe``, and unknown tools) run first, in the model's
+order; a halt stops the batch there. Parallel-safe calls then run concurrently, at most
+``max_concurrency`` at once. Every call is bounded by ``tool_timeout_s``. Results come back in
+call order. A denied, unknown, timed-out or raising call becomes an error result, never a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from harness.core._messages import INVALID_JSON_KEY, ToolCall, ToolResult
+from harness.errors import ToolError
+from harness.events import ToolCallEvent, ToolResultEvent, ToolUI
+from harness.kernel._hooks import HaltRun, HookEvent
+from harness.kernel._permissions import Denial
+from harness.tools._base import Submit, ToolContext, ToolOutput, merge_assigns, render
+
+if TYPE_CHECKING:
+    from harness.kernel._state import State
+
+__all__ = ["TurnOutcome", "dispatch"]
+
+
+@dataclass(slots=True)
+class TurnOutcome:
+    """What one turn's tool calls produced. ``results`` is in call order, for the calls that ran
+    to completion before any halt."""
+
+    results: list[ToolResult] = field(default_factory=list)
+    halted: str | None = None
+    submitted: bool = False
+    deliverable: Any = None
+
+
+class _Stop(Exception):
+    def __init__(self, result: ToolResult, halted: str | None, submit: Submit | None) -> None:
+        self.result = result
+        self.halted = halted
+        self.submit = submit
+
+
+async def dispatch(state: State, calls: Sequence[ToolCall]) -> TurnOutcome:
+    outcome = TurnOutcome()
+    tools = state.tools
+    serial: list[ToolCall] = []
+    parallel: list[ToolCall] = []
+    for c in calls:
+        (parallel if getattr(tools.get(c.name), "parallel_safe", False) else serial).append(c)
+    by_id: dict[int, ToolResult] = {}
+    for call in serial:
+        try:
+            by_id[id(call)] = await _bounded(state, call, parallel=False)
+        except _Stop as stop:
+            return _stopped(outcome, stop, calls, by_id)
+    if len(parallel) == 1:
+        try:
+            by_id[id(parallel[0])] = await _bounded(state, parallel[0], parallel=True)
+        except _Stop as stop:
+            return _stopped(outcome, stop, calls, by_id)
+    elif parallel:
+        limit = asyncio.Semaphore(state.config.max_concurrency)
+
+        async def guarded(call: ToolCall) -> ToolResult:
+            async with limit:
+                return await _bounded(state, call, parallel=True)
+
+        done = await asyncio.gather(*(guarded(c) for c in parallel), return_exceptions=True)
+        first_stop: _Stop | None = None
+        for call, value in zip(parallel, done, strict=True):
+            if isinstance(value, _Stop):
+                first_stop = first_stop or value
+            elif isinstance(value, BaseException):
+                raise value
+            else:
+                by_id[id(call)] = value
+        if first_stop is not None:
+            return _stopped(outcome, first_stop, calls, by_id)
+    outcome.results = [by_id[id(c)] for c in calls]
+    return outcome
+
+
+def _stopped(
+    outcome: TurnOutcome, stop: _Stop, calls: Sequence[ToolCall], by_id: dict[int, ToolResult]
+) -> TurnOutcome:
+    outcome.results = [by_id[id(c)] for c in calls if id(c) in by_id]
+    outcome.halted = stop.halted
+    if stop.submit is not None:
+        outcome.submitted = True
+        outcome.deliverable = stop.submit.deliverable
+    return outcome
+
+
+async def _bounded(state: State, call: ToolCall, *, parallel: bool) -> ToolResult:
+    if state.subscribers:
+        state.emit(ToolCallEvent(call, parallel))
+    t0 = time.perf_counter()
+    try:
+        result = await _run_one(state, call)
+    except _Stop as stop:
+        state.emit(ToolResultEvent(call, stop.result, (time.perf_counter() - t0) * 1000.0))
+        raise
+    if state.subscribers:
+        state.emit(ToolResultEvent(call, result, (time.perf_counter() - t0) * 1000.0))
+        if result.ui is not None:
+            state.emit(ToolUI(call.id, result.ui))
+    return result
+
+
+async def _run_one(state: State, call: ToolCall) -> ToolResult:
+    """Gate (permissions, PreToolUse), execute under the timeout, then PostToolUse. The
+    timeout bounds the tool only: a slow approval callback is not a tool timeout."""
+    name, args = call.name, call.arguments
+    tool = state.tools.get(name)
+    refused = await _gate(state, call, tool)
+    if refused is not None:
+        return refused
+    assert tool is not None
+    ctx = state.ctx
+    call_ctx = ToolContext(
+        ctx.workspace, ctx.session_id, ctx.phase, call.id, ctx.assigns, ctx.kv, ctx.emit, ctx.spawn
+    )
+    timeout_s = state.config.tool_timeout_s
+    try:
+        async with asyncio.timeout(timeout_s):
+            value = await tool.run(args, call_ctx)
+    except TimeoutError:
+        await _fire_failure(state, call, "timeout")
+        result = ToolResult(
+            call.id, f"error: tool call '{name}' timed out after {timeout_s:g}s", True
+        )
+    except ToolError as exc:
+        await _fire_failure(state, call, str(exc))
+        result = ToolResult(call.id, f"error: {exc}", True)
+    except Exception as exc:
+        reason = f"tool crashed: {type(exc).__name__}: {exc}"
+        await _fire_failure(state, call, reason)
+        result = ToolResult(call.id, f"error: {reason}", True)
+    else:
+        if isinstance(value, Submit):
+            raise _Stop(ToolResult(call.id, "submitted", False), "submitted", value)
+        if isinstance(value, HaltRun):
+            raise _Stop(
+                ToolResult(call.id, f"run halted: {value.reason}", True), value.reason, None
+            )
+        if isinstance(value, ToolOutput):
+            result = ToolResult(call.id, value.content, False, value.ui)
+            if value.assigns:
+                merge_assigns(ctx.assigns, value.assigns)
+        else:
+            result = ToolResult(call.id, render(value), False)
+    if state.hooks.has(HookEvent.POST_TOOL_USE):
+        post = await state.hooks.fire(
+            HookEvent.POST_TOOL_USE,
+            {
+                "tool_name": name,
+                "arguments": args,
+                "result": result.content,
+                "is_error": result.is_error,
+                "cwd": str(ctx.workspace.root) if ctx.workspace.created else None,
+                "assigns": ctx.assigns,
+            },
+            tool_name=name,
+            tool_use_id=call.id,
+        )
+        if post.halt is not None:
+            raise _Stop(result, post.halt, None)
+        if post.augment:
+            result = ToolResult(
+                call.id,
+                result.content + "\n\n" + "\n".join(post.augment),
+                result.is_error,
+                result.ui,
+            )
+    return result
+
+
+async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
+    """None when the call may run; else its error result (a denial, an unknown tool, bad JSON).
+    Raises _Stop when a permission callback or PreToolUse hook halts the run."""
+    name, args = call.name, call.arguments
+    decision = await state.permissions.check(
+        name, args, bool(getattr(tool, "read_only", False)), state.ctx
+    )
+    if decision is None and state.hooks.has(HookEvent.PRE_TOOL_USE):
+        pre = await state.hooks.fire(
+            HookEvent.PRE_TOOL_USE,
+            {
+                "tool_name": name,
+                "arguments": args,
+                "session_id": state.session_id,
+                "assigns": state.ctx.assigns,
+            },
+            tool_name=name,
+            tool_use_id=call.id,
+        )
+        if pre.halt is not None:
+            decision = HaltRun(pre.halt)
+        elif pre.deny is not None:
+            decision = Denial(f"permission denied: {pre.deny}", "user_denied")
+    if isinstance(decision, HaltRun):
+        raise _Stop(
+            ToolResult(call.id, f"run halted: {decision.reason}", True), decision.reason, None
+        )
+    if decision is not None:
+        await state.hooks.fire(
+            HookEvent.PERMISSION_DENIED,
+            {
+                "tool_name": name,
+                "arguments": args,
+                "reason": decision.reason,
+                "code": decision.code,
+            },
+            tool_name=name,
+            tool_use_id=call.id,
+        )
+        return ToolResult(call.id, decision.reason, True)
+    if INVALID_JSON_KEY in args:
+        raw = str(args[INVALID_JSON_KEY])[:400]
+        return ToolResult(
+            call.id,
+            f"error: tool arguments were not valid JSON: {raw!r}. "
+            f"Re-send the {name} call with corrected JSON arguments.",
+            True,
+        )
+    if tool is None:
+        return ToolResult(call.id, _unknown_tool_message(name, state), True)
+    return None
+
+
+async def _fire_failure(state: State, call: ToolCall, reason: str) -> None:
+    if state.hooks.has(HookEvent.POST_TOOL_USE_FAILURE):
+        # Returns are ignored here, as in ExAthena (a failure hook cannot halt).
+        await state.hooks.fire(
+            HookEvent.POST_TOOL_USE_FAILURE,
+            {"tool_name": call.name, "tool_use_id": call.id, "reason": reason},
+            tool_name=call.name,
+            tool_use_id=call.id,
+        )
+
+
+def _unknown_tool_message(name: str, state: State) -> str:
+    available = sorted(state.tools)
+    text = f"error: unknown tool: {name}."
+    text += (
+        f" Available tools: {', '.join(available)}." if available else " No tools are available."
+    )
+    close = difflib.get_close_matches(name, available, n=1, cutoff=0.75)
+    if close:
+        text += f' Did you mean "{close[0]}"?'
+    return text

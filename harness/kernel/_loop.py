@@ -1,0 +1,297 @@
+"""The agent loop (port of ``ExAthena.Loop.run/2``).
+
+Before every iteration, in this order: early halt -> max_iterations -> consecutive mistakes ->
+budget -> no progress; then proactive compaction, the ``Iteration`` event, the PreIteration hook
+and ``mode.iterate``. ``iterations`` counts continued iterations only. Whatever happens after the
+loop has started - a raising hook, tool, subscriber or mode, a cancelled task - the run ends with a
+Result, the Stop/StopFailure and SessionEnd hooks, and exactly one final ``Done`` event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, cast
+
+from harness.core._result import Result, UsageTotals
+from harness.core._terminations import FinishReason
+from harness.errors import ThinkingStarved
+from harness.events import Done, Iteration, RunWarning, Submitted
+from harness.kernel._compaction import CompactionError, compact, maybe_compact
+from harness.kernel._hitl import apply_decisions
+from harness.kernel._hooks import HookEvent
+from harness.kernel._mode import ContextOverflow, Continue, Halt
+from harness.kernel._progress import (
+    ProgressSnapshot,
+    default_productivity_signal,
+    fingerprint,
+    last_assistant_text,
+    strict_productivity_signal,
+)
+from harness.kernel._starvation import escalate
+from harness.kernel._state import State
+
+__all__ = ["release", "resume_loop", "run_loop"]
+
+log = logging.getLogger("harness")
+
+
+async def run_loop(state: State, *, owns_provider: bool = False) -> Result:
+    """Drive a built state to its Result. Never raises for anything that happens in the run,
+    except cancellation, which is re-raised after Done is emitted."""
+
+    async def first_part() -> None:
+        await _start(state)
+        await _loop(state)
+
+    return await _drive(state, first_part, owns_provider)
+
+
+async def resume_loop(state: State, decisions: Mapping[str, Any]) -> Result:
+    """Continue an ``interrupted`` run with the reviewer's decisions (checked by the caller with
+    :func:`~harness.kernel._hitl.parse_decisions`): the paused turn runs, then the loop goes on."""
+
+    async def next_part() -> None:
+        before = len(state.messages)
+        outcome = await apply_decisions(state, decisions)
+        if isinstance(outcome, Continue):  # the reviewed turn is the paused iteration's end
+            state.last_fingerprint = fingerprint(state.messages[before:])
+            state.unproductive_iterations = 0
+            state.iterations += 1
+            await _loop(state)
+
+    return await _drive(state, next_part, bool(state.meta.get("owns_provider", False)))
+
+
+async def _drive(state: State, body: Callable[[], Awaitable[None]], owns_provider: bool) -> Result:
+    cancelled: BaseException | None = None
+    try:
+        await body()
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt | SystemExit) or _is_cancel(exc):
+            cancelled = exc
+            state.halt(FinishReason.ERROR_HALTED, f"cancelled: {type(exc).__name__}")
+        else:
+            log.exception("harness: internal error in run %s", state.session_id)
+            state.halt(
+                FinishReason.ERROR_DURING_EXECUTION, f"internal error: {type(exc).__name__}: {exc}"
+            )
+    finally:
+        if state.finish_reason is FinishReason.INTERRUPTED:  # kept for harness.resume
+            state.meta["owns_provider"] = owns_provider
+        else:
+            await release(state, owns_provider)
+    result = to_result(state)
+    await _finish(state, result)
+    if cancelled is not None:
+        raise cancelled
+    return result
+
+
+async def release(state: State, owns_provider: bool) -> None:
+    """Close the run's provider (when it owns it) and remove its temporary workspace."""
+    if owns_provider:
+        try:
+            await state.provider.aclose()
+        except Exception as exc:  # closing must not hide the result
+            state.emit(RunWarning(f"provider close failed: {exc}", "provider"))
+    state.ctx.workspace.cleanup()
+
+
+def _is_cancel(exc: BaseException) -> bool:
+    import asyncio
+
+    return isinstance(exc, asyncio.CancelledError)
+
+
+async def _start(state: State) -> None:
+    hooks = state.hooks
+    if hooks.has(HookEvent.USER_PROMPT_SUBMIT):
+        last_user = next((m for m in reversed(state.messages) if m.role == "user"), None)
+        out = await hooks.fire(
+            HookEvent.USER_PROMPT_SUBMIT,
+            {"prompt": last_user.content if last_user else None, "session_id": state.session_id},
+        )
+        if out.transform is not None and last_user is not None:
+            last_user.content = out.transform
+        state.messages.extend(out.inject)
+        if out.halt is not None:
+            state.early_halt = out.halt
+    if hooks.has(HookEvent.SESSION_START):
+        out = await hooks.fire(HookEvent.SESSION_START, {"session_id": state.session_id})
+        if out.halt is not None and state.early_halt is None:
+            state.early_halt = out.halt
+    # The mode primes its state last, as in ExAthena: hooks see the user's own prompt.
+    init = state.mode.init(state)
+    if inspect.isawaitable(init):  # an async init(state) is allowed too
+        await init
+
+
+async def _loop(state: State) -> None:
+    cfg = state.config
+    mode = state.mode
+    signal = getattr(mode, "productivity_signal", None)
+    while True:
+        # 1-5: the checks, in ExAthena's order.
+        if state.early_halt is not None:
+            state.halt(FinishReason.ERROR_HALTED, state.early_halt)
+            return
+        if state.iterations >= cfg.max_iterations:
+            state.halt(FinishReason.ERROR_MAX_TURNS)
+            return
+        if state.consecutive_mistakes >= cfg.max_consecutive_mistakes:
+            state.halt(FinishReason.ERROR_CONSECUTIVE_MISTAKES)
+            return
+        if state.budget.exceeded(cfg.max_budget_usd):
+            state.halt(FinishReason.ERROR_MAX_BUDGET_USD)
+            return
+        limit = cfg.max_unproductive_iterations
+        if limit > 0 and state.unproductive_iterations >= limit:
+            state.no_progress_snapshot = state.messages[-(limit * 4) :]
+            state.halt(FinishReason.ERROR_NO_PROGRESS)
+            return
+        # 6: compaction, Iteration, PreIteration, mode.iterate.
+        try:
+            await maybe_compact(state)
+        except CompactionError as exc:
+            state.halt(FinishReason.ERROR_COMPACTION_FAILED, str(exc))
+            return
+        state.emit(Iteration(state.iterations, state.unproductive_iterations))
+        if state.hooks.has(HookEvent.PRE_ITERATION):
+            out = await state.hooks.fire(
+                HookEvent.PRE_ITERATION,
+                {
+                    "iteration": state.iterations,
+                    "unproductive_iterations": state.unproductive_iterations,
+                    "fingerprint": state.last_fingerprint,
+                    "session_id": state.session_id,
+                    "assigns": state.ctx.assigns,
+                },
+            )
+            if out.halt is not None:
+                state.halt(FinishReason.ERROR_HALTED, out.halt)
+                return
+            state.messages.extend(out.inject)
+        prev = ProgressSnapshot(
+            len(state.messages),
+            state.last_fingerprint,
+            last_assistant_text(state.messages),
+            state.iterations,
+            state.tool_calls_made,
+        )
+        try:
+            # cast: a user's mode may return anything; it is checked below.
+            outcome = cast(object, await mode.iterate(state))
+        except ContextOverflow as exc:
+            outcome, base = await _recover(state, str(exc))
+            # Compaction rewrote the history: the retried turn starts at the new length.
+            prev = dataclasses.replace(prev, message_count=base)
+        except ThinkingStarved as exc:
+            outcome = await escalate(state, exc)
+        except Exception as exc:
+            state.halt(FinishReason.ERROR_DURING_EXECUTION, f"{type(exc).__name__}: {exc}")
+            return
+        if isinstance(outcome, Halt):
+            if outcome.reason is not None and state.finish_reason is not outcome.reason:
+                state.halt(outcome.reason)
+            return
+        if not isinstance(outcome, Continue):
+            state.halt(
+                FinishReason.ERROR_DURING_EXECUTION,
+                f"mode {mode.name!r} returned {outcome!r}; expected Continue() or Halt()",
+            )
+            return
+        # Progress tracking, then count the iteration.
+        current = fingerprint(state.messages[prev.message_count :])
+        state.fingerprint = current
+        new = state.messages[prev.message_count :]
+        check = cfg.progress_check
+        if check == "strict":
+            productive = strict_productivity_signal(prev, new, current)
+        elif check == "lax":
+            productive = default_productivity_signal(prev, new, current)
+        elif signal is not None:
+            productive = bool(signal(prev, state))
+        else:
+            productive = default_productivity_signal(prev, new, current)
+        state.unproductive_iterations = 0 if productive else state.unproductive_iterations + 1
+        state.last_fingerprint = current
+        state.iterations += 1
+
+
+async def _recover(state: State, reason: str) -> tuple[Continue | Halt, int]:
+    """Reactive recovery: one forced compaction and one retry, else error_prompt_too_long.
+    Returns the outcome and the message count the retried turn started from."""
+    if not state.config.reactive_compact:
+        return state.halt(FinishReason.ERROR_PROMPT_TOO_LONG, reason), len(state.messages)
+    try:
+        await compact(state, reason="reactive_recovery")
+    except CompactionError as exc:
+        halt = state.halt(FinishReason.ERROR_PROMPT_TOO_LONG, f"compaction failed: {exc}")
+        return halt, len(state.messages)
+    base = len(state.messages)
+    try:
+        return await state.mode.iterate(state), base
+    except Exception as exc:
+        halt = state.halt(
+            FinishReason.ERROR_PROMPT_TOO_LONG,
+            f"still too long after compaction: {type(exc).__name__}: {exc}",
+        )
+        return halt, base
+
+
+def to_result(state: State) -> Result:
+    reason = state.finish_reason or FinishReason.STOP
+    paused = reason is FinishReason.INTERRUPTED and state.pending_calls is not None
+    text = None
+    for m in reversed(state.messages):
+        if m.role == "assistant" and m.content.strip():
+            text = m.content
+            break
+    budget = state.budget
+    return Result.model_construct(
+        finish_reason=reason,
+        category=reason.category,
+        text=text,
+        deliverable=state.deliverable,
+        messages=state.messages,
+        iterations=state.iterations,
+        tool_calls_made=state.tool_calls_made,
+        llm_calls=len(budget.calls),
+        usage=UsageTotals.of(budget.usage),
+        cost_usd=budget.cost_usd,
+        duration_ms=(time.perf_counter() - state.started_at) * 1000.0,
+        model=state.model,
+        provider=state.provider.name,
+        mode=state.mode.name,
+        session_id=state.session_id,
+        halted_reason=None if reason is FinishReason.SUBMITTED else state.halted_reason,
+        error_diagnostic=state.error_diagnostic,
+        no_progress_snapshot=state.no_progress_snapshot,
+        trace_id=None,
+        calls=budget.calls,
+        assigns=state.ctx.assigns,
+        pending_tool_calls=list(state.pending_calls or ()) if paused else None,
+        resume_state=state if paused else None,
+    )
+
+
+async def _finish(state: State, result: Result) -> None:
+    hooks = state.hooks
+    if hooks and result.finish_reason is not FinishReason.INTERRUPTED:  # the session goes on
+        payload = {
+            "session_id": state.session_id,
+            "finish_reason": result.finish_reason.value,
+            "result": result,
+        }
+        event = HookEvent.STOP if result.success else HookEvent.STOP_FAILURE
+        for hook in (event, HookEvent.SESSION_END):
+            out = await hooks.fire(hook, payload)
+            if out.halt is not None:  # too late to halt: say so, keep going
+                state.emit(RunWarning(f"{hook.value} hook: {out.halt}", "hooks"))
+    if result.finish_reason is FinishReason.SUBMITTED:
+        state.emit(Submitted(result.deliverable))
+    state.emit(Done(result))

@@ -1,0 +1,101 @@
+"""No-progress detection (the default productivity check of ``ExAthena.Loop``, HEAD semantics).
+
+After each continued iteration the kernel computes a fingerprint of the iteration's tool activity:
+the sorted ``(tool name, canonical JSON arguments)`` pairs plus a hash of the tool results' contents
+(so re-running a command whose output changes counts as progress). The iteration is productive when
+the fingerprint differs from the previous one, or the model wrote new non-blank text that differs
+from its previous text. ``max_unproductive_iterations`` unproductive iterations in a row end the
+run with ``error_no_progress``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.core._messages import Message
+
+__all__ = [
+    "Fingerprint",
+    "ProgressSnapshot",
+    "default_productivity_signal",
+    "fingerprint",
+    "strict_productivity_signal",
+]
+
+Fingerprint = tuple[tuple[tuple[str, str], ...], str]
+
+
+@dataclass(slots=True)
+class ProgressSnapshot:
+    """What a productivity signal may compare against: the state before the iteration.
+
+    (Not frozen only because it is built every iteration and frozen dataclasses are slower to
+    build; treat it as read-only.)"""
+
+    message_count: int
+    last_fingerprint: Fingerprint | None
+    last_assistant_text: str
+    iterations: int
+    tool_calls_made: int
+
+
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+)
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no spaces: equal arguments give equal text."""
+    return _CANONICAL.encode(value)
+
+
+def fingerprint(new_messages: Sequence[Message]) -> Fingerprint:
+    """Fingerprint of one iteration's new messages."""
+    calls: list[tuple[str, str]] = []
+    results: list[str] = []
+    encode = _CANONICAL.encode
+    for m in new_messages:
+        if m.tool_calls:
+            for c in m.tool_calls:
+                calls.append((c.name, encode(c.arguments)))
+        elif m.tool_result is not None:
+            results.append(m.tool_result.content)
+    calls.sort()
+    blob = "\x00".join(results).encode("utf-8", "surrogatepass")
+    return (tuple(calls), hashlib.blake2b(blob, digest_size=8).hexdigest())
+
+
+def last_assistant_text(messages: Sequence[Message]) -> str:
+    for m in reversed(messages):
+        if m.role == "assistant":
+            return m.content.strip()
+    return ""
+
+
+def default_productivity_signal(
+    prev: ProgressSnapshot, new_messages: Sequence[Message], current: Fingerprint
+) -> bool:
+    """The kernel default: productive iff the fingerprint changed or any new assistant text."""
+    if current != prev.last_fingerprint:
+        return True
+    return any(m.role == "assistant" and m.content for m in new_messages)
+
+
+def strict_productivity_signal(
+    prev: ProgressSnapshot, new_messages: Sequence[Message], current: Fingerprint
+) -> bool:
+    """ReAct's check: the fingerprint changed, or there is new non-blank text that differs from
+    the previous assistant text (repeating yourself is not progress)."""
+    if current != prev.last_fingerprint:
+        return True
+    prev_text = prev.last_assistant_text
+    for m in new_messages:
+        if m.role == "assistant":
+            text = m.content.strip()
+            if text and text != prev_text:
+                return True
+    return False

@@ -1,0 +1,107 @@
+"""Assembling a run's :class:`~harness.kernel._state.State` from resolved parts.
+
+The facade (:func:`harness.api.build_state`) resolves the mode, the tools and the provider; the
+kernel checks the rest of the configuration (``until_tool``, hooks, the first messages, the
+workspace) and builds the state. So the kernel never imports a concrete mode or the provider and
+tool registries. Both steps raise :class:`~harness.ConfigError` before anything runs.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.core._messages import Message, message_from_dict
+from harness.errors import ConfigError
+from harness.kernel._hooks import Hooks
+from harness.kernel._mode import Mode
+from harness.kernel._options import RunConfig
+from harness.kernel._permissions import Permissions, Phase
+from harness.kernel._state import State, Subscriber
+from harness.kernel._subagents import run_subagent
+from harness.providers._base import Provider, ToolSpec
+from harness.tools._base import Tool, ToolContext
+from harness.tools._workspace import Workspace
+
+__all__ = ["RunInputs", "check_inputs", "new_state"]
+
+
+@dataclass(slots=True, frozen=True)
+class RunInputs:
+    """The checked, provider-independent parts of a run."""
+
+    tools: dict[str, Tool]
+    hooks: Hooks
+    messages: list[Message]
+    workspace: Workspace
+
+
+def check_inputs(prompt: str | None, config: RunConfig, tools: Sequence[Tool]) -> RunInputs:
+    """Check ``until_tool`` against the run's tools, the hooks and the first messages (``messages``
+    then ``prompt``), and open the workspace; raises ConfigError."""
+    by_name = {t.name: t for t in tools}
+    for name in config.until_tool or ():
+        if name not in by_name:
+            raise ConfigError(
+                f"until_tool: tool {name!r} is not among the run's tools "
+                f"({', '.join(sorted(by_name)) or 'none'})"
+            )
+    hooks = Hooks(config.hooks)
+    messages: list[Message] = []
+    for i, m in enumerate(config.messages or ()):
+        try:
+            messages.append(message_from_dict(m, where=f"messages[{i}]"))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    if prompt is not None:
+        if not isinstance(prompt, str):
+            raise ConfigError(f"prompt: expected a string, got {type(prompt).__name__}")
+        messages.append(Message.user(prompt))
+    if not messages:
+        raise ConfigError("prompt: give a prompt or a non-empty messages list")
+    workspace = Workspace(config.cwd, files=config.workspace_files)
+    return RunInputs(by_name, hooks, messages, workspace)
+
+
+def new_state(
+    config: RunConfig,
+    inputs: RunInputs,
+    *,
+    mode: Mode,
+    provider: Provider,
+    model: str | None,
+    subscribers: Sequence[Subscriber] = (),
+) -> State:
+    """The State of a new run, from the checked inputs and the resolved mode and provider."""
+    session_id = config.session_id or secrets.token_urlsafe(12)
+    permissions = Permissions(
+        phase=Phase(config.phase),
+        allowed_tools=frozenset(config.allowed_tools) if config.allowed_tools is not None else None,
+        disallowed_tools=frozenset(config.disallowed_tools or ()),
+        can_use_tool=config.can_use_tool,
+    )
+    tools = inputs.tools
+    ctx = ToolContext(inputs.workspace, session_id, config.phase, "", dict(config.assigns), {})
+    state = State(
+        config=config,
+        provider=provider,
+        mode=mode,
+        tools=tools,
+        tool_specs=[ToolSpec(t.name, t.description, t.parameters) for t in tools.values()],
+        hooks=inputs.hooks,
+        permissions=permissions,
+        ctx=ctx,
+        session_id=session_id,
+        model=model,
+        messages=inputs.messages,
+        subscribers=tuple(subscribers),
+    )
+    state.ctx.emit = state.emit
+
+    async def spawn(args: dict[str, Any], call_ctx: ToolContext) -> Any:
+        return await run_subagent(state, args, call_ctx)
+
+    state.ctx.spawn = spawn
+    return state

@@ -1,0 +1,118 @@
+"""The mutable state of one run, shared by the kernel and the mode driving it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from harness.core._budget import Budget
+from harness.core._messages import Message, ToolCall
+from harness.core._terminations import FinishReason
+from harness.events import Event
+from harness.kernel._hooks import Hooks
+from harness.kernel._mode import Halt
+from harness.kernel._permissions import Permissions
+from harness.kernel._progress import Fingerprint
+
+if TYPE_CHECKING:
+    from harness.kernel._mode import Mode
+    from harness.kernel._options import RunConfig
+    from harness.providers._base import Provider, ToolSpec
+    from harness.tools._base import Tool, ToolContext
+
+__all__ = ["ChildFactory", "State", "Subscriber"]
+
+Subscriber = Callable[[Event], None]
+
+#: Builds a sub-agent's State from its parent, its prompt and run-option overrides; returns the
+#: state and whether the child owns (must close) its provider. Installed by the facade.
+ChildFactory = Callable[["State", str, dict[str, Any]], tuple["State", bool]]
+
+
+@dataclass(slots=True, eq=False)
+class State:
+    """Everything a run knows. Modes read and update it; the kernel checks it between iterations.
+
+    ``mode_state`` is the mode's private slot. A mode ends the run by setting ``finish_reason``
+    (and ``halted_reason`` / ``error_diagnostic`` where useful) and returning ``Halt``.
+    """
+
+    config: RunConfig
+    provider: Provider
+    mode: Mode
+    tools: dict[str, Tool]
+    tool_specs: list[ToolSpec]
+    hooks: Hooks
+    permissions: Permissions
+    ctx: ToolContext
+    session_id: str
+    model: str | None = None
+    messages: list[Message] = field(default_factory=list)
+    subscribers: Sequence[Subscriber] = ()
+    budget: Budget = field(default_factory=Budget)
+    iterations: int = 0
+    tool_calls_made: int = 0
+    consecutive_mistakes: int = 0
+    unproductive_iterations: int = 0
+    last_fingerprint: Fingerprint | None = None
+    fingerprint: Fingerprint | None = None
+    #: (message count, last message, tokens) of the last prompt estimate, so the proactive
+    #: compaction check only estimates new messages; compaction resets it.
+    token_estimate: tuple[int, Message | None, int] = (0, None, 0)
+    no_progress_snapshot: list[Message] | None = None
+    mode_state: Any = None
+    finish_reason: FinishReason | None = None
+    halted_reason: str | None = None
+    early_halt: str | None = None
+    error_diagnostic: dict[str, Any] | None = None
+    deliverable: Any = None
+    submitted: bool = False
+    started_at: float = field(default_factory=time.perf_counter)
+    meta: dict[str, Any] = field(default_factory=dict)
+    #: How ``spawn_agent`` builds a nested run (None: this run cannot spawn sub-agents).
+    child_factory: ChildFactory | None = None
+    #: The tools sub-agents choose from (None: this run's tools) and the system prompt they get
+    #: (None: the run's); the ``orchestrate`` mode sets both.
+    subagent_tools: dict[str, Tool] | None = None
+    subagent_system_prompt: str | None = None
+    #: Added to the system prompt of main calls (a mode's protocol).
+    system_suffix: str = ""
+    #: An ephemeral user note sent at the end of the next main call only, never persisted
+    #: (ExAthena's ``phase_note``); the mode sets it before each iteration.
+    phase_note: str | None = None
+    #: The completion cap after a thinking-starvation escalation (kernel.starvation); it
+    #: replaces the ``max_tokens`` option for the rest of the run.
+    max_tokens_override: int | None = None
+    #: An interrupted run's calls waiting for a human decision (kernel.hitl).
+    pending_calls: list[ToolCall] | None = None
+
+    @property
+    def llm_calls(self) -> int:
+        return len(self.budget.calls)
+
+    def emit(self, event: Event) -> None:
+        """Deliver an event to every subscriber. A subscriber that raises halts the run at the
+        next check (``error_halted``) instead of unwinding the loop mid-iteration."""
+        for subscriber in self.subscribers:
+            try:
+                subscriber(event)
+            except Exception as exc:
+                if self.early_halt is None:
+                    self.early_halt = f"on_event raised {type(exc).__name__}: {exc}"
+
+    def halt(self, reason: FinishReason, halted_reason: str | None = None) -> Halt:
+        """Record how the run ends and return the matching :class:`Halt`, so a mode can end an
+        iteration with ``return state.halt(FinishReason.STOP)``."""
+        self.finish_reason = reason
+        if halted_reason is not None:
+            self.halted_reason = halted_reason
+        return Halt(reason)
+
+    def add_mistake_turn(self, any_error: bool, any_success: bool) -> None:
+        """Count one turn's tool outcomes: +1 at most per turn; any success resets to 0."""
+        if any_success:
+            self.consecutive_mistakes = 0
+        elif any_error:
+            self.consecutive_mistakes += 1

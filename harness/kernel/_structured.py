@@ -1,0 +1,151 @@
+"""Structured output: ``extract_structured(prompt, schema=...)`` with a repair loop.
+
+The model is asked for one JSON object conforming to ``schema`` (a JSON Schema dict, or a pydantic
+model class). The reply is parsed (the whole text, else a fenced ``json`` block) and validated
+(``jsonschema``, or the pydantic model). On failure the error is sent back with the schema and the
+model tries again, up to ``max_retries`` times (a ``StructuredRetry`` event each time); then the
+run ends as ``error_max_structured_output_retries`` with the last error in ``error_diagnostic``.
+On success ``Result.deliverable`` holds the value (a dict, or a model instance for a model class).
+
+Each attempt is one iteration of the ordinary loop, so budget, hooks, events and ``Done`` behave
+as in any run; calls are tagged ``structured``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from harness.core._messages import Message
+from harness.core._terminations import FinishReason
+from harness.errors import ConfigError, ProviderError
+from harness.events import StructuredRetry
+from harness.kernel._calls import build_request, call_provider
+from harness.kernel._mode import Continue, Halt
+from harness.kernel._replies import emit_text, handle_provider_error
+
+if TYPE_CHECKING:
+    from harness.kernel._state import State
+
+__all__ = ["StructuredMode", "parse_json_reply"]
+
+_FENCE = re.compile(r"(?:```|~~~)(?:json)?\s*\n(.*?)\n\s*(?:```|~~~)", re.DOTALL)
+
+
+def parse_json_reply(text: str) -> Any:
+    """The JSON value in a reply: the whole text, else the first fenced block."""
+    stripped = text.strip()
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        pass
+    match = _FENCE.search(text)
+    if match is None:
+        raise ValueError("the reply is not JSON and has no fenced ```json block")
+    try:
+        return json.loads(match.group(1))
+    except ValueError as exc:
+        raise ValueError(f"the fenced JSON block does not parse: {exc}") from None
+
+
+class StructuredMode:
+    """One attempt per iteration; Halt on success, exhaustion or a provider error."""
+
+    name = "structured"
+
+    def __init__(self, schema: Any, *, max_retries: int = 2, instructions: str | None = None):
+        if max_retries < 0:
+            raise ConfigError(f"max_retries: must be >= 0, got {max_retries}")
+        self.max_retries = max_retries
+        self.instructions = instructions
+        self.model_cls: Any = None
+        if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
+            self.model_cls = schema
+            schema = schema.model_json_schema()
+        if not isinstance(schema, dict):
+            raise ConfigError("schema: pass a JSON Schema dict or a pydantic model class")
+        import jsonschema
+
+        try:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            raise ConfigError(f"schema: not a valid JSON Schema: {exc.message}") from None
+        self.schema = schema
+        self._validator = cls(schema)
+        self.schema_text = json.dumps(schema, indent=2)
+
+    def productivity_signal(self, prev: Any, state: State) -> bool:
+        """Attempts are bounded by max_retries; a repeated bad reply is not 'no progress'."""
+        return True
+
+    def init(self, state: State) -> None:
+        state.mode_state = {"attempt": 0}
+        last = next(m for m in reversed(state.messages) if m.role == "user")
+        parts = [self.instructions] if self.instructions else []
+        parts.append(
+            "Reply with one JSON object, and nothing else, that conforms to this JSON Schema:\n\n"
+            f"{self.schema_text}"
+        )
+        last.content = "\n\n".join([*parts, last.content])
+
+    async def iterate(self, state: State) -> Continue | Halt:
+        ms = state.mode_state
+        json_mode = state.provider.capabilities.json_mode
+        request = build_request(state, state.messages, purpose="structured", with_tools=False)
+        if json_mode and request.response_format is None:
+            request.response_format = {"type": "json_object"}
+        try:
+            response, streamed = await call_provider(state, request)
+        except ProviderError as exc:
+            return handle_provider_error(state, exc)
+        if not streamed:
+            emit_text(state, response, "structured")
+        state.messages.append(Message.assistant(response.text, None, response.thinking))
+        try:
+            value = self._check(response.text)
+        except ValueError as exc:
+            error = str(exc)
+            if ms["attempt"] >= self.max_retries:
+                state.error_diagnostic = {
+                    "schema": self.schema,
+                    "received": response.text,
+                    "violations": [{"reason": error}],
+                }
+                return state.halt(FinishReason.ERROR_MAX_STRUCTURED_OUTPUT_RETRIES, error)
+            ms["attempt"] += 1
+            state.emit(StructuredRetry(ms["attempt"], error))
+            state.messages.append(
+                Message.user(
+                    f"That reply failed validation: {error}\n\nReply again with only a JSON "
+                    f"object that conforms to this schema:\n\n{self.schema_text}"
+                )
+            )
+            return Continue()
+        state.deliverable = value
+        return state.halt(FinishReason.STOP)
+
+    def _check(self, text: str) -> Any:
+        value = parse_json_reply(text)
+        if self.model_cls is not None:
+            from pydantic import ValidationError
+
+            try:
+                return self.model_cls.model_validate(value)
+            except ValidationError as exc:
+                raise ValueError(_pydantic_problems(exc)) from None
+        errors = sorted(self._validator.iter_errors(value), key=lambda e: list(e.path))
+        if errors:
+            raise ValueError(
+                "; ".join(
+                    f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors[:5]
+                )
+            )
+        return value
+
+
+def _pydantic_problems(exc: Any) -> str:
+    return "; ".join(
+        f"{'/'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()[:5]
+    )

@@ -1,0 +1,161 @@
+"""The committed baseline file (``reports/baseline.json``) that the gate compares runs with.
+
+It holds one entry per matrix cell (suite, task, mode, provider, epoch) with its verdict, model,
+finish reason, cost and tokens, plus totals for people reading the diff in a pull request. Cells
+are sorted and the JSON is indented, so a regenerated baseline diffs line by line. Unknown costs
+are ``null``, never 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from harness._version import __version__
+from harness.report._tables import CELL_KEY, ReportInputError, prepare_results
+
+__all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "Baseline", "baseline_save", "load_baseline"]
+
+BASELINE_FORMAT = "harness-baseline"
+BASELINE_VERSION = 1
+_CELL_FIELDS = (
+    *CELL_KEY,
+    "model",
+    "passed",
+    "finish_reason",
+    "cost_usd",
+    "input_tokens",
+    "output_tokens",
+)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A loaded baseline: the cells as a results-shaped DataFrame and the file's metadata."""
+
+    cells: pd.DataFrame
+    meta: dict[str, Any] = field(default_factory=dict)
+    source: str = "baseline"
+
+
+def _clean(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "item"):  # numpy scalar
+        return _clean(value.item())
+    return value
+
+
+def _totals(cells: pd.DataFrame) -> dict[str, Any]:
+    cost = cells["cost_usd"].dropna()
+    n = len(cells)
+    return {
+        "cells": n,
+        "passed": int(cells["passed"].sum()),
+        "pass_rate": round(float(cells["passed"].mean()), 6) if n else None,
+        "cost_usd": round(float(cost.sum()), 10) if len(cost) else None,
+        "cost_unknown": n - len(cost),
+    }
+
+
+def _dumps(doc: dict[str, Any]) -> str:
+    """Indented metadata, then one cell per line: readable, and a flip is a one-line diff."""
+    head = json.dumps({k: v for k, v in doc.items() if k != "cells"}, indent=1, allow_nan=False)
+    cells = ",\n".join("  " + json.dumps(c, allow_nan=False) for c in doc["cells"])
+    body = f'\n "cells": [\n{cells}\n ]\n' if cells else '\n "cells": []\n'
+    return head[:-2] + "," + body + "}\n"
+
+
+def baseline_save(
+    df: pd.DataFrame,
+    path: str | Path,
+    *,
+    run_id: str | None = None,
+    label: str | None = None,
+) -> dict[str, Any]:
+    """Write the baseline of the run in ``df`` to ``path`` (parent folders are created).
+
+    Returns the JSON document written.
+    """
+    cells, _ = prepare_results(df, source="run")
+    if cells.empty:
+        raise ReportInputError("run: no results to save as a baseline")
+    cells = cells.sort_values(list(CELL_KEY), kind="stable").reset_index(drop=True)
+    if run_id is None and cells["run_id"].notna().any():
+        ids = sorted({str(r) for r in cells["run_id"].dropna()})
+        run_id = ids[0] if len(ids) == 1 else None
+    records = [
+        {f: _clean(v) for f, v in zip(_CELL_FIELDS, row, strict=True)}
+        for row in cells[list(_CELL_FIELDS)].itertuples(index=False, name=None)
+    ]
+    for rec in records:
+        for tok in ("input_tokens", "output_tokens"):
+            if rec[tok] is not None:
+                rec[tok] = int(rec[tok])
+    doc: dict[str, Any] = {
+        "format": BASELINE_FORMAT,
+        "version": BASELINE_VERSION,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "harness_version": __version__,
+        "run_id": run_id,
+        "label": label,
+        "totals": _totals(cells),
+        "suites": {str(s): _totals(g) for s, g in cells.groupby("suite", sort=True)},
+        "cells": records,
+    }
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(_dumps(doc), encoding="utf-8")
+    tmp.replace(out)
+    return doc
+
+
+def load_baseline(path: str | Path) -> Baseline:
+    """Read a baseline file; :class:`ReportInputError` names the file and the bad field."""
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReportInputError(
+            f"{p}: baseline file not found (write one with `harness baseline save -o {p}`)"
+        ) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportInputError(f"{p}: not a readable JSON baseline: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != BASELINE_FORMAT:
+        raise ReportInputError(f"{p}: field format: expected {BASELINE_FORMAT!r}")
+    version = doc.get("version")
+    if not isinstance(version, int) or version > BASELINE_VERSION:
+        raise ReportInputError(
+            f"{p}: field version: {version!r} is not supported by harness {__version__} "
+            f"(reads up to {BASELINE_VERSION})"
+        )
+    cells = doc.get("cells")
+    if not isinstance(cells, list):
+        raise ReportInputError(f"{p}: field cells: expected a list of cells")
+    for i, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            raise ReportInputError(f"{p}: field cells[{i}]: expected an object")
+        for key in (*CELL_KEY, "passed"):
+            if cell.get(key) is None:
+                raise ReportInputError(f"{p}: field cells[{i}].{key}: missing")
+        if not isinstance(cell["passed"], bool):
+            raise ReportInputError(f"{p}: field cells[{i}].passed: expected true or false")
+        cost = cell.get("cost_usd")
+        if cost is not None and (not isinstance(cost, int | float) or isinstance(cost, bool)):
+            raise ReportInputError(f"{p}: field cells[{i}].cost_usd: expected a number or null")
+    frame = pd.DataFrame(cells, columns=list(_CELL_FIELDS))
+    frame["cost_usd"] = frame["cost_usd"].astype("float64")
+    prepared, _ = prepare_results(frame, source=str(p))
+    meta = {k: v for k, v in doc.items() if k != "cells"}
+    return Baseline(cells=prepared, meta=meta, source=str(p))

@@ -1,0 +1,138 @@
+"""How a gate result is shown: a terminal table, Markdown for a PR / step summary, and GitHub
+workflow annotations (``::error::`` lines)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from harness.report._format import (
+    cell_name,
+    fmt_pct,
+    fmt_pts,
+    fmt_usd,
+    isnan,
+    md_table,
+    text_table,
+)
+
+if TYPE_CHECKING:
+    from harness.report._gate import GateCheck, GateResult
+
+__all__ = ["check_message", "gate_markdown", "gate_text", "github_annotations"]
+
+_CHECK_HEADERS = ["", "check", "scope", "baseline", "now", "change", "limit"]
+_CELL_HEADERS = ["reason", "cell", "baseline", "now", "cost baseline", "cost now", "cost change"]
+
+
+def _check_row(c: GateCheck) -> list[str]:
+    mark = "ok" if c.ok else "FAIL"
+    if c.name == "cost":
+        change = "–" if isnan(c.change) else "+inf" if math.isinf(c.change) else f"{c.change:+.1%}"
+        values = [fmt_usd(c.baseline), fmt_usd(c.current), change, f"+{c.limit:.0%}"]
+    elif c.name == "pass_rate":
+        values = [fmt_pct(c.baseline, 1), fmt_pct(c.current, 1), fmt_pts(-c.change)]
+        values.append(f"-{c.limit * 100:g} pts")
+    else:
+        values = ["–", f"{c.current:.0f}", f"{c.change:.0f}", f"{c.limit:.0f}"]
+    return [mark, c.name, c.scope, *values]
+
+
+def check_message(c: GateCheck) -> str:
+    """One sentence per failed check, for annotations and logs."""
+    if c.name == "cost":
+        rise = "from 0" if math.isinf(c.change) else f"by {c.change:.1%}"
+        return (
+            f"cost ({c.scope}) rose {rise}: {fmt_usd(c.baseline)} -> {fmt_usd(c.current)} "
+            f"(limit +{c.limit:.0%})"
+        )
+    if c.name == "pass_rate":
+        return (
+            f"pass rate dropped {c.change * 100:.1f} pts: {fmt_pct(c.baseline, 1)} -> "
+            f"{fmt_pct(c.current, 1)} (limit {c.limit * 100:g} pts)"
+        )
+    if c.name == "missing_cells":
+        return (
+            f"{c.change:.0f} of {c.baseline:.0f} baseline cell(s) are missing from the run "
+            f"(allowed: {c.limit:.0f}; --allow-missing N)"
+        )
+    if c.name == "errored_cells":
+        return f"{c.current:.0f} cell(s) errored and could not be scored (allowed: 0)"
+    if c.name == "suites":
+        return f"the run covers other suites than the baseline ({c.detail})"
+    return f"{c.current:.0f} cell(s) passed in the baseline and fail now (allowed: {c.limit:.0f})"
+
+
+def _cell_rows(result: GateResult, max_cells: int) -> Iterator[list[str]]:
+    for rec in result.offending.head(max_cells).to_dict("records"):
+        verdict = {True: "pass", False: "fail"}
+        base = verdict.get(rec.get("passed_base"), "–")  # type: ignore[arg-type]
+        now = verdict.get(rec.get("passed_now"), "–")  # type: ignore[arg-type]
+        if rec.get("status") == "error":
+            now = "error"
+        elif rec.get("finish_reason_now") and not rec.get("passed_now"):
+            now += f" ({rec['finish_reason_now']})"
+        yield [
+            str(rec["reason"])[:120],
+            cell_name(rec["suite"], rec["task_id"], rec["mode"], rec["provider"], rec["epoch"]),
+            base,
+            now,
+            fmt_usd(rec.get("cost_base", math.nan)),
+            fmt_usd(rec.get("cost_now", rec.get("cost_usd", math.nan))),
+            fmt_usd(rec.get("cost_delta", math.nan), sign=True),
+        ]
+
+
+def _headline(result: GateResult) -> str:
+    failed = result.failed_checks()
+    if not failed:
+        n = len(result.checks)
+        return f"harness gate: PASSED ({n} checks) against {result.baseline_source}"
+    return (
+        f"harness gate: FAILED ({len(failed)} of {len(result.checks)} checks) against "
+        f"{result.baseline_source}"
+    )
+
+
+def gate_text(result: GateResult, max_cells: int = 30) -> str:
+    """The terminal output: headline, checks table, offending cells, warnings."""
+    parts = [_headline(result), text_table(_CHECK_HEADERS, map(_check_row, result.checks))]
+    n = len(result.offending)
+    if n:
+        parts.append(f"Offending cells ({n}):")
+        parts.append(text_table(_CELL_HEADERS, _cell_rows(result, max_cells)))
+        if n > max_cells:
+            parts.append(f"  ... and {n - max_cells} more")
+    parts += [f"warning: {w}" for w in result.warnings]
+    return "\n".join(parts)
+
+
+def gate_markdown(result: GateResult, max_cells: int = 50) -> str:
+    """Markdown for ``$GITHUB_STEP_SUMMARY`` or a PR comment."""
+    icon = ":white_check_mark:" if result.passed else ":x:"
+    parts = [f"### {icon} {_headline(result)}", ""]
+    parts.append(md_table(_CHECK_HEADERS, map(_check_row, result.checks), "lllrrrr"))
+    n = len(result.offending)
+    if n:
+        parts += ["", f"**Offending cells ({n})**", ""]
+        parts.append(md_table(_CELL_HEADERS, _cell_rows(result, max_cells), "llllrrr"))
+        if n > max_cells:
+            parts.append(f"\n... and {n - max_cells} more")
+    if result.warnings:
+        parts += ["", *[f"> :warning: {w}" for w in result.warnings]]
+    return "\n".join(parts) + "\n"
+
+
+def _escape_annotation(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def github_annotations(result: GateResult) -> list[str]:
+    """Workflow commands that GitHub Actions shows as annotations on the run."""
+    lines = []
+    for c in result.failed_checks():
+        lines.append(f"::error title=harness gate::{_escape_annotation(check_message(c))}")
+    for w in result.warnings:
+        lines.append(f"::warning title=harness gate::{_escape_annotation(w)}")
+    return lines

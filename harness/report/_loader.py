@@ -1,0 +1,43 @@
+"""Load a run's results from the DuckDB store (a thin wrapper over :mod:`harness.store`).
+
+Everything else in :mod:`harness.report` works on DataFrames; this is the only module that touches
+the database, and it opens it read-only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from harness.errors import HarnessError
+from harness.report._tables import ReportInputError
+
+__all__ = ["DEFAULT_DB", "load_run"]
+
+DEFAULT_DB = Path("reports/harness.duckdb")
+
+
+def load_run(db: str | Path = DEFAULT_DB, run: str | None = "latest") -> tuple[str, pd.DataFrame]:
+    """Return ``(run_id, results)`` for ``run`` (an id, or ``"latest"``) in the database ``db``.
+
+    ``results`` has one row per cell (the latest result of each), the columns of docs/sql.md.
+    A missing file, an unknown run or a locked or too-new database raises :class:`ReportInputError`
+    with the store's message.
+    """
+    from harness.store import Store, resolve_run_id, results_df
+
+    path = Path(db)
+    if not path.exists():
+        raise ReportInputError(f"{path}: no results database (`harness run` creates it)")
+    try:
+        store = Store.open(path, read_only=True)
+        try:
+            run_id = resolve_run_id(store, run)
+            return run_id, results_df(store, run_id)
+        finally:
+            store.close()
+    except ReportInputError:
+        raise
+    except HarnessError as exc:
+        raise ReportInputError(f"{path}: {exc}") from exc

@@ -1,0 +1,165 @@
+"""Render a :class:`~harness.report._build.Report` as ``report.md`` and a self-contained
+``report.html`` (inline CSS and inline SVG charts: no script, no stylesheet, no image, no font
+to fetch, so it opens offline and as a CI artifact)."""
+
+from __future__ import annotations
+
+import re
+from html import escape
+from pathlib import Path
+
+import pandas as pd
+
+from harness.report._build import Report
+from harness.report._charts import (
+    cost_scatter_chart,
+    finish_reason_chart,
+    iterations_chart,
+    pass_rate_chart,
+)
+from harness.report._format import md_table
+from harness.report._sections import Section, Table, report_sections
+
+__all__ = [
+    "CSS",
+    "render_charts",
+    "render_charts_of",
+    "render_html",
+    "render_markdown",
+    "write_report",
+]
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;
+margin:24px auto;max-width:1240px;padding:0 16px}
+h1{font-size:24px;margin:0 0 4px}
+h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #d0d7de}
+.meta{color:#59636e;margin:0 0 16px}
+table{border-collapse:collapse;margin:8px 0;font-size:13px}
+th,td{border:1px solid #d0d7de;padding:4px 8px;vertical-align:top}
+th{background:#f6f8fa;text-align:left}td.r{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+ul.verdicts li{margin:4px 0}.note{color:#59636e;font-size:13px}
+.charts{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}
+figure.chart{margin:0;flex:0 1 auto;border:1px solid #d0d7de;border-radius:6px;padding:8px;
+background:#fff}
+figcaption{margin:0 0 4px;max-width:580px}figcaption span{color:#59636e;font-size:12px}
+svg text{font:12px system-ui,sans-serif;fill:#1f2328}svg text.tick{fill:#59636e;font-size:11px}
+svg text.axis{fill:#59636e}svg text.rot{transform-box:fill-box;transform-origin:center;
+transform:rotate(-90deg)}svg text.point{font-size:11px}
+svg .grid{stroke:#eaeef2}svg .whisker{stroke:#1f2328;stroke-width:1.5}
+svg .median{stroke:#1f2328;stroke-width:2.5}svg .mean{fill:#fff;stroke:#1f2328}
+td.chips{font-family:ui-monospace,monospace;letter-spacing:2px;white-space:nowrap}
+b.ok{color:#1a7f37}b.ko{color:#cf222e}b.er{color:#9a6700}
+""".strip()
+
+
+def _md_section(s: Section) -> str:
+    parts = [f"## {s.title}", ""]
+    parts += [p + "\n" for p in s.intro]
+    if s.bullets:
+        parts += [f"- {b}" for b in s.bullets] + [""]
+    if s.table is not None:
+        parts += [md_table(s.table.headers, s.table.rows, s.table.align), ""]
+    parts += [f"_{p}_\n" for p in s.outro]
+    return "\n".join(parts)
+
+
+def _meta(report: Report) -> str:
+    runs = ", ".join(report.run_ids) if report.run_ids else "(no run id)"
+    return f"Run {runs} · {report.n_results:,} results · generated {report.generated_at}"
+
+
+def render_markdown(report: Report) -> str:
+    """Markdown for terminals and PR comments (GitHub-flavoured tables, no charts)."""
+    parts = [f"# {report.title}", "", _meta(report), ""]
+    parts += [_md_section(s) for s in report_sections(report)]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+_CHIP_HTML = {"✓": '<b class="ok">✓</b>', "✗": '<b class="ko">✗</b>', "!": '<b class="er">!</b>'}
+
+
+def _chips(text: str) -> str:
+    """A grid cell's outcome characters, colored (the text is only ✓, ✗, ! and –)."""
+    return "".join(_CHIP_HTML.get(ch, escape(ch)) for ch in text)
+
+
+def _html_table(t: Table, chips: bool = False) -> str:
+    align = t.align[: len(t.headers)].ljust(len(t.headers), "l")
+    head = "".join(f"<th>{escape(h)}</th>" for h in t.headers)
+    body = []
+    for row in t.rows:
+        cells = "".join(
+            f'<td class="r">{escape(c)}</td>'
+            if a == "r"
+            else f'<td class="chips">{_chips(c)}</td>'
+            if chips and i > 0
+            else f"<td>{escape(c)}</td>"
+            for i, (c, a) in enumerate(zip(row, align, strict=True))
+        )
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _inline(text: str) -> str:
+    """Escape ``text``; Markdown code spans become ``<code>``."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+
+
+def _html_section(s: Section) -> str:
+    parts = [f'<section id="{escape(s.key)}"><h2>{escape(s.title)}</h2>']
+    parts += [f"<p>{_inline(p)}</p>" for p in s.intro]
+    if s.bullets:
+        items = "".join(f"<li>{_inline(b)}</li>" for b in s.bullets)
+        parts.append(f'<ul class="verdicts">{items}</ul>')
+    if s.table is not None:
+        parts.append(_html_table(s.table, chips=s.key == "task-grid"))
+    parts += [f'<p class="note">{_inline(p)}</p>' for p in s.outro]
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def render_charts(report: Report) -> list[str]:
+    """The four charts, in display order (each one ``<figure class="chart">``)."""
+    return render_charts_of(report.summary, report.finish_reasons, report.iterations)
+
+
+def render_charts_of(
+    summary: pd.DataFrame, finish_reasons: pd.DataFrame, iterations: pd.DataFrame
+) -> list[str]:
+    """The four charts from the summary, finish-reason and iteration frames."""
+    return [
+        pass_rate_chart(summary),
+        cost_scatter_chart(summary),
+        finish_reason_chart(finish_reasons),
+        iterations_chart(iterations),
+    ]
+
+
+def render_html(report: Report) -> str:
+    """A single self-contained HTML page: tables, verdicts and four inline SVG charts."""
+    sections = report_sections(report)
+    charts = "".join(render_charts(report)) if report.n_results else "<p>No results.</p>"
+    body = [
+        f"<h1>{escape(report.title)}</h1>",
+        f'<p class="meta">{escape(_meta(report))}</p>',
+        *(_html_section(s) for s in sections[:2]),
+        f'<section id="charts"><h2>Charts</h2><div class="charts">{charts}</div></section>',
+        *(_html_section(s) for s in sections[2:]),
+    ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(report.title)}</title><style>{CSS}</style></head>"
+        f"<body>{''.join(body)}</body></html>\n"
+    )
+
+
+def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
+    """Write ``report.md`` and ``report.html`` into ``out_dir`` (created if needed)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"md": out / "report.md", "html": out / "report.html"}
+    paths["md"].write_text(render_markdown(report), encoding="utf-8")
+    paths["html"].write_text(render_html(report), encoding="utf-8")
+    return paths

@@ -1,0 +1,364 @@
+"""The report's content as format-neutral sections, rendered to Markdown or HTML by render.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from harness.report._build import Report
+from harness.report._format import (
+    cell_name,
+    fmt_count,
+    fmt_num,
+    fmt_p,
+    fmt_pct,
+    fmt_pts,
+    fmt_ratio,
+    fmt_usd,
+    isnan,
+)
+
+__all__ = ["Section", "Table", "report_sections"]
+
+MAX_DIFF_ROWS = 50
+#: Rows of the task grid and of the failing-cells list (the viewer shows them all).
+MAX_TASK_ROWS = 200
+
+
+@dataclass
+class Table:
+    headers: list[str]
+    rows: list[list[str]]
+    align: str = ""
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    intro: list[str] = field(default_factory=list)
+    bullets: list[str] = field(default_factory=list)
+    table: Table | None = None
+    outro: list[str] = field(default_factory=list)
+
+
+def _ci(low: Any, high: Any, fmt: Any) -> str:
+    return "–" if isnan(low) or isnan(high) else f"{fmt(low)} to {fmt(high)}"
+
+
+def _pct_ci(low: Any, high: Any) -> str:
+    return "–" if isnan(low) or isnan(high) else f"{low * 100:.1f}–{high * 100:.1f}%"
+
+
+def _top_reasons(mix: str, keep: int = 3) -> str:
+    """The three most common finish reasons of a mix; the full counts are in their own table."""
+    parts = mix.split(", ")
+    more = f" (+{len(parts) - keep} more)" if len(parts) > keep else ""
+    return ", ".join(parts[:keep]) + more
+
+
+def _summary(report: Report) -> Section:
+    rows = []
+    for _, r in report.summary.iterrows():
+        rows.append(
+            [
+                r["mode"],
+                r["provider"],
+                fmt_count(r["n"]),
+                f"{fmt_pct(r['pass_rate'], 1)} ({r['passed']:,}/{r['n']:,})"
+                + (f", {r['errors']:,} errored" if r["errors"] else ""),
+                _pct_ci(r["pass_ci_low"], r["pass_ci_high"]),
+                fmt_usd(r["cost_mean"]),
+                fmt_usd(r["cost_median"]),
+                fmt_usd(r["cost_total"]),
+                fmt_count(r["cost_unknown"]),
+                f"{fmt_num(r['input_tokens_mean'], 0)} / {fmt_num(r['output_tokens_mean'], 0)}",
+                fmt_num(r["iterations_mean"]),
+                fmt_num(r["llm_calls_mean"]),
+                _top_reasons(r["finish_reasons"]),
+            ]
+        )
+    headers = [
+        "mode",
+        "provider",
+        "n",
+        "pass rate",
+        "95% CI",
+        "cost mean",
+        "cost median",
+        "cost total",
+        "cost unknown",
+        "tokens in / out (mean)",
+        "iterations (mean)",
+        "LLM calls (mean)",
+        "finish reasons",
+    ]
+    outro = [
+        "Pass rates are over scored cells, with each task counted once (its pass rate over its "
+        "epochs); the 95% Wilson interval is over tasks. Costs are over the cells whose cost "
+        "is known; 'cost unknown' counts the others."
+    ]
+    for provider, model in sorted(report.priced_as.items()):
+        outro.append(
+            f"Costs of {provider} are priced as {model}: its real token counts at that model's "
+            "genai-prices rates (the model itself is free to run)."
+        )
+    return Section(
+        "summary",
+        "Pass rate and cost by mode × provider",
+        table=Table(headers, rows, "llrrrrrrrrrrl"),
+        outro=outro,
+    )
+
+
+def _comparisons(report: Report) -> Section:
+    c = report.comparisons
+    if c.empty:
+        return Section(
+            "comparisons",
+            "Mode comparisons (paired)",
+            intro=["Only one mode ran: nothing to compare."],
+        )
+    holm = True
+    rows = []
+    for _, r in c.iterrows():
+        rows.append(
+            [
+                f"{r['mode_b']} vs {r['mode_a']}",
+                r["provider"],
+                fmt_count(r["n_pairs"]),
+                f"{r['only_b']:,} / {r['only_a']:,}",
+                fmt_pts(r["diff"]),
+                _ci(r["diff_ci_low"], r["diff_ci_high"], fmt_pts),
+                fmt_p(r["p_value"]),
+                *([fmt_p(r["p_holm"])] if holm else []),
+                fmt_usd(r["cost_diff"], sign=True),
+                _ci(r["cost_diff_ci_low"], r["cost_diff_ci_high"], lambda v: fmt_usd(v, True)),
+                fmt_ratio(r["cost_ratio"]),
+                fmt_p(r["p_cost_holm"]),
+            ]
+        )
+    headers = [
+        "B vs A",
+        "provider",
+        "pairs",
+        "only B / only A passed",
+        "Δ pass rate",
+        "95% CI (tasks)",
+        "sign test p (tasks)",
+        *(["Holm p"] if holm else []),
+        "Δ cost per cell",
+        "95% CI (tasks)",
+        "cost ratio B/A",
+        "cost Holm p",
+    ]
+    bullets = [f"{r['verdict']}. Cost: {r['cost_verdict']}." for _, r in c.iterrows()]
+    outro = [
+        "Pairs are the cells both modes ran (same suite, task, provider and epoch); the task "
+        "is the unit (epochs are repeated measures of it). Pass rates are compared with an "
+        "exact sign test over the tasks' pass-rate differences (McNemar's exact test with one "
+        "epoch), costs with a Wilcoxon signed-rank test over the tasks' mean cost differences. "
+        "Every claim, pass rate and cost, every pair and provider, is Holm-adjusted as one "
+        f"family, and a difference is claimed only when its adjusted p < {report.alpha:g}; "
+        "intervals are 95% percentile bootstraps that resample whole tasks."
+    ]
+    return Section(
+        "comparisons",
+        "Mode comparisons (paired)",
+        bullets=bullets,
+        table=Table(headers, rows, "llrrrrrrrrrr"),
+        outro=outro,
+    )
+
+
+def _pass_k(report: Report) -> Section:
+    pk = report.pass_k
+    if pk.empty or int(pk["k"].iloc[0]) < 2:
+        return Section(
+            "pass-k",
+            "pass@k and pass^k",
+            intro=[
+                "Every task ran once: run with `--epochs 3` or more to see pass@k (at least one of "
+                "k epochs passes) and pass^k (all k pass)."
+            ],
+        )
+    k = int(pk["k"].iloc[0])
+    rows = [
+        [
+            r["mode"],
+            r["provider"],
+            fmt_count(r["tasks"]),
+            fmt_pct(r["pass_at_1"], 1),
+            fmt_pct(r["pass_at_k"], 1),
+            fmt_pct(r["pass_hat_k"], 1),
+        ]
+        for _, r in pk.iterrows()
+    ]
+    headers = ["mode", "provider", "tasks", "pass@1", f"pass@{k}", f"pass^{k}"]
+    return Section(
+        "pass-k",
+        "pass@k and pass^k",
+        table=Table(headers, rows, "llrrrr"),
+        outro=[
+            f"Over the epochs of each task: pass@{k} is the chance that at least one of {k} "
+            f"epochs passes (optimistic), pass^{k} that all {k} pass (how reliable the mode is)."
+        ],
+    )
+
+
+def _finish(report: Report) -> Section:
+    f = report.finish_reasons
+    reasons = [c for c in f.columns if c not in ("mode", "provider")]
+    rows = [
+        [r["mode"], r["provider"], *(fmt_count(r[c]) for c in reasons)] for _, r in f.iterrows()
+    ]
+    return Section(
+        "finish-reasons",
+        "Finish reasons",
+        table=Table(["mode", "provider", *reasons], rows, "ll" + "r" * len(reasons)),
+    )
+
+
+def _diff_rows(diff: pd.DataFrame) -> list[list[str]]:
+    changed = diff[diff["status"].isin(["newly_failing", "newly_passing"])]
+    cost_up = diff[(diff["cost_change"] == "up") & ~diff.index.isin(changed.index)]
+    cost_up = cost_up.sort_values("cost_delta", ascending=False)
+    shown = pd.concat([changed, cost_up]).head(MAX_DIFF_ROWS)
+    rows = []
+    for r in shown.to_dict("records"):
+        rows.append(
+            [
+                str(r["status"]).replace("_", " "),
+                cell_name(r["suite"], r["task_id"], r["mode"], r["provider"], r["epoch"]),
+                "–" if isnan(r["finish_reason_base"]) else str(r["finish_reason_base"]),
+                "–" if isnan(r["finish_reason_now"]) else str(r["finish_reason_now"]),
+                fmt_usd(r["cost_base"]),
+                fmt_usd(r["cost_now"]),
+                fmt_usd(r["cost_delta"], sign=True),
+            ]
+        )
+    return rows
+
+
+def _baseline(report: Report) -> Section | None:
+    if report.diff is None or report.diff_counts is None:
+        return None
+    n = report.diff_counts
+    intro = [
+        f"Against {report.baseline_label}: {n['newly_failing']:,} newly failing, "
+        f"{n['newly_passing']:,} newly passing, {n['still_passing']:,} still passing, "
+        f"{n['still_failing']:,} still failing; {n['new']:,} new and {n['missing']:,} missing "
+        f"cell(s); cost up in {n['cost_up']:,} and down in {n['cost_down']:,} cell(s)"
+        + (f"; {n['model_changed']:,} cell(s) changed model" if n["model_changed"] else "")
+        + "."
+    ]
+    rows = _diff_rows(report.diff)
+    headers = [
+        "change",
+        "cell",
+        "finish (baseline)",
+        "finish (now)",
+        "cost baseline",
+        "cost now",
+        "Δ cost",
+    ]
+    outro = [f"Showing the first {MAX_DIFF_ROWS} changes."] if len(rows) == MAX_DIFF_ROWS else []
+    table = Table(headers, rows, "llllrrr") if rows else None
+    return Section("baseline", "Against the baseline", intro=intro, table=table, outro=outro)
+
+
+#: Kernel settings that differ by mode (ExAthena's behaviour), stated in every report.
+MODE_ASYMMETRIES = (
+    "ReAct uses the strict no-progress check (the same tool calls with the same results); "
+    "Plan-and-Solve and Reflexion use the lax one (also no new text), as ExAthena does. The run "
+    'option progress_check = "strict" | "lax" holds it equal across modes.',
+    "Plan-and-Solve's planning call counts as one of its max_iterations, so it has one turn "
+    "fewer to act than ReAct under the same limit.",
+    "Reflexion adds a tool-less critique call (at most 256 tokens) after each of its first 3 "
+    "tool-using turns: more calls and tokens per run, counted in its cost.",
+)
+
+
+def _method(report: Report) -> Section:
+    bullets = list(MODE_ASYMMETRIES)
+    identical = report.summary.loc[report.summary["epochs_identical"].astype(bool)]
+    for _, r in identical.iterrows():
+        bullets.append(
+            f"{r['mode']} on {r['provider']}: every task's epochs were identical (same outcome "
+            "and cost), as cassette replay or temperature 0 give; they add no information, and "
+            "the statistics count each task once."
+        )
+    return Section("method", "Method notes", bullets=bullets)
+
+
+def _errors(report: Report) -> Section | None:
+    errors = report.errors
+    if errors is None or errors.empty:
+        return None
+    rows = [
+        [f"{r.suite}/{r.task_id}", str(r.mode), str(r.provider), f"e{r.epoch}",
+         str(r.error or "")[:160]]
+        for r in errors.head(MAX_DIFF_ROWS).itertuples()
+    ]  # fmt: skip
+    intro = [
+        f"{len(errors)} cell(s) could not be scored (status error): they are left out of every "
+        "figure above. Re-run them with `harness run ... --retry-errors --label LABEL`."
+    ]
+    table = Table(["task", "mode", "provider", "epoch", "cause"], rows, "lllll")
+    return Section("errors", "Cells that could not be scored", intro=intro, table=table)
+
+
+def _grid(report: Report) -> Section | None:
+    grid = report.grid
+    if grid is None or grid.empty:
+        return None
+    columns = [c for c in grid.columns if c not in ("suite", "task_id", "spread")]
+    rows = [
+        [f"{r['suite']}/{r['task_id']}", *(str(r[c]) or "–" for c in columns)]
+        for _, r in grid.head(MAX_TASK_ROWS).iterrows()
+    ]
+    intro = [
+        "Each cell shows a task's epochs in order: ✓ passed, ✗ failed, ! error (not scored). "
+        "Tasks whose pass rate differs most between columns come first."
+    ]
+    outro = (
+        [f"Showing {MAX_TASK_ROWS} of {len(grid)} tasks; `harness view` shows them all."]
+        if len(grid) > MAX_TASK_ROWS
+        else []
+    )
+    table = Table(["task", *columns], rows, "l" * (len(columns) + 1))
+    return Section("task-grid", "Tasks x modes", intro=intro, table=table, outro=outro)
+
+
+def _failures(report: Report) -> Section | None:
+    bad = report.failures
+    if bad is None or bad.empty:
+        return None
+    rows = [
+        [f"{r.suite}/{r.task_id}", str(r.mode), str(r.provider), f"e{r.epoch}", str(r.status),
+         str(r.finish_reason), str(r.why)[:300]]
+        for r in bad.head(MAX_TASK_ROWS).itertuples()
+    ]  # fmt: skip
+    intro = [f"{len(bad)} cell(s) failed or errored; why, in the grader's words (or the error)."]
+    outro = [f"Showing the first {MAX_TASK_ROWS}."] if len(bad) > MAX_TASK_ROWS else []
+    table = Table(["task", "mode", "provider", "epoch", "status", "finish", "why"], rows, "lllllll")
+    return Section("failures", "Failing and errored cells", intro=intro, table=table, outro=outro)
+
+
+def report_sections(report: Report) -> list[Section]:
+    """The sections in display order (the baseline one only when a baseline was given)."""
+    sections = [_summary(report)]
+    errors = _errors(report)
+    if errors is not None:
+        sections.append(errors)
+    sections += [_comparisons(report), _pass_k(report), _finish(report)]
+    sections += [s for s in (_grid(report), _failures(report)) if s is not None]
+    sections.append(_method(report))
+    base = _baseline(report)
+    if base is not None:
+        sections.append(base)
+    if report.warnings:
+        sections.append(Section("warnings", "Warnings", bullets=list(report.warnings)))
+    return sections

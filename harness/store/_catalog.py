@@ -1,0 +1,140 @@
+"""The catalog's moments: opening the DuckDB file (waiting for another process's hold), closing
+the runs of dead processes, and the ``finish.json`` a run leaves when the file is busy at its end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from harness.store import _locking as locking
+from harness.store.errors import StoreError
+
+__all__ = [
+    "STORAGE_COMPATIBILITY",
+    "connect",
+    "merge",
+    "read_finish",
+    "recover_stale_runs",
+    "write_finish",
+]
+
+#: The storage format a new file is written in: DuckDB 2's own format cannot be read by 1.x, and
+#: the DuckDB CLI on PyPI (duckdb-cli) is 1.5; this one is readable by DuckDB >= 1.4.
+STORAGE_COMPATIBILITY = "v1.4.0"
+
+
+def connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
+    """Open the file; another process's lock is waited for up to ``wait_s``."""
+    config: dict[str, str | bool | int | float | list[str]] = (
+        {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
+    )
+    deadline = time.monotonic() + wait_s
+    pause = 0.02
+    while True:
+        try:
+            con = duckdb.connect(str(path), read_only=read_only, config=config)
+            break
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower():
+                raise StoreError(f"cannot open {path}: {exc}") from exc
+            if time.monotonic() >= deadline:
+                raise locking.locked_error(path, exc) from exc
+            time.sleep(pause)
+            pause = min(pause * 2, 0.25)
+        except duckdb.ConnectionException as exc:  # this process has it open otherwise
+            raise locking.locked_error(path, exc) from exc
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open {path}: {exc}") from exc
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+def recover_stale_runs(con: duckdb.DuckDBPyConnection, runs: Path, live: set[str]) -> None:
+    """Close runs still ``running`` whose process is gone (this host only: another host's
+    process cannot be checked): with the status their ``finish.json`` recorded when the
+    file was busy at their end, else ``interrupted``, finished at their last result."""
+    host, me = socket.gethostname(), os.getpid()
+    rows = con.execute(
+        "SELECT run_id, pid FROM bench_runs WHERE status = 'running' AND host = ?", [host]
+    ).fetchall()
+    for run_id, pid in rows:
+        if run_id in live or (pid != me and pid is not None and locking.pid_alive(pid)):
+            continue
+        finish = read_finish(runs / run_id)
+        if finish is not None:
+            con.execute(
+                "UPDATE bench_runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
+                [finish["status"], finish["finished_at"], finish.get("error"), run_id],
+            )
+            continue
+        con.execute(
+            """
+            UPDATE bench_runs b SET status = 'interrupted',
+                finished_at = coalesce(
+                    (SELECT max(r.finished_at) FROM results r WHERE r.run_id = b.run_id),
+                    b.started_at),
+                error = coalesce(b.error, 'the process ' || coalesce(b.pid::VARCHAR, '?')
+                                 || ' stopped without closing the run')
+            WHERE run_id = ?""",
+            [run_id],
+        )
+
+
+def merge(old: Sequence[str] | None, new: Sequence[str]) -> list[str]:
+    out = list(old or ())
+    out.extend(x for x in new if x not in out)
+    return out
+
+
+def write_finish(folder: Path, status: str, when: datetime, error: str | None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / ".finish.json.tmp"
+    tmp.write_text(json.dumps({"status": status, "finished_at": when.isoformat(), "error": error}))
+    os.replace(tmp, folder / "finish.json")
+
+
+def read_finish(folder: Path) -> dict[str, Any] | None:
+    try:
+        data: Any = json.loads((folder / "finish.json").read_text(encoding="utf-8"))
+        if data.get("status") in ("finished", "interrupted", "failed"):
+            data["finished_at"] = datetime.fromisoformat(str(data["finished_at"]))
+            return dict(data)
+    except (OSError, ValueError, TypeError, AttributeError):
+        pass
+    return None
+
+
+def reopen_run(
+    con: duckdb.DuckDBPyConnection,
+    label: str,
+    suites: Sequence[str],
+    modes: Sequence[str],
+    providers: Sequence[str],
+    epochs: int | None,
+) -> str | None:
+    """Reopen the latest run of ``label`` for ``--resume`` (status back to ``running``, its
+    matrix extended); its id, or None when the label has no run."""
+    row = con.execute(
+        "SELECT run_id, suites, modes, providers FROM bench_runs WHERE label = ? "
+        "ORDER BY started_at DESC, run_id DESC LIMIT 1",
+        [label],
+    ).fetchone()
+    if row is None:
+        return None
+    merged = [merge(old, new) for old, new in zip(row[1:], (suites, modes, providers), strict=True)]
+    con.execute(
+        "UPDATE bench_runs SET status = 'running', finished_at = NULL, "
+        "error = NULL, resumed = resumed + 1, pid = ?, host = ?, suites = ?, "
+        "modes = ?, providers = ?, epochs = greatest(epochs, ?) WHERE run_id = ?",
+        [os.getpid(), socket.gethostname(), *merged, epochs, row[0]],
+    )
+    return str(row[0])

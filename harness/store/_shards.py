@@ -1,0 +1,344 @@
+"""Append-only Parquet shards: how a run stores its results and spans while it runs.
+
+A run writes under ``<db folder>/runs/<run_id>/``: ``results-<writer>-<n>.parquet`` (rows of
+:data:`~harness.store._rows.ARROW_SCHEMA`) and ``spans-<writer>-<n>.parquet`` (the columns of the
+``spans`` table), where ``<writer>`` names the writing process (time, pid, random) so that
+several processes may write one run. A shard is written to a hidden temporary name, synced and
+renamed: a reader (the ``results`` and ``spans`` views) never sees half a file, and a process
+killed at any moment leaves only whole shards. Rows are flushed when ``max_rows`` are waiting or
+when the oldest has waited ``max_age_s`` (a background thread), so a finished cell is on disk
+within about ``max_age_s + 0.1`` s. Spans are followed as a stream: the thread converts the lines
+appended to the run's span file since the last look (whole lines only) into a shard, so they are
+never all held in memory.
+
+``runs/_schema/`` holds two empty shards with the current columns, so the views always have one
+file to read and every column, before any run wrote a shard.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from harness.store._rows import ARROW_SCHEMA, prepared_to_arrow
+from harness.store._spans import SPAN_ARROW_SCHEMA, spans_to_parquet
+from harness.store.errors import StoreError
+
+__all__ = [
+    "SCHEMA_DIR",
+    "ShardWriter",
+    "SpanFollower",
+    "run_dir",
+    "runs_dir",
+    "shard_files",
+    "write_schema_files",
+]
+
+log = logging.getLogger("harness.store")
+
+SCHEMA_DIR = "_schema"
+#: Largest piece of a span file converted at once (bounds memory, whatever the file's size).
+SPAN_CHUNK_BYTES = 16 * 1024 * 1024
+
+
+def runs_dir(db: Path) -> Path:
+    """The folder of run shards beside the database file ``db``."""
+    return db.parent / "runs"
+
+
+def run_dir(db: Path, run_id: str) -> Path:
+    return runs_dir(db) / run_id
+
+
+def shard_files(folder: Path, kind: str) -> list[Path]:
+    """The whole shards of ``kind`` (``results`` or ``spans``) in a run folder, oldest first."""
+    if not folder.is_dir():
+        return []
+    return sorted(folder.glob(f"{kind}-*.parquet"))
+
+
+def _write_atomic(table: pa.Table, dest: Path, *, fsync: bool) -> None:
+    tmp = dest.with_name(f".{dest.name}.tmp")
+    with tmp.open("wb") as f:
+        pq.write_table(table, f)
+        f.flush()
+        if fsync:
+            os.fsync(f.fileno())
+    os.replace(tmp, dest)
+
+
+def write_schema_files(runs: Path) -> None:
+    """Write the empty schema shards (again when the columns changed)."""
+    folder = runs / SCHEMA_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for kind, schema in (("results", ARROW_SCHEMA), ("spans", SPAN_ARROW_SCHEMA)):
+        dest = folder / f"{kind}-schema.parquet"
+        with contextlib.suppress(OSError, pa.ArrowException):
+            if pq.read_schema(dest).equals(schema):
+                continue
+        _write_atomic(schema.empty_table(), dest, fsync=False)
+
+
+class SpanFollower:
+    """Turns what is appended to a span file into span shards of one run."""
+
+    def __init__(
+        self,
+        run_id: str,
+        path: Path,
+        folder: Path,
+        name: Callable[[str], Path],
+        *,
+        scrub: Callable[[str], str] | None = None,
+        offset: int | None = None,
+    ) -> None:
+        self.run_id = run_id
+        self.path = path
+        self.folder = folder
+        self._name = name
+        self._scrub = scrub
+        self.offset = path.stat().st_size if offset is None and path.exists() else (offset or 0)
+        self.spans = 0
+        self.last_poll = time.monotonic()
+        self._con: duckdb.DuckDBPyConnection | None = None
+
+    def pending(self) -> bool:
+        try:
+            return self.path.stat().st_size > self.offset
+        except OSError:
+            return False
+
+    def poll(self, *, fsync: bool = True) -> int:
+        """Convert every whole line appended since the last poll; return the spans added."""
+        self.last_poll = time.monotonic()
+        added = 0
+        while True:
+            try:
+                with self.path.open("rb") as f:
+                    f.seek(self.offset)
+                    data = f.read(SPAN_CHUNK_BYTES)
+            except FileNotFoundError:
+                return added
+            end = data.rfind(b"\n") + 1
+            if end == 0:
+                if len(data) == SPAN_CHUNK_BYTES:  # one line longer than a chunk: skip it
+                    self.offset += len(data)
+                    continue
+                return added
+            added += self._convert(data[:end], fsync=fsync)
+            self.offset += end
+            if len(data) < SPAN_CHUNK_BYTES:  # read to the end of the file
+                return added
+
+    def _convert(self, data: bytes, *, fsync: bool) -> int:
+        if self._scrub is not None:
+            text = data.decode("utf-8", "surrogateescape")
+            data = self._scrub(text).encode("utf-8", "surrogateescape")
+        self.folder.mkdir(parents=True, exist_ok=True)
+        dest = self._name("spans")
+        lines = dest.with_name(f".{dest.stem}.jsonl.tmp")
+        tmp = dest.with_name(f".{dest.name}.tmp")
+        lines.write_bytes(data)
+        try:
+            if self._con is None:
+                self._con = duckdb.connect(config={"threads": 1})
+                self._con.execute("SET TimeZone = 'UTC'")
+            n = spans_to_parquet(self._con, lines, tmp, self.run_id)
+            if n:
+                if fsync:
+                    with tmp.open("rb+") as f:
+                        os.fsync(f.fileno())
+                os.replace(tmp, dest)
+            self.spans += n
+            return n
+        finally:
+            for leftover in (lines, tmp):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
+
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+
+class ShardWriter:
+    """Buffers result rows (already checked by :func:`~harness.store._rows.prepare_row`) and
+    writes them as shards; follows span files. Thread-safe; the background thread starts with
+    the first row or span file."""
+
+    def __init__(
+        self,
+        runs: Path,
+        *,
+        max_rows: int = 1000,
+        max_age_s: float = 0.5,
+        fsync: bool = True,
+    ) -> None:
+        self.runs = runs
+        self.max_rows = max_rows
+        self.max_age_s = max_age_s
+        self.fsync = fsync
+        self.token = f"{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
+        self.shards = 0
+        self._seq = 0
+        self._rows: list[dict[str, Any]] = []
+        self._since = 0.0
+        self._lock = threading.Lock()  # the buffer
+        self._io = threading.RLock()  # one flush at a time
+        self._wake = threading.Event()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self.followers: dict[tuple[str, Path], SpanFollower] = {}
+
+    # --- results -------------------------------------------------------------------------------
+
+    def add(self, row: dict[str, Any]) -> None:
+        """Queue one prepared row; it is on disk within ``max_age_s`` (+ the thread's tick)."""
+        self._raise_error()
+        with self._lock:
+            if not self._rows:
+                self._since = time.monotonic()
+            self._rows.append(row)
+            n = len(self._rows)
+        self._ensure_thread()
+        if n >= 4 * self.max_rows:  # the thread falls behind: write here (bounded memory)
+            self.flush()
+        elif n >= self.max_rows:
+            self._wake.set()
+
+    def write_now(self, rows: list[dict[str, Any]] | pa.Table) -> int:
+        """Write rows (or a table of :data:`ARROW_SCHEMA`) as shards before returning."""
+        with self._io:
+            self.flush()
+            table = rows if isinstance(rows, pa.Table) else prepared_to_arrow(rows)
+            self._write_table(table)
+        return int(table.num_rows)
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._rows)
+
+    def flush(self) -> int:
+        """Write every queued row now; return how many were written."""
+        with self._io:
+            with self._lock:
+                rows, self._rows = self._rows, []
+            if not rows:
+                return 0
+            try:
+                self._write_table(prepared_to_arrow(rows))
+            except BaseException as exc:
+                with self._lock:  # keep them for the next attempt
+                    self._rows[:0] = rows
+                self._error = exc
+                raise
+            self._error = None
+            return len(rows)
+
+    def _write_table(self, table: pa.Table) -> None:
+        runs = table.column("run_id")
+        ids = runs.unique()
+        for run_id in ids:
+            part = table if len(ids) == 1 else table.filter(pc.equal(runs, run_id))
+            _write_atomic(part, self.shard_path("results", str(run_id)), fsync=self.fsync)
+            self.shards += 1
+
+    def shard_path(self, kind: str, run_id: str) -> Path:
+        """A new shard's name in ``run_id``'s folder (created)."""
+        self._seq += 1
+        folder = self.runs / run_id
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / f"{kind}-{self.token}-{self._seq:06d}.parquet"
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            raise StoreError(f"cannot write a shard under {self.runs}: {self._error}")
+
+    # --- spans ---------------------------------------------------------------------------------
+
+    def follow(
+        self, run_id: str, path: Path, *, scrub: Callable[[str], str] | None = None
+    ) -> SpanFollower:
+        """Follow span file ``path`` from its current end: its new lines become span shards."""
+        key = (run_id, path.resolve())
+        with self._io:
+            follower = self.followers.get(key)
+            if follower is None:
+                follower = SpanFollower(
+                    run_id,
+                    path,
+                    self.runs / run_id,
+                    lambda kind: self.shard_path(kind, run_id),
+                    scrub=scrub,
+                )
+                self.followers[key] = follower
+        self._ensure_thread()
+        return follower
+
+    def unfollow(self, run_id: str, path: Path) -> SpanFollower | None:
+        """Convert what is left of a followed file and stop following it."""
+        with self._io:
+            follower = self.followers.pop((run_id, path.resolve()), None)
+            if follower is not None:
+                try:
+                    follower.poll(fsync=self.fsync)
+                finally:
+                    follower.close()
+            return follower
+
+    # --- the background thread -----------------------------------------------------------------
+
+    def _ensure_thread(self) -> None:
+        if self._thread is None and not self._stop:
+            self._thread = threading.Thread(target=self._loop, name="harness-shards", daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        tick = min(0.1, self.max_age_s / 4)
+        while not self._stop:
+            self._wake.wait(tick)
+            self._wake.clear()
+            try:
+                self._tick()
+            except Exception as exc:  # reported to the writer by the next add/flush/close
+                log.warning("harness: shard flush failed (will retry): %s", exc)
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            due = bool(self._rows) and (
+                len(self._rows) >= self.max_rows or now - self._since >= self.max_age_s
+            )
+        if due:
+            self.flush()
+        with self._io:
+            for follower in list(self.followers.values()):
+                if now - follower.last_poll >= self.max_age_s and follower.pending():
+                    follower.poll(fsync=self.fsync)
+
+    def close(self) -> None:
+        """Write what is queued, convert what is left of followed span files, stop the thread."""
+        self._stop = True
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        try:
+            self.flush()
+        finally:
+            for run_id, path in list(self.followers):
+                self.unfollow(run_id, path)

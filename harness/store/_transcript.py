@@ -1,0 +1,96 @@
+"""A result's transcript (its messages) as stored in ``results.transcript``: zlib-compressed
+JSON in a ``BLOB``, bounded in size.
+
+The stored document is ``{"v": 1, "messages": [...], "cut": NOTE | null}``; each message is
+``{"role", "content", "tool_calls", "tool_result", "name", "reasoning", "turn"}`` where ``turn``
+marks the assistant turns that are not answers (``plan``, ``critique``). Bounds: a message's
+content (and a tool result's) keeps its first :data:`MAX_CONTENT_CHARS` characters, and a
+conversation longer than :data:`MAX_MESSAGES` keeps its first and last messages; both cuts are
+said in the message itself (``[... N characters cut ...]``) and in ``cut``.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.core._messages import Message
+
+__all__ = ["MAX_CONTENT_CHARS", "MAX_MESSAGES", "decode_transcript", "encode_transcript"]
+
+MAX_CONTENT_CHARS = 20_000
+MAX_MESSAGES = 400
+_HEAD = 40  # messages kept from the start of a conversation longer than MAX_MESSAGES
+
+
+def _cut(text: str | None, notes: list[str], where: str) -> str | None:
+    if text is None or len(text) <= MAX_CONTENT_CHARS:
+        return text
+    dropped = len(text) - MAX_CONTENT_CHARS
+    notes.append(f"{where}: {dropped} characters cut")
+    return f"{text[:MAX_CONTENT_CHARS]}\n[... {dropped} characters cut ...]"
+
+
+def _message(m: Message, turn: str | None, notes: list[str], n: int) -> dict[str, Any]:
+    result = m.tool_result
+    return {
+        "role": m.role,
+        "content": _cut(m.content, notes, f"message {n}"),
+        "tool_calls": (
+            [{"id": t.id, "name": t.name, "arguments": t.arguments} for t in m.tool_calls]
+            if m.tool_calls
+            else None
+        ),
+        "tool_result": (
+            None
+            if result is None
+            else {
+                "tool_call_id": result.tool_call_id,
+                "content": _cut(result.content, notes, f"message {n} (tool result)"),
+                "is_error": result.is_error,
+            }
+        ),
+        "name": m.name,
+        "reasoning": _cut(m.reasoning, notes, f"message {n} (reasoning)"),
+        "turn": turn,
+    }
+
+
+def encode_transcript(
+    messages: Sequence[Message], turns: Mapping[int, str] | None = None
+) -> bytes | None:
+    """The ``results.transcript`` value of a conversation (``None`` when it is empty).
+    ``turns`` maps message indexes to a mark (``plan``, ``critique``)."""
+    if not messages:
+        return None
+    turns = turns or {}
+    notes: list[str] = []
+    indexes = list(range(len(messages)))
+    if len(indexes) > MAX_MESSAGES:
+        tail = MAX_MESSAGES - _HEAD
+        dropped = len(indexes) - MAX_MESSAGES
+        notes.append(f"messages {_HEAD}..{_HEAD + dropped - 1} of {len(indexes)} cut")
+        indexes = indexes[:_HEAD] + indexes[-tail:]
+    out: list[dict[str, Any]] = []
+    for pos, i in enumerate(indexes):
+        if pos == _HEAD and len(indexes) < len(messages):
+            gap = len(messages) - len(indexes)
+            out.append({"role": "note", "content": f"[... {gap} messages cut ...]", "turn": None})
+        out.append(_message(messages[i], turns.get(i), notes, i))
+    doc = {"v": 1, "messages": out, "cut": "; ".join(notes) or None}
+    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), default=str)
+    return zlib.compress(text.encode("utf-8"), 6)
+
+
+def decode_transcript(value: bytes | bytearray | memoryview | None) -> dict[str, Any] | None:
+    """A stored transcript back as ``{"messages": [...], "cut": ...}`` (``None`` when absent
+    or unreadable)."""
+    if value is None:
+        return None
+    try:
+        doc = json.loads(zlib.decompress(bytes(value)).decode("utf-8"))
+    except (zlib.error, UnicodeDecodeError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None

@@ -1,0 +1,441 @@
+"""The results store: one DuckDB catalog file (default ``reports/harness.duckdb``) plus the
+Parquet shards that runs write beside it (``reports/runs/<run_id>/``).
+
+    with Store.open("reports/harness.duckdb") as store:
+        run_id = store.begin_run(label="nightly", suites=["arithmetic"], modes=["react"], ...)
+        store.follow_spans(run_id, "reports/traces/RUN.jsonl")   # spans streamed into shards
+        store.write_result(result_row(result, run_id=run_id, suite=..., passed=...))  # per cell
+        store.ingest_spans(run_id, "reports/traces/RUN.jsonl")  # the rest of the followed file
+        store.finish_run(run_id)
+        store.compact()                                          # shards -> tables
+
+Readers are never locked out: a writer opens the DuckDB file only for a moment (to open or close
+a run, look up cells for ``--resume``, compact) and writes results as shards in between, which
+the ``results`` and ``spans`` views read live. ``write_result`` queues the row; it is on disk
+within ``flush_after_s`` + 0.1 s (0.5 s by default), so a run killed mid-matrix keeps every cell
+that finished more than that before. Several writers (processes) may share a file; a run left
+``running`` by a dead process (same host) is marked ``interrupted`` by the next writer to open it.
+
+Reading through a writer (``store.con``, the query helpers) opens the file and keeps it open until
+:meth:`Store.release` or :meth:`Store.close`; ``harness run`` never does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import shutil
+import socket
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Self
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+
+from harness._version import __version__
+from harness.store import _schema as schema
+from harness.store._catalog import (
+    STORAGE_COMPATIBILITY,
+    connect,
+    recover_stale_runs,
+    reopen_run,
+    write_finish,
+)
+from harness.store._compact import CompactStats, compact
+from harness.store._rows import json_text, normalize_table, prepare_row
+from harness.store._shards import ShardWriter, run_dir, runs_dir, write_schema_files
+from harness.store._streams import SpanStreams
+from harness.store.errors import StoreError, StoreLocked
+
+__all__ = ["DEFAULT_DB", "LOCK_WAIT_S", "STORAGE_COMPATIBILITY", "RunStatus", "Store"]
+
+log = logging.getLogger("harness.store")
+
+DEFAULT_DB = Path("reports/harness.duckdb")
+#: How long an open waits for another process's hold on the file (a writer's moment, a reader).
+LOCK_WAIT_S = 10.0
+RunStatus = Literal["finished", "interrupted", "failed"]
+
+# Writers open in this process, by resolved path (a reader here shares the writer's database).
+_WRITERS: dict[Path, list[Store]] = {}
+_WRITERS_LOCK = threading.RLock()
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Store(SpanStreams):
+    """A handle on the results database. Build one with :meth:`open`."""
+
+    def __init__(
+        self,
+        path: Path,
+        con: duckdb.DuckDBPyConnection | None,
+        *,
+        read_only: bool,
+        shared: bool = False,
+        lock_timeout_s: float = LOCK_WAIT_S,
+        flush_after_s: float = 0.5,
+    ) -> None:
+        self.path = path
+        self.read_only = read_only
+        self.lock_timeout_s = lock_timeout_s
+        self._con = con
+        self._shared = shared  # a cursor on this process's writer: closing it closes only that
+        self._mutex = threading.RLock()
+        self._open_runs: set[str] = set()
+        self._known_runs: set[str] = set()
+        self._closed = False
+        self.runs = runs_dir(path)
+        self.shards = None if read_only else ShardWriter(self.runs, max_age_s=flush_after_s)
+
+    # --- opening and closing -------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path = DEFAULT_DB,
+        *,
+        read_only: bool = False,
+        migrations: Sequence[schema.Migration] | None = None,
+        lock_timeout_s: float = LOCK_WAIT_S,
+        flush_after_s: float = 0.5,
+    ) -> Store:
+        """Open (creating or upgrading as needed) the database at ``path``.
+
+        ``read_only`` opens an existing file for queries; an older file is upgraded first (which
+        needs the write lock for a moment). ``migrations`` replaces the shipped list (tests).
+        ``lock_timeout_s``: how long to wait while another process holds the file.
+        """
+        path = Path(path).expanduser().resolve()
+        steps = schema.MIGRATIONS if migrations is None else migrations
+        with _WRITERS_LOCK:
+            writers = _WRITERS.get(path)
+            if read_only and writers:
+                cursor = writers[0].con.cursor()
+                cursor.execute("SET TimeZone = 'UTC'")
+                return cls(path, cursor, read_only=True, shared=True)
+            if read_only:
+                return cls._open_reader(path, steps, lock_timeout_s)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            store = cls(
+                path, None, read_only=False, lock_timeout_s=lock_timeout_s,
+                flush_after_s=flush_after_s,
+            )  # fmt: skip
+            con = connect(path, False, lock_timeout_s)
+            try:
+                store._prepare(con, steps)
+            finally:
+                con.close()
+            _WRITERS.setdefault(path, []).append(store)
+            return store
+
+    def _prepare(self, con: duckdb.DuckDBPyConnection, steps: Sequence[schema.Migration]) -> None:
+        try:
+            found = schema.schema_version(con)
+            schema.check_version(found, len(steps), str(self.path))
+            if found != len(steps):
+                schema.drop_views(con)
+            before, after = schema.migrate(con, steps, where=str(self.path))
+            write_schema_files(self.runs)
+            schema.create_views(con, self.runs)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot create or upgrade the schema of {self.path}: {exc}") from exc
+        except OSError as exc:
+            raise StoreError(f"cannot create {self.runs}: {exc}") from exc
+        if before and before != after:
+            log.info("harness: upgraded %s from schema v%d to v%d", self.path, before, after)
+        live = {r for s in _WRITERS.get(self.path, []) for r in s._open_runs}
+        recover_stale_runs(con, self.runs, live)
+
+    @classmethod
+    def _open_reader(cls, path: Path, steps: Sequence[schema.Migration], wait_s: float) -> Store:
+        if not path.exists():
+            raise StoreError(f"no results database at {path}: `harness run` creates it")
+        con = connect(path, True, wait_s)
+        try:
+            found = schema.schema_version(con)
+            schema.check_version(found, len(steps), str(path))
+        except BaseException:
+            con.close()
+            raise
+        if found == len(steps):
+            return cls(path, con, read_only=True, lock_timeout_s=wait_s)
+        con.close()  # an older file: upgrade it (needs the write lock), then read
+        cls.open(path, migrations=steps, lock_timeout_s=wait_s).close()
+        return cls(path, connect(path, True, wait_s), read_only=True, lock_timeout_s=wait_s)
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """A connection for queries. On a writer, queued rows are written first, and the file
+        stays open (other processes wait) until :meth:`release` or :meth:`close`."""
+        with self._mutex:
+            if self._closed:
+                raise StoreError(f"{self.path}: the store is closed")
+            if self.shards is not None:
+                self._flush()
+            if self._con is None:
+                self._con = connect(self.path, False, self.lock_timeout_s)
+            return self._con
+
+    def release(self) -> None:
+        """Close the connection :attr:`con` opened on a writer, so other processes get in."""
+        with self._mutex:
+            if self._con is not None and not self.read_only:
+                self._con.close()
+                self._con = None
+
+    @contextlib.contextmanager
+    def _catalog(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The database for a moment: the held connection if any, else one opened and closed."""
+        with self._mutex:
+            self._writable()
+            if self._con is not None:
+                yield self._con
+                return
+            con = connect(self.path, False, self.lock_timeout_s)
+            try:
+                yield con
+            finally:
+                con.close()
+
+    def close(self, status: RunStatus = "finished") -> None:
+        """Write what is queued and close; runs this store began and did not finish get
+        ``status``."""
+        with self._mutex:
+            if self._closed:
+                return
+            try:
+                if self.shards is not None:
+                    self.shards.close()
+                for run_id in sorted(self._open_runs):
+                    self.finish_run(run_id, status)
+            finally:
+                self._closed = True
+                if self._con is not None:
+                    self._con.close()
+                    self._con = None
+                if not self.read_only:
+                    with _WRITERS_LOCK:
+                        writers = _WRITERS.get(self.path, [])
+                        if self in writers:
+                            writers.remove(self)
+                        if not writers:
+                            _WRITERS.pop(self.path, None)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.close("finished")
+        elif issubclass(exc_type, KeyboardInterrupt | SystemExit | asyncio.CancelledError):
+            self.close("interrupted")
+        else:
+            self.close("failed")
+
+    def _writable(self) -> None:
+        if self._closed:
+            raise StoreError(f"{self.path}: the store is closed")
+        if self.read_only:
+            raise StoreError(f"{self.path}: opened read-only")
+
+    def _flush(self) -> None:
+        if self.shards is not None:
+            self.shards.flush()
+
+    # --- runs ----------------------------------------------------------------------------------
+
+    def begin_run(
+        self,
+        *,
+        label: str | None = None,
+        suites: Sequence[str] = (),
+        modes: Sequence[str] = (),
+        providers: Sequence[str] = (),
+        epochs: int | None = None,
+        config: Mapping[str, Any] | None = None,
+        git_sha: str | None = None,
+        harness_version: str | None = None,
+        run_id: str | None = None,
+        resume: bool = False,
+    ) -> str:
+        """Start a run (a ``bench_runs`` row with status ``running``) and return its id.
+
+        With ``resume=True`` and a ``label``, the latest run of that label is reopened instead
+        (status back to ``running``, its suites/modes/providers extended with these) and its id
+        returned, so the resumed cells land in the same run; without such a run, a new one.
+        """
+        with self._catalog() as con:
+            now = _now()
+            if resume and label is not None:
+                found = reopen_run(con, label, suites, modes, providers, epochs)
+                if found is not None:
+                    return self._opened(found)
+            run_id = run_id or f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+            try:
+                con.execute(
+                    "INSERT INTO bench_runs (run_id, started_at, status, label, git_sha, "
+                    "harness_version, suites, modes, providers, epochs, config, pid, host) "
+                    "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        run_id, now, label, git_sha, harness_version or __version__,
+                        list(suites), list(modes), list(providers), epochs, json_text(config),
+                        os.getpid(), socket.gethostname(),
+                    ],
+                )  # fmt: skip
+            except duckdb.ConstraintException as exc:
+                raise StoreError(f"run {run_id!r} already exists in {self.path}") from exc
+            return self._opened(run_id)
+
+    def _opened(self, run_id: str) -> str:
+        self._open_runs.add(run_id)
+        self._known_runs.add(run_id)
+        with contextlib.suppress(OSError):
+            (run_dir(self.path, run_id) / "finish.json").unlink()
+        return run_id
+
+    def discard_run(self, run_id: str) -> bool:
+        """Delete a run that stored nothing (it failed before its first cell), so that
+        ``--run latest`` never picks it; returns whether it was deleted."""
+        self._flush()
+        with self._catalog() as con:
+            got = con.execute(
+                "DELETE FROM bench_runs WHERE run_id = ? AND NOT EXISTS "
+                "(SELECT 1 FROM results WHERE run_id = ?)",
+                [run_id, run_id],
+            ).fetchone()
+            deleted = bool(got and got[0])
+            if deleted:
+                self._open_runs.discard(run_id)
+                self._known_runs.discard(run_id)
+                if self.shards is not None:
+                    for key in [k for k in self.shards.followers if k[0] == run_id]:
+                        self.shards.unfollow(*key)
+                shutil.rmtree(run_dir(self.path, run_id), ignore_errors=True)
+            return deleted
+
+    def finish_run(
+        self, run_id: str, status: RunStatus = "finished", *, error: str | None = None
+    ) -> None:
+        """Close a run: ``finished_at`` now and ``status`` (finished, interrupted or failed).
+
+        Queued rows are written first. When another process holds the file past
+        ``lock_timeout_s``, the ending is written to the run's ``finish.json`` instead (with a
+        warning); the next writer to open the file records it."""
+        if status not in ("finished", "interrupted", "failed"):
+            raise StoreError(f"finish_run: status must be finished|interrupted|failed: {status!r}")
+        self._writable()
+        self._flush()
+        now = _now()
+        try:
+            with self._catalog() as con:
+                got = con.execute(
+                    "UPDATE bench_runs SET status = ?, finished_at = ?, "
+                    "error = coalesce(?, error) WHERE run_id = ?",
+                    [status, now, error, run_id],
+                ).fetchone()
+        except StoreLocked as exc:
+            write_finish(run_dir(self.path, run_id), status, now, error)
+            self._open_runs.discard(run_id)
+            log.warning("harness: run %s ended as %s; %s (recorded later)", run_id, status, exc)
+            return
+        self._open_runs.discard(run_id)
+        if not got or not got[0]:
+            raise StoreError(f"no run {run_id!r} in {self.path}")
+
+    def compact(self, run_ids: Sequence[str] | None = None) -> CompactStats:
+        """Move the shards of runs that ended (of ``run_ids``) into the tables."""
+        self._flush()
+        with self._catalog() as con:
+            return compact(con, self.runs.resolve(), run_ids)
+
+    # --- results -------------------------------------------------------------------------------
+
+    def write_result(self, row: Mapping[str, Any]) -> None:
+        """Store one finished cell: checked now, on disk within ``flush_after_s`` (+0.1 s)."""
+        prepared = prepare_row(row)
+        self._check_runs({prepared["run_id"]})
+        assert self.shards is not None
+        self.shards.add(prepared)
+
+    def write_results(self, rows: Iterable[Mapping[str, Any]] | pd.DataFrame | pa.Table) -> int:
+        """Store many results as one shard, on disk before this returns.
+
+        ``rows`` are mappings (see :mod:`harness.store._rows`), or a DataFrame / Arrow table whose
+        columns are ``results`` columns (JSON columns as JSON text). Returns the rows written.
+        """
+        if isinstance(rows, pd.DataFrame):
+            rows = pa.Table.from_pandas(rows, preserve_index=False)
+        if isinstance(rows, pa.Table):
+            if rows.num_rows == 0:
+                return 0
+            table = normalize_table(rows)
+            run_ids = {str(r) for r in table.column("run_id").unique().to_pylist()}
+            data: pa.Table | list[dict[str, Any]] = table
+        else:
+            now = _now()
+            data = [prepare_row(r, n, now) for n, r in enumerate(rows)]
+            if not data:
+                return 0
+            run_ids = {r["run_id"] for r in data}
+        self._check_runs(run_ids)
+        assert self.shards is not None
+        return self.shards.write_now(data)
+
+    def _check_run(self, run_id: str) -> None:
+        try:
+            self._check_runs({run_id})
+        except StoreError as exc:
+            if "unknown run" in str(exc):
+                raise StoreError(f"no run {run_id!r} in {self.path}") from None
+            raise
+
+    def _check_runs(self, run_ids: set[str]) -> None:
+        self._writable()
+        unknown = run_ids - self._known_runs
+        if not unknown:
+            return
+        with self._catalog() as con:
+            known = con.execute(
+                "SELECT run_id FROM bench_runs WHERE list_contains(?, run_id)", [sorted(unknown)]
+            ).fetchall()
+        self._known_runs.update(r[0] for r in known)
+        missing = sorted(run_ids - self._known_runs)
+        if missing:
+            raise StoreError(f"results for unknown run(s) {missing}: begin_run first")
+
+    def existing_cells(
+        self, label: str, *, include_crashed: bool = True, status: str | None = None
+    ) -> set[str]:
+        """The ``cell_key`` of every cell already stored for runs labelled ``label`` (for
+        ``--resume``). ``include_crashed=False`` leaves out cells whose latest result crashed or
+        errored, so they run again; ``status`` keeps only cells whose latest result has that
+        status (``error`` for ``--retry-errors``)."""
+        where = "" if include_crashed else " AND error IS NULL AND status IS DISTINCT FROM 'error'"
+        params: list[Any] = [label]
+        if status is not None:
+            where += " AND status = ?"
+            params.append(status)
+        sql = f"SELECT cell_key FROM v_cells WHERE label = ?{where}"
+        if self.read_only:
+            rows = self.con.execute(sql, params).fetchall()
+        else:
+            self._flush()
+            with self._catalog() as con:
+                rows = con.execute(sql, params).fetchall()
+        return {str(r[0]) for r in rows}

@@ -1,0 +1,218 @@
+"""The JSON-lines span file: one finished span per line, in OTLP-JSON field names.
+
+Each line is one span as the OTLP/JSON encoding spells it (``traceId``, ``spanId``,
+``parentSpanId``, ``name``, ``kind``, ``startTimeUnixNano``, ``endTimeUnixNano``, ``attributes`` as
+``[{key, value: {stringValue|intValue|doubleValue|boolValue|arrayValue}}]``, ``events``,
+``status {code, message}``), flattened out of the resourceSpans/scopeSpans nesting: the line also
+carries its ``resource`` and ``scope``. As in OTLP/JSON, ids are lowercase hex, enums are numbers
+(kind: 1 internal, 2 server, 3 client, 4 producer, 5 consumer; status code: 0 unset, 1 ok,
+2 error) and 64-bit integers are decimal strings. :func:`read_spans` reads a file back (and
+accepts numbers where strings are expected). The encoding itself is in
+:mod:`harness.telemetry._otlpjson`; the light tracer (:mod:`harness.telemetry._light`) writes
+through :meth:`JsonLinesSpanExporter.write_text`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+from harness.telemetry._otlpjson import (
+    KIND_NAMES,
+    decode_attributes,
+    encode_fields,
+    sdk_span_fields,
+    tail_json,
+)
+
+__all__ = [
+    "JsonLinesSpanExporter",
+    "SpanEventRecord",
+    "SpanRecord",
+    "iter_span_lines",
+    "read_spans",
+]
+
+log = logging.getLogger("harness.telemetry")
+
+
+class JsonLinesSpanExporter(SpanExporter):
+    """Appends finished spans to ``path``, one JSON object per line (thread-safe)."""
+
+    def __init__(self, path: str | Path, *, append: bool = True) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Unbuffered: each batch is encoded whole and handed to the OS in one write.
+        self._file = self.path.open("ab" if append else "wb", buffering=0)
+        self._lock = threading.Lock()
+        # id(resource or scope) -> its JSON; the objects are kept so their ids stay unique.
+        self._tails: dict[tuple[int, int], tuple[str, Any, Any]] = {}
+        self._closed = False
+        self._warned = False
+
+    def _tail(self, span: ReadableSpan) -> str:
+        resource, scope = span.resource, span.instrumentation_scope
+        key = (id(resource), id(scope))
+        cached = self._tails.get(key)
+        if cached is None:
+            text = tail_json(
+                resource.attributes if resource else None,
+                {"name": scope.name, "version": scope.version or ""} if scope else {},
+            )
+            cached = self._tails[key] = (text, resource, scope)
+        return cached[0]
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        try:
+            parts: list[str] = []
+            append = parts.append
+            last: Any = (None, None)
+            tail = ""
+            for span in spans:
+                append(encode_fields(sdk_span_fields(span)))
+                key = (span.resource, span.instrumentation_scope)
+                if key[0] is not last[0] or key[1] is not last[1]:  # mostly one per batch
+                    last = key
+                    tail = self._tail(span)
+                append(tail)
+            text = "".join(parts)
+        except Exception as exc:
+            self._warn(exc)
+            return SpanExportResult.FAILURE
+        return SpanExportResult.SUCCESS if self.write_text(text) else SpanExportResult.FAILURE
+
+    def write_text(self, text: str) -> bool:
+        """Append already encoded span lines (the light tracer writes through this too), handed
+        to the OS at once; False when the file is closed or the write failed."""
+        try:
+            with self._lock:
+                if self._closed:
+                    return False
+                # A lone surrogate (text decoded with surrogateescape) stays a valid JSON
+                # escape instead of failing the whole batch.
+                data = memoryview(text.encode("utf-8", "backslashreplace"))
+                while data:
+                    n = self._file.write(data)
+                    if not n:
+                        raise OSError("the file accepted no bytes")
+                    data = data[n:]
+        except Exception as exc:
+            self._warn(exc)
+            return False
+        return True
+
+    def after_fork(self) -> None:
+        """In a forked child: a fresh lock (the parent's may be held by one of its threads)."""
+        self._lock = threading.Lock()
+
+    def _warn(self, exc: Exception) -> None:
+        if not self._warned:
+            self._warned = True
+            log.warning("harness: cannot write spans to %s: %s", self.path, exc)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        with self._lock:
+            if not self._closed:
+                self._file.flush()
+        return True
+
+    def shutdown(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._file.close()
+
+
+@dataclass(frozen=True, slots=True)
+class SpanEventRecord:
+    name: str
+    time_ns: int
+    attributes: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SpanRecord:
+    """One span read back from a span file, attributes decoded to plain Python values."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    kind: int
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any]
+    events: tuple[SpanEventRecord, ...]
+    status_code: int
+    status_message: str | None
+    resource: dict[str, Any]
+    scope: str | None
+
+    @property
+    def duration_ms(self) -> float:
+        return max(0, self.end_ns - self.start_ns) / 1e6
+
+    @property
+    def is_error(self) -> bool:
+        return self.status_code == 2
+
+    @property
+    def kind_name(self) -> str:
+        return KIND_NAMES.get(self.kind, str(self.kind))
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> SpanRecord:
+        status = d.get("status") or {}
+        return cls(
+            trace_id=str(d["traceId"]),
+            span_id=str(d["spanId"]),
+            parent_span_id=str(d.get("parentSpanId") or "") or None,
+            name=str(d.get("name", "")),
+            kind=int(d.get("kind", 0)),
+            start_ns=int(d.get("startTimeUnixNano", 0)),
+            end_ns=int(d.get("endTimeUnixNano", 0)),
+            attributes=decode_attributes(d.get("attributes")),
+            events=tuple(
+                SpanEventRecord(
+                    str(e.get("name", "")),
+                    int(e.get("timeUnixNano", 0)),
+                    decode_attributes(e.get("attributes")),
+                )
+                for e in d.get("events") or ()
+            ),
+            status_code=int(status.get("code", 0)),
+            status_message=status.get("message") or None,
+            resource=decode_attributes((d.get("resource") or {}).get("attributes")),
+            scope=(d.get("scope") or {}).get("name"),
+        )
+
+
+def iter_span_lines(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The raw OTLP-JSON dicts of a span file; unreadable lines (a crash mid-write) skipped."""
+    with Path(path).open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError:
+                log.warning("harness: %s:%d: not a JSON span, skipped", path, n)
+                continue
+            if isinstance(obj, dict) and "traceId" in obj and "spanId" in obj:
+                yield obj
+
+
+def read_spans(path: str | Path, *, trace_id: str | None = None) -> list[SpanRecord]:
+    """Every span of a span file (of one trace when ``trace_id`` is given), in file order."""
+    spans = (SpanRecord.from_json(d) for d in iter_span_lines(path))
+    if trace_id is None:
+        return list(spans)
+    return [s for s in spans if s.trace_id == trace_id]

@@ -1,0 +1,202 @@
+"""The Tool protocol, the context a tool runs in, and the ``@tool`` decorator.
+
+A tool is any object with ``name``, ``description``, ``parameters`` (a JSON schema),
+``parallel_safe``, ``read_only`` and ``async run(args, ctx)``. ``run`` returns:
+
+- a ``str`` (or any value: dicts and lists become JSON, the rest ``str()``) - the result text;
+- a :class:`ToolOutput` - text plus an optional UI payload and optional state updates
+  (``assigns``, merged into the run's ``assigns``);
+- :class:`Submit` - end the run as ``submitted`` with a deliverable (the ``finish`` tool);
+- :class:`HaltRun` - end the run as ``error_halted``.
+
+Raising :class:`~harness.errors.ToolError` (or anything else) returns an error result to the model
+and counts as a mistake; it never crashes the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from harness.core._halt import HaltRun
+from harness.core._messages import UIPayload
+
+if TYPE_CHECKING:
+    from harness.events import Event
+    from harness.tools._workspace import Workspace
+
+__all__ = [
+    "FunctionTool",
+    "HaltRun",
+    "Submit",
+    "Tool",
+    "ToolContext",
+    "ToolOutput",
+    "merge_assigns",
+    "render",
+    "tool",
+]
+
+
+@dataclass(slots=True, frozen=True)
+class ToolOutput:
+    """A tool result with an optional UI payload for hosts, and optional state updates:
+    ``assigns`` is merged into the run's ``assigns`` when the call succeeds (nested dicts merge,
+    other values replace), so later tool calls (``ctx.assigns``), hooks and ``Result.assigns``
+    see it (Sagents' ``propagate_state``)."""
+
+    content: str
+    ui: UIPayload | None = None
+    assigns: Mapping[str, Any] | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class Submit:
+    """Return from a tool to end the run as ``submitted`` with ``deliverable``."""
+
+    deliverable: Any = None
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a tool sees of the run."""
+
+    workspace: Workspace
+    session_id: str
+    phase: str = "default"
+    tool_call_id: str = ""
+    assigns: dict[str, Any] = field(default_factory=dict)
+    kv: dict[str, Any] = field(default_factory=dict)
+    emit: Callable[[Event], None] | None = None
+    #: Starts a sub-agent (``spawn(args, ctx)``, used by ``spawn_agent``); None when the run
+    #: cannot spawn. Set by the kernel, which owns nested runs.
+    spawn: Callable[[dict[str, Any], ToolContext], Awaitable[Any]] | None = None
+
+    @property
+    def cwd(self) -> Any:
+        return self.workspace.root
+
+
+@runtime_checkable
+class Tool(Protocol):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    parallel_safe: bool
+    read_only: bool
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any: ...
+
+
+def merge_assigns(target: dict[str, Any], updates: Mapping[str, Any]) -> None:
+    """Merge a tool's state updates into the run's assigns, in place: where both sides hold a
+    dict the merge recurses, otherwise the update wins (a list, even empty, replaces)."""
+    for key, value in updates.items():
+        old = target.get(key)
+        if isinstance(old, dict) and isinstance(value, Mapping):
+            merged = dict(old)
+            merge_assigns(merged, value)
+            target[key] = merged
+        else:
+            target[key] = value
+
+
+def render(value: Any) -> str:
+    """The text the model sees for a tool's plain return value."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, dict | list | tuple | int | float | bool):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+class FunctionTool:
+    """A tool made from a Python function; arguments are validated against its signature."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parallel_safe: bool = False,
+        read_only: bool = False,
+    ) -> None:
+        from pydantic import ConfigDict, create_model
+
+        self.fn = fn
+        self.name = name or fn.__name__
+        self.description = description or inspect.cleandoc(fn.__doc__ or self.name)
+        self.parallel_safe = parallel_safe
+        self.read_only = read_only
+        self._is_async = inspect.iscoroutinefunction(fn)
+        self._wants_ctx = False
+        fields: dict[str, Any] = {}
+        hints = inspect.get_annotations(fn, eval_str=True)
+        for pname, param in inspect.signature(fn).parameters.items():
+            if pname == "ctx" or hints.get(pname) is ToolContext:
+                self._wants_ctx = True
+                continue
+            annotation = hints.get(pname, Any)
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[pname] = (annotation, default)
+        self._model = create_model(
+            f"{self.name}_args", __config__=ConfigDict(extra="forbid"), **fields
+        )
+        schema = self._model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        self.parameters: dict[str, Any] = schema
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        from pydantic import ValidationError
+
+        try:
+            parsed = self._model.model_validate(args)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            from harness.errors import ToolError
+
+            raise ToolError(f"invalid arguments for {self.name}: {problems}") from None
+        kwargs = {k: getattr(parsed, k) for k in type(parsed).model_fields}
+        if self._wants_ctx:
+            kwargs["ctx"] = ctx
+        if self._is_async:
+            return await self.fn(**kwargs)
+        # A plain function may block: run it in a worker thread so timeouts and parallelism hold.
+        return await asyncio.to_thread(self.fn, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"FunctionTool({self.name!r})"
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parallel_safe: bool = False,
+    read_only: bool = False,
+) -> Any:
+    """Make a tool from a function: ``@tool`` or ``@tool(parallel_safe=True)``.
+
+    The JSON schema comes from the type hints, the description from the docstring. A parameter
+    named ``ctx`` receives the :class:`ToolContext`.
+    """
+
+    def wrap(f: Callable[..., Any | Awaitable[Any]]) -> FunctionTool:
+        return FunctionTool(
+            f, name=name, description=description, parallel_safe=parallel_safe, read_only=read_only
+        )
+
+    return wrap(fn) if fn is not None else wrap

@@ -1,0 +1,162 @@
+"""The run's workspace: a directory that file tools are confined to.
+
+Paths given by the model are resolved relative to the workspace root. A path is refused (a
+:class:`~harness.errors.ToolError`, which becomes an error result) when it contains a NUL byte, is
+absolute and outside the root, or resolves outside the root through ``..`` or a symlink. Nothing
+outside the root is read or written.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from harness.errors import ConfigError, ToolError
+
+__all__ = ["Workspace"]
+
+
+class Workspace:
+    """A confined directory. Without ``root``, a fresh temporary directory made on first use
+    (and removed by :meth:`cleanup`)."""
+
+    __slots__ = ("_files", "_owned", "_real", "_root")
+
+    def __init__(
+        self, root: str | os.PathLike[str] | None = None, files: Mapping[str, str] | None = None
+    ) -> None:
+        self._files = dict(files or {})
+        for rel in self._files:
+            if (
+                not isinstance(rel, str)
+                or not rel
+                or "\x00" in rel
+                or os.path.isabs(rel)
+                or ".." in Path(rel).parts
+            ):
+                raise ConfigError(
+                    f"workspace files: {rel!r} must be a relative path inside the workspace"
+                )
+        self._owned = root is None
+        self._root: Path | None = None
+        self._real: Path | None = None
+        if root is not None:
+            path = Path(root)
+            if not path.is_dir():
+                raise ConfigError(f"cwd: {str(path)!r} is not an existing directory")
+            self._set_root(path)
+            self._seed()
+
+    def _set_root(self, path: Path) -> None:
+        self._root = path
+        self._real = path.resolve(strict=True)
+
+    def _seed(self) -> None:
+        for rel, content in self._files.items():
+            try:
+                target = self.resolve(rel)
+            except ToolError as exc:  # e.g. a symlink already in a caller-given root
+                raise ConfigError(f"workspace files: {exc}") from None
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content, encoding="utf-8")
+        self._files = {}
+
+    @property
+    def created(self) -> bool:
+        return self._root is not None
+
+    @property
+    def root(self) -> Path:
+        """The workspace directory (created on first access when temporary)."""
+        if self._root is None:
+            self._set_root(Path(tempfile.mkdtemp(prefix="harness-ws-")))
+            self._seed()
+        assert self._root is not None
+        return self._root
+
+    def resolve(self, path: str) -> Path:
+        """Resolve a model-given path inside the workspace, or raise ToolError saying why not."""
+        if not isinstance(path, str) or path == "":
+            raise ToolError("path must be a non-empty string")
+        if "\x00" in path:
+            raise ToolError("path refused: it contains a NUL byte")
+        root = self.root
+        real_root = self._real
+        assert real_root is not None
+        candidate = Path(path)
+        if candidate.is_absolute():
+            try:
+                candidate = Path(os.path.normpath(candidate)).relative_to(root)
+            except ValueError:
+                try:
+                    candidate = Path(os.path.normpath(path)).relative_to(real_root)
+                except ValueError:
+                    raise ToolError(
+                        f"path refused: {path!r} is an absolute path outside the workspace; "
+                        "use a path relative to the workspace"
+                    ) from None
+        # Lexical check first (.. escapes), then the real location (symlinks).
+        lexical = Path(os.path.normpath(real_root / candidate))
+        if not _within(lexical, real_root):
+            raise ToolError(f"path refused: {path!r} leaves the workspace")
+        real = Path(os.path.realpath(real_root / candidate))
+        if not _within(real, real_root):
+            raise ToolError(f"path refused: {path!r} resolves outside the workspace (symlink)")
+        return real
+
+    def relative(self, path: Path) -> str:
+        """A path inside the workspace, shown relative to it (with forward slashes)."""
+        for base in (self._real, self._root):
+            if base is not None:
+                try:
+                    return path.relative_to(base).as_posix() or "."
+                except ValueError:
+                    pass
+        raise ToolError(f"{str(path)!r} is not inside the workspace")
+
+    def cleanup(self) -> None:
+        """Remove a temporary workspace; a caller-given directory is left alone."""
+        if self._owned and self._root is not None:
+            shutil.rmtree(self._root, ignore_errors=True)
+            self._root = None
+            self._real = None
+
+    def shared(self) -> Workspace:
+        """This workspace as a sub-agent sees it: the same directory, created on first use by
+        either side (so a run that never touches files makes none), never removed by the
+        borrower."""
+        return _SharedWorkspace(self)
+
+
+class _SharedWorkspace(Workspace):
+    """A borrowed view of another run's workspace (see :meth:`Workspace.shared`)."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: Workspace) -> None:  # no super().__init__: it owns nothing
+        self._owner = owner
+        self._owned = False
+
+    @property
+    def created(self) -> bool:
+        return self._owner.created
+
+    @property
+    def root(self) -> Path:
+        return self._owner.root
+
+    def resolve(self, path: str) -> Path:
+        return self._owner.resolve(path)
+
+    def relative(self, path: Path) -> str:
+        return self._owner.relative(path)
+
+    def cleanup(self) -> None:
+        return None
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents

@@ -1,0 +1,193 @@
+"""The ``harness view`` web app: a read-only Starlette app over the results store, rendered with
+Jinja2 templates (no JavaScript build step; one small vanilla script for the grid filters).
+
+Every request opens the store read-only and closes it before answering, so a run that starts
+writing later is not kept out; while a writer holds the DuckDB file, pages answer 503 with a
+page that says so (:class:`~harness.errors.StoreLocked`), never a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+import harness.store as b
+from harness.errors import HarnessError, StoreLocked
+from harness.store import Store
+from harness.view import _pages as pages
+from harness.view._format import FILTERS
+
+__all__ = ["DEFAULT_PER_PAGE", "ViewConfig", "create_app"]
+
+DEFAULT_PER_PAGE = 50
+_STATIC = Path(__file__).parent / "static"
+
+
+@dataclass(frozen=True, slots=True)
+class ViewConfig:
+    """What the app serves: the database, and the trace link template (``{trace_id}`` is
+    replaced, e.g. ``http://localhost:16686/trace/{trace_id}``)."""
+
+    db: Path
+    trace_url: str | None = None
+    per_page: int = DEFAULT_PER_PAGE
+
+
+def _env() -> Environment:
+    env = Environment(
+        loader=PackageLoader("harness.view", "templates"),
+        autoescape=select_autoescape(["html"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(FILTERS)
+    return env
+
+
+class _App:
+    def __init__(self, config: ViewConfig) -> None:
+        self.config = config
+        self.env = _env()
+
+    @contextmanager
+    def store(self) -> Iterator[Store]:
+        store = Store.open(self.config.db, read_only=True)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def render(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        html = self.env.get_template(name).render(db=str(self.config.db), **context)
+        return HTMLResponse(html, status_code=status)
+
+    def guard(self, handler: Callable[[Request], Response]) -> Callable[[Request], Any]:
+        """Run a page handler, turning a locked or unreadable store into a page that says so."""
+
+        def endpoint(request: Request) -> Response:
+            try:
+                return handler(request)
+            except StoreLocked as exc:
+                return self.render("problem.html", 503, title="Store locked", locked=True,
+                                   message=str(exc))  # fmt: skip
+            except HarnessError as exc:
+                return self.render("problem.html", 404, title="Not found", locked=False,
+                                   message=str(exc))  # fmt: skip
+
+        return endpoint
+
+    # --- pages ---------------------------------------------------------------------------------
+
+    def runs(self, request: Request) -> Response:
+        with self.store() as store:
+            state = pages.run_state(store, None)
+            runs = pages.cached(("runs", *state), lambda: b.runs_overview(store))
+        return self.render("runs.html", title="Runs", runs=runs)
+
+    def run(self, request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        q = request.query_params
+        filters = b.GridFilters(
+            suite=q.get("suite") or None,
+            provider=q.get("provider") or None,
+            status=q.get("status") or None,
+            finish_reason=q.get("finish_reason") or None,
+            sort=q.get("sort") or "separating",
+        )
+        page = _int(q.get("page"), 1)
+        with self.store() as store:
+            from harness.store import resolve_run_id
+
+            run_id = resolve_run_id(store, run_id)
+            state = pages.run_state(store, run_id)
+            latest = pages.repeats(store, run_id, state)
+            (overview,) = b.runs_overview(store, 1, run_id, latest=latest)
+            facets = pages.cached(
+                ("facets", run_id, *state), lambda: b.run_facets(store, run_id, latest=latest)
+            )
+            grid = b.run_grid(store, run_id, filters, page, self.config.per_page, latest=latest)
+            summary = pages.run_summary(store, run_id)
+        query = {k: v for k, v in q.items() if k != "page" and v}
+        return self.render(
+            "run.html",
+            title=f"Run {run_id}",
+            run=overview,
+            facets=facets,
+            filters=filters,
+            grid=grid,
+            summary=summary,
+            page_url=lambda n: "?" + urlencode({**query, "page": n}),
+        )
+
+    def report(self, request: Request) -> Response:
+        with self.store() as store:
+            from harness.store import resolve_run_id
+
+            run_id = resolve_run_id(store, request.path_params["run_id"])
+            html = pages.full_report(store, run_id)
+        return HTMLResponse(html)
+
+    def cell(self, request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        key = request.query_params.get("key", "")
+        with self.store() as store:
+            cell = b.cell_detail(store, run_id, key)
+            if cell is None:
+                raise HarnessError(f"no cell {key!r} in run {run_id!r}")
+            spans = b.cell_spans(store, run_id, cell["trace_id"]) if cell["trace_id"] else []
+        trace_link = None
+        if self.config.trace_url and cell["trace_id"]:
+            trace_link = self.config.trace_url.replace("{trace_id}", cell["trace_id"])
+        return self.render(
+            "cell.html",
+            title=key,
+            cell=cell,
+            spans=spans,
+            waterfall=pages.waterfall(spans),
+            trace_link=trace_link,
+        )
+
+    def compare(self, request: Request) -> Response:
+        a, z = request.query_params.get("a", ""), request.query_params.get("b", "")
+        with self.store() as store:
+            from harness.store import resolve_run_id
+
+            a, z = resolve_run_id(store, a), resolve_run_id(store, z)
+            latest = any(pages.repeats(store, r, pages.run_state(store, r)) for r in (a, z))
+            rows = b.compare_cells(store, a, z, latest=latest)
+        counts = {r["flip"]: r["flip_n"] for r in rows if r["flip"]}
+        total = rows[0]["total"] if rows else 0
+        return self.render("compare.html", title=f"{a} vs {z}", a=a, b=z, rows=rows,
+                           counts=counts, total=total)  # fmt: skip
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return max(1, int(value)) if value else default
+    except ValueError:
+        return default
+
+
+def create_app(config: ViewConfig) -> Starlette:
+    """The Starlette app serving ``config.db`` (read-only)."""
+    app = _App(config)
+    routes = [
+        Route("/", app.guard(app.runs)),
+        Route("/runs/{run_id}", app.guard(app.run)),
+        Route("/runs/{run_id}/report", app.guard(app.report)),
+        Route("/runs/{run_id}/cell", app.guard(app.cell)),
+        Route("/compare", app.guard(app.compare)),
+        Mount("/static", StaticFiles(directory=_STATIC), name="static"),
+    ]
+    return Starlette(routes=routes)
