@@ -240,6 +240,7 @@ _PY_TYPES: dict[pa.DataType, tuple[type, ...]] = {
     pa.float64(): (float, int),
     pa.bool_(): (bool,),
     pa.timestamp("us"): (datetime,),
+    pa.binary(): (bytes,),
 }
 _TYPES = {f.name: f.type for f in ARROW_SCHEMA}
 

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
     from harness.tools._registry import BUILTIN_TOOLS as BUILTIN_TOOLS
     from harness.tools._registry import builtin_names as builtin_names
     from harness.tools._registry import resolve_tools as resolve_tools
+    from harness.tools._sandbox import Limits as Limits
+    from harness.tools._sandbox import sandbox_problem as sandbox_problem
+    from harness.tools._shell import ShellTool as ShellTool
+    from harness.tools._subagent import SpawnAgentTool as SpawnAgentTool
+    from harness.tools._todos import TodoWriteTool as TodoWriteTool
     from harness.tools._workspace import Workspace as Workspace
 
 #: Each private module and the public names it exports here (``__all__`` derives from it).
@@ -46,6 +51,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "WriteFileTool",
     ),
     "harness.tools._registry": ("BUILTIN_TOOLS", "builtin_names", "resolve_tools"),
+    "harness.tools._sandbox": ("Limits", "sandbox_problem"),
+    "harness.tools._shell": ("ShellTool",),
+    "harness.tools._subagent": ("SpawnAgentTool",),
+    "harness.tools._todos": ("TodoWriteTool",),
     "harness.tools._workspace": ("Workspace",),
 }
 __all__, __getattr__ = lazy_exports(__name__, _EXPORTS)
