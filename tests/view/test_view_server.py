@@ -112,8 +112,9 @@ def test_compare_lists_flips_and_cost_deltas(server: str, bench_db: tuple[Path, 
 
 
 def test_a_locked_store_gives_a_page_that_says_so(tmp_path: Path) -> None:
-    """A writer in another process holds the DuckDB file: the page answers 503 and says the
-    store is locked (DuckDB lets one process write or several read, never both)."""
+    """Another process holds the DuckDB file read-write (a user's `duckdb` shell; harness's own
+    writers hold it only for a moment): the page answers 503 and says the store is locked
+    (DuckDB lets one process write or several read, never both)."""
     from starlette.testclient import TestClient
 
     from harness.view import ViewConfig, create_app
@@ -122,7 +123,7 @@ def test_a_locked_store_gives_a_page_that_says_so(tmp_path: Path) -> None:
     Store.open(db).close()
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         f"from harness.store import Store; s = Store.open({str(db)!r}); "
+         f"import duckdb; con = duckdb.connect({str(db)!r}); "
          "print('ready', flush=True); import sys; sys.stdin.read()"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
