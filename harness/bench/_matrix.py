@@ -53,7 +53,8 @@ def expand(
     tasks: Sequence[str] = (),
 ) -> list[Cell]:
     """Every cell, in a stable order (suite, task, provider, mode, epoch). ``tasks`` filters by
-    task id (glob patterns allowed, e.g. ``mul-*``)."""
+    task id (glob patterns allowed, e.g. ``mul-*``). A suite's ``extra_modes`` join ``modes``
+    for that suite's tasks."""
     if epochs < 1:
         raise ConfigError(f"--epochs: must be >= 1, got {epochs}")
     if not modes:
@@ -66,7 +67,7 @@ def expand(
         for task in suite.tasks
         if not tasks or any(fnmatch.fnmatchcase(task.id, pattern) for pattern in tasks)
         for provider in providers
-        for mode in modes
+        for mode in [*modes, *(m for m in suite.extra_modes if m not in modes)]
         for epoch in range(epochs)
     ]
     if not cells:

@@ -295,6 +295,7 @@ def _prepare(
     providers = dedupe(providers, "--providers", warn)
     _check_names(modes, providers)
     cells = expand(suites, modes, providers, request.epochs, tasks=request.tasks)
+    modes = list(dict.fromkeys([*modes, *(c.mode for c in cells)]))  # with suites' extra_modes
     if auto:  # a discovered provider runs only the suites it has cassettes for
         cells = [
             c

@@ -247,6 +247,9 @@ class Suite(BaseModel):
     #: A Python file beside the suite whose ``@harness.tool`` tools ``tools:`` may name.
     tools_module: str | None = Field(default=None, pattern=r"\.py$")
     defaults: RunOverrides = Field(default_factory=RunOverrides)
+    #: Modes this suite always runs as well as the run's ``--modes`` (e.g. ``orchestrate`` on the
+    #: delegation suite), so a mode made for one kind of task is compared where it belongs.
+    extra_modes: list[str] = Field(default_factory=list)
     tasks: list[Task] = Field(min_length=1)
     _source: Path | None = PrivateAttr(default=None)
 
@@ -267,6 +270,14 @@ class Suite(BaseModel):
 
     @model_validator(mode="after")
     def _merge_defaults(self) -> Suite:
+        from harness.modes import BUILTIN_MODES
+
+        for i, mode in enumerate(self.extra_modes):
+            if mode not in BUILTIN_MODES:
+                raise field_error(
+                    f"extra_modes.{i}",
+                    f"unknown mode {mode!r}; builtins: {', '.join(BUILTIN_MODES)}",
+                )
         first: dict[str, int] = {}
         for i, t in enumerate(self.tasks):
             if t.id in first:

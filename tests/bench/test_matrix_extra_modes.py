@@ -1,0 +1,36 @@
+"""A suite's ``extra_modes`` join the run's modes for that suite only, and are checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.bench import load_suite
+from harness.bench._matrix import expand
+from harness.errors import ConfigError
+
+SUITES = Path(__file__).resolve().parents[2] / "suites"
+
+
+def test_delegation_runs_orchestrate_besides_the_run_modes() -> None:
+    delegation = load_suite(SUITES / "delegation.yaml")
+    arithmetic = load_suite(SUITES / "arithmetic.yaml")
+    cells = expand([delegation, arithmetic], ["react", "reflexion"], ["mock"], 1)
+    modes = {(c.suite.suite, c.mode) for c in cells}
+    assert ("delegation", "orchestrate") in modes
+    assert ("arithmetic", "orchestrate") not in modes
+    assert {m for s, m in modes if s == "delegation"} == {"react", "reflexion", "orchestrate"}
+    # named in --modes too, it runs once
+    twice = expand([delegation], ["orchestrate"], ["mock"], 1)
+    assert len(twice) == len(delegation.tasks)
+
+
+def test_an_unknown_extra_mode_names_the_field(tmp_path: Path) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "suite: s\nextra_modes: [orchestrat]\ntasks:\n"
+        "  - {id: t, prompt: p, expect: {kind: contains, value: x}}\n"
+    )
+    with pytest.raises(ConfigError, match=r"extra_modes\[0\].*unknown mode 'orchestrat'"):
+        load_suite(suite)
