@@ -193,7 +193,10 @@ def _bwrap_argv(bwrap: str, workspace: Path, command: list[str], uid: int = 0) -
     argv += ["--perms", "0755", "--dir", "/etc"]
     for path in _ETC:
         argv += ["--ro-bind-try", path, path]
-    made: set[str] = {"/", "/usr", "/etc"}
+    # /tmp before the Python's folders: a venv under /tmp (a checkout there, a nox session) is
+    # bound on top of the empty tmpfs instead of being hidden by it.
+    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    made: set[str] = {"/", "/usr", "/etc", "/tmp", "/proc", "/dev"}
     bound: list[Path] = [Path("/usr")]
     for prefix in _python_roots():
         if any(Path(prefix).is_relative_to(b) for b in bound):
@@ -204,7 +207,6 @@ def _bwrap_argv(bwrap: str, workspace: Path, command: list[str], uid: int = 0) -
                 made.add(str(parent))
         argv += ["--ro-bind", prefix, prefix]
         bound.append(Path(prefix))
-    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
     argv += ["--bind", str(workspace), MOUNT_POINT, "--chdir", MOUNT_POINT, "--clearenv"]
     for key, value in _env(MOUNT_POINT).items():
         argv += ["--setenv", key, value]
