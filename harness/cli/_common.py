@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from harness.report._baseline import Baseline
 
-__all__ = ["baseline_arg", "check_out_dir", "db_options", "fail", "guarded", "load"]
+__all__ = ["baseline_arg", "check_out_dir", "db_option", "db_options", "fail", "guarded", "load"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _DB_HELP = "The results database."
@@ -31,17 +31,22 @@ def fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
-def db_options(func: F) -> F:
-    func = click.option(
-        "--run", "run", default="latest", show_default=True, metavar="ID|latest", help=_RUN_HELP
-    )(func)
+def db_option(help: str = _DB_HELP) -> Callable[[F], F]:
+    """The ``--db PATH`` option every command that reads or writes the store takes."""
     return click.option(
         "--db",
         default="reports/harness.duckdb",
         show_default=True,
         type=click.Path(dir_okay=False),
-        help=_DB_HELP,
+        help=help,
+    )
+
+
+def db_options(func: F) -> F:
+    func = click.option(
+        "--run", "run", default="latest", show_default=True, metavar="ID|latest", help=_RUN_HELP
     )(func)
+    return db_option()(func)
 
 
 def load(db: str, run: str) -> tuple[str, pd.DataFrame]:

@@ -8,19 +8,13 @@ from __future__ import annotations
 
 import click
 
-from harness.cli._common import fail
+from harness.cli._common import db_option, fail
 
 __all__ = ["COMMANDS", "compact"]
 
 
 @click.command("compact")
-@click.option(
-    "--db",
-    default="reports/harness.duckdb",
-    show_default=True,
-    type=click.Path(dir_okay=False),
-    help="The results database.",
-)
+@db_option("The results database.")
 def compact(db: str) -> None:
     """Move the result and span shards of runs that ended (reports/runs/RUN/) into the tables
     of the database (runs still running are left alone). `harness run` does it at its end; run

@@ -8,19 +8,13 @@ from __future__ import annotations
 
 import click
 
-from harness.cli._common import fail
+from harness.cli._common import db_option, fail
 
 __all__ = ["COMMANDS", "view"]
 
 
 @click.command("view")
-@click.option(
-    "--db",
-    default="reports/harness.duckdb",
-    show_default=True,
-    type=click.Path(dir_okay=False),
-    help="The results database.",
-)
+@db_option("The results database.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
 @click.option(
