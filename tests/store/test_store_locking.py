@@ -26,6 +26,19 @@ print("ready", flush=True)
 sys.stdin.read()
 """
 
+# Opens the file read-only the moment it exists, once, and prints what it read or the error.
+WAIT_THEN_READ = """
+import os, sys, duckdb
+print("waiting", flush=True)
+while not os.path.exists(sys.argv[1]):
+    pass
+try:
+    con = duckdb.connect(sys.argv[1], read_only=True)
+    print(con.execute("SELECT count(*) FROM results").fetchone())
+except duckdb.Error as exc:
+    print(repr(exc))
+"""
+
 # Writes a cell every 5 ms and prints its number and the time once write_result returned.
 WRITE_FOREVER = """
 import sys, time
@@ -195,3 +208,25 @@ def test_sigkill_loses_at_most_the_last_second_and_duplicates_nothing(db_path: P
         store.release()
         assert store.compact().results == 0  # a second compaction adds nothing
     assert not shard_files(db_path.parent / "runs" / "K", "results")
+
+
+def test_a_new_database_appears_whole_so_a_reader_that_sees_it_can_open_it(
+    tmp_path: Path,
+) -> None:
+    """The writer builds a new file under a hidden name and links it into place: another process
+    that opens the file the instant it exists is not refused by the creation's lock."""
+    db = tmp_path / "reports" / "harness.duckdb"
+    db.parent.mkdir()
+    reader = subprocess.Popen(
+        [sys.executable, "-c", WAIT_THEN_READ, str(db)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        assert reader.stdout is not None
+        assert reader.stdout.readline().strip() == "waiting"
+        Store.open(db).close()
+        out, _ = reader.communicate(timeout=60)
+    finally:
+        reader.kill()
+    assert out.strip() == "(0,)"
+    assert sorted(p.name for p in db.parent.iterdir()) == ["harness.duckdb", "runs"]
