@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.bench._matrix import Cell
+from harness.bench._ray_reaper import start_reaper
 from harness.bench._ray_worker import Batch, CellSpec, CellWorker, WorkerOptions, spec_of
 from harness.bench._runner import CellOutcome, MatrixSummary, OnOutcome, RunnerOptions, Sink
 from harness.bench._suite import Suite
@@ -122,6 +123,7 @@ class RayRunner:
             return summary
         ray = import_ray()
         own_cluster = _connect(ray, self.ray_options.address)
+        reaper = start_reaper() if own_cluster else None  # stops the cluster if we are killed
         actors: list[Any] = []
         try:
             actors = self._start_actors(ray, len(cells))
@@ -135,6 +137,9 @@ class RayRunner:
                 ray.kill(actor, no_restart=True)
             if own_cluster:
                 ray.shutdown()
+            if reaper is not None:
+                reaper.terminate()
+                reaper.wait()
             summary.elapsed_s = time.perf_counter() - started
             summary.skipped = summary.total - summary.done
         return summary

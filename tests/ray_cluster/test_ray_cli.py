@@ -191,3 +191,38 @@ def test_an_unreachable_ray_address_exits_2(
     assert proc.returncode == 2, err
     assert "--ray-address 127.0.0.1:" in err
     assert "cannot start or reach Ray" in err
+
+
+def test_kill_9_of_a_driver_that_started_its_own_cluster_leaves_no_process(
+    tmp_path: Path,
+) -> None:
+    """Without --ray-address the run starts a local cluster; killed with SIGKILL, it cannot stop
+    it, so its watchdog does: every process the driver had started is gone soon after."""
+    require_ray()
+    psutil = pytest.importorskip("psutil")  # the ray extra installs it; `nox -s ray` has it
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    suite = latency_suite(tmp_path, 200, 0.1)
+    args = [
+        str(suite), "--providers", "mock", "--modes", "react", "--executor", "ray",
+        "--workers", "2", "--concurrency", "2", "--db", str(tmp_path / "h.duckdb"),
+    ]  # fmt: skip
+    proc = _harness(args, env, tmp_path)
+    traces = tmp_path / "traces"
+    deadline = time.monotonic() + 180
+    while not any(f.stat().st_size for f in traces.glob("*.jsonl")):  # a batch came back
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < deadline, "no batch finished within 180 s"
+        time.sleep(0.1)
+    started = psutil.Process(proc.pid).children(recursive=True)
+    assert any("raylet" in p.name() for p in started)  # a cluster of its own
+    proc.kill()
+    proc.communicate(timeout=60)
+    deadline = time.monotonic() + 60
+    while (left := [p for p in started if p.is_running() and p.status() != "zombie"]) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(0.5)
+    for p in left:  # don't leave them to the next test
+        with contextlib.suppress(psutil.Error):
+            p.kill()
+    assert not left, f"left running after kill -9: {[(p.pid, p.name()) for p in left]}"

@@ -1,0 +1,71 @@
+"""Stop a local Ray cluster's processes when the driver that started it dies without stopping it
+(``kill -9``, an out-of-memory kill).
+
+``ray.init()`` starts the cluster's processes as the driver's children. When the driver is killed,
+most of them follow it, but measured here Ray's dashboard and runtime-env agents (children of the
+raylet) were left running for good. :func:`start_reaper` starts a small watchdog process that
+notes every descendant of the driver once a second and, once the driver is gone, terminates the
+ones still running (then kills those that did not stop within 3 s). psutil compares process
+creation times, so a reused pid is never mistaken for a noted process. Only a cluster the run
+started itself is watched: a cluster given by ``--ray-address`` is not the run's to stop.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+__all__ = ["REAPER_SOURCE", "start_reaper"]
+
+#: The watchdog's program (argument: the driver's pid). It runs ``python -c`` with no harness
+#: import, so it starts in a few tens of milliseconds.
+REAPER_SOURCE = """
+import os, sys, time
+import psutil
+driver = psutil.Process(int(sys.argv[1]))
+me = os.getpid()
+noted = {}
+while True:
+    try:
+        if not driver.is_running() or driver.status() == psutil.STATUS_ZOMBIE:
+            break
+        for child in driver.children(recursive=True):
+            if child.pid != me:
+                noted.setdefault(child.pid, child)
+    except psutil.Error:
+        break
+    time.sleep(1.0)
+left = [p for p in noted.values() if p.is_running()]
+for p in left:
+    try:
+        p.terminate()
+    except psutil.Error:
+        pass
+_, alive = psutil.wait_procs(left, timeout=3)
+for p in alive:
+    try:
+        p.kill()
+    except psutil.Error:
+        pass
+"""
+
+
+def start_reaper() -> subprocess.Popen[bytes] | None:
+    """Start the watchdog for this process; None when psutil is missing (it comes with the
+    ``ray`` extra) or the watchdog cannot start, in which case a killed driver may leave some of
+    Ray's processes (docs/scale-out.md)."""
+    try:
+        import psutil  # noqa: F401
+    except ImportError:
+        return None
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-c", REAPER_SOURCE, str(os.getpid())],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a Ctrl-C in the terminal goes to the driver, not to it
+        )
+    except OSError:
+        return None
