@@ -12,6 +12,7 @@ started itself is watched: a cluster given by ``--ray-address`` is not the run's
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -55,9 +56,7 @@ def start_reaper() -> subprocess.Popen[bytes] | None:
     """Start the watchdog for this process; None when psutil is missing (it comes with the
     ``ray`` extra) or the watchdog cannot start, in which case a killed driver may leave some of
     Ray's processes (docs/scale-out.md)."""
-    try:
-        import psutil  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("psutil") is None:
         return None
     try:
         return subprocess.Popen(
