@@ -145,6 +145,7 @@ async def _ask(spec: str, prompt: str, opts: dict[str, Any], timeout_s: float) -
             temperature=0.0,
             seed=0,
             provider_opts=opts,
+            tools=None,  # the run default is every builtin: a judge only answers
             max_iterations=1,
         ),
         timeout=timeout_s,

@@ -238,6 +238,7 @@ def test_a_judge_is_recorded_in_the_cells_cassette_and_replays_offline(
     assert recorded.exit_code == 0
     assert len(judge.bodies) == 2
     assert judge.bodies[0]["temperature"] == 0.0
+    assert "tools" not in judge.bodies[0]  # the judge is offered no tool: it only answers
     rows = _rows(tmp_path / "rec.duckdb")
     assert rows["capital"][:3] == ("passed", 1.0, "judge openai:gpt-4o-mini: paris=True")
     assert rows["wrong"][:3] == ("failed", 0.0, "judge openai:gpt-4o-mini: paris=False")
