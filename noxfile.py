@@ -129,6 +129,7 @@ def perf(session: nox.Session) -> None:
     session.run("python", "benchmarks/store_ingest.py")
     session.run("python", "benchmarks/report_render.py")
     session.run("python", "benchmarks/bench_throughput.py")
+    session.run("python", "benchmarks/live_reading.py")
     session.run("python", "benchmarks/sandbox_overhead.py")
     session.run("python", "benchmarks/bench_ray.py")
     session.run("python", "benchmarks/view_pages.py")

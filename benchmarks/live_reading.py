@@ -9,7 +9,9 @@ database: every cell exactly once, all compacted, no shard left.
     python benchmarks/live_reading.py                  # 85 epochs = 20,145 cells
     python benchmarks/live_reading.py --epochs 10      # a quick look
 
-Exit code 1 when any read failed or a check did not hold.
+Exit code 1 when ``harness report`` failed, a read-only connection failed for any reason but
+meeting one of the writer's short moments (a plain ``duckdb.connect`` does not wait for them:
+see docs/sql.md), or a check did not hold.
 """
 
 from __future__ import annotations
@@ -135,7 +137,11 @@ def main() -> int:
               f"{compacted[0] if compacted else 0:,} compacted")  # fmt: skip
         if final != total or not distinct or distinct[0] != total:
             problems.append(f"expected {total:,} results, each once")
-        if shell_fail or report_fail:
+        # A plain duckdb.connect does not wait: meeting one of the writer's moments (opening or
+        # closing the run, compacting) it raises "Could not set lock"; docs/sql.md says to
+        # retry. That is counted and shown, not a problem; any other failure is.
+        other = [f for f in shell_fail if "Could not set lock" not in f]
+        if other or report_fail:
             problems.append("a reader failed during the run")
         if len(set(shell_seen)) < 2:
             problems.append("the readers never saw the run grow")
