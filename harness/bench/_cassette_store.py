@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -57,6 +58,7 @@ __all__ = [
     "SECRET_HEADERS",
     "SECRET_QUERY",
     "VOLATILE_FIELDS",
+    "VOLATILE_TEXT",
     "CassetteCorrupt",
     "CassetteError",
     "CassetteMiss",
@@ -69,6 +71,13 @@ __all__ = [
 
 PLACEHOLDER = "REDACTED"
 VOLATILE_FIELDS: tuple[str, ...] = ("stream_options", "user", "metadata.user_id")
+#: Text that differs between two runs of the same command, masked in the matched form of a body
+#: (only for matching: cassettes store what was sent). A tool result carries it back to the
+#: model: pytest and unittest end with the time they took ("1 passed in 0.85s", "Ran 3 tests in
+#: 0.002s"), so a code task's next request never matched its recording.
+VOLATILE_TEXT: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?<= in )\d+(?:\.\d+)?s\b"), "<duration>"),
+)
 SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key"}
 )
@@ -100,7 +109,10 @@ def normalise_body(body: bytes | None, volatile: Sequence[str] = VOLATILE_FIELDS
                 node = node.get(part) if isinstance(node, dict) else None
             if isinstance(node, dict):
                 node.pop(last, None)
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for pattern, replacement in VOLATILE_TEXT:
+        text = pattern.sub(replacement, text)
+    return text.encode()
 
 
 def _body_bytes(request: Any) -> bytes:

@@ -655,6 +655,25 @@ def test_normalise_body_is_canonical_json_or_the_raw_bytes() -> None:
     assert normalise_body(b'{"user": 1}', volatile=()) == b'{"user":1}'
 
 
+def test_a_test_runners_duration_is_masked_for_matching_and_nothing_else() -> None:
+    """A code task's tool result ends with pytest's time ("1 error in 0.85s"), different on
+    every run: the next request must still match its recording."""
+
+    def body(tool_result: str) -> bytes:
+        message = {"role": "tool", "content": tool_result}
+        return json.dumps({"messages": [message], "max_tokens": 512}).encode()
+
+    recorded = body("exit code 2\n1 error in 0.85s\nRan 3 tests in 0.002s")
+    assert normalise_body(recorded) == normalise_body(
+        body("exit code 2\n1 error in 0.12s\nRan 3 tests in 0.010s")
+    )
+    assert normalise_body(recorded) != normalise_body(  # the exit code is not volatile
+        body("exit code 0\n1 error in 0.85s\nRan 3 tests in 0.002s")
+    )
+    assert normalise_body(body("wait 5s")) != normalise_body(body("wait 6s"))
+    assert normalise_body(body("done in 3 s")) != normalise_body(body("done in 4 s"))
+
+
 async def test_600_interactions_load_and_match_with_one_normalisation_each(
     tmp_path: Path,
 ) -> None:
