@@ -69,20 +69,22 @@ def _insert(
     json_columns = JSON_COLUMNS if kind == "results" else frozenset(SPAN_JSON_COLUMNS)
     select = ", ".join(f"{c}::JSON AS {c}" if c in json_columns else c for c in found)
     if kind == "results":
-        new = (
-            "result_id NOT IN (SELECT result_id FROM results_compacted WHERE run_id = $run) "
-            "QUALIFY row_number() OVER (PARTITION BY result_id ORDER BY finished_at DESC) = 1"
-        )
+        key, latest = ["result_id"], " ORDER BY finished_at DESC"
     else:
-        new = (
-            "NOT EXISTS (SELECT 1 FROM spans_compacted o WHERE o.run_id = $run "
-            "AND o.trace_id = s.trace_id AND o.span_id = s.span_id) "
-            "QUALIFY row_number() OVER (PARTITION BY trace_id, span_id) = 1"
-        )
+        key, latest = ["trace_id", "span_id"], ""
+    keys = ", ".join(key)
+    # Rows already in the table are skipped, looked up by the batch's own keys: the batch is
+    # the small side of both joins, so the memory stays that of one batch however many rows
+    # the run already compacted (an anti join over the run's compacted rows built a hash
+    # table of them all, and grew with the run).
     before = con.execute(f"SELECT count(*) FROM {table}").fetchone()
     con.execute(
-        f"INSERT INTO {table} BY NAME SELECT {select} FROM {source} s "
-        f"WHERE s.run_id = $run AND {new}",
+        f"INSERT INTO {table} BY NAME "
+        f"WITH batch AS MATERIALIZED (SELECT {select} FROM {source} s WHERE s.run_id = $run "
+        f"QUALIFY row_number() OVER (PARTITION BY {keys}{latest}) = 1), "
+        f"have AS (SELECT {keys} FROM {table} o WHERE o.run_id = $run "
+        f"AND o.{key[0]} IN (SELECT {key[0]} FROM batch)) "
+        f"SELECT b.* FROM batch b ANTI JOIN have h USING ({keys})",
         {"run": run_id},
     )
     after = con.execute(f"SELECT count(*) FROM {table}").fetchone()
