@@ -115,7 +115,19 @@ def test_ctrl_c_during_a_catastrophic_grep_exits_130_within_2s(tmp_path: Path) -
          "--modes", "react", "--no-progress", "--db", str(tmp_path / "h.duckdb")],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
-    time.sleep(3)  # the grep is running (its worker needs ~20 s of backtracking)
+    deadline = time.monotonic() + 120  # a loaded machine may take long to import and start
+
+    def grep_worker_started() -> bool:  # the grep runs in a spawned worker process
+        children = subprocess.run(
+            ["ps", "-o", "args=", "--ppid", str(proc.pid)], capture_output=True, text=True
+        ).stdout
+        return "spawn_main" in children
+
+    while not grep_worker_started():
+        assert proc.poll() is None, proc.communicate()[0]
+        assert time.monotonic() < deadline, "the grep worker did not start within 120 s"
+        time.sleep(0.1)
+    time.sleep(1.0)  # the grep is running (its worker needs ~20 s of backtracking)
     started = time.monotonic()
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=30)
