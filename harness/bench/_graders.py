@@ -87,7 +87,10 @@ _FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "python": (("function",), ("timeout_s",)),
     "tool_calls": ((), ("value", "min")),
     "command": (("command",), ("timeout_s", "score_regex", "score_max")),
-    "judge": (("provider", "rubric"), ("transcript", "provider_opts", "timeout_s")),
+    "judge": (
+        ("provider", "rubric"),
+        ("transcript", "provider_opts", "response_format", "timeout_s"),
+    ),
     "all": (("graders",), ()),
     "any": (("graders",), ()),
 }
@@ -122,11 +125,13 @@ class Grader(BaseModel):
     command: str | None = None
     score_regex: str | None = None
     score_max: float | None = Field(default=None, gt=0)
-    #: ``judge``: its provider, rubric, provider options; does it see the transcript?
+    #: ``judge``: its provider, rubric, provider options; does it see the transcript? The
+    #: ``response_format`` its request carries (e.g. a JSON schema for the verdict).
     provider: str | None = None
     rubric: str | None = None
     transcript: bool = False
     provider_opts: dict[str, Any] | None = None
+    response_format: dict[str, Any] | None = None
     #: ``tool_calls``: at least this many calls (default 1) of ``value`` (default: all but finish).
     min: int | None = Field(default=None, ge=1)
     #: ``all`` / ``any``: the graders combined.

@@ -2,7 +2,9 @@
 
 Fields: ``provider`` (a provider spec, ``NAME[:MODEL]``, as for ``--providers``), ``rubric`` (what
 a good answer does), optionally ``transcript: true`` (the judge also sees the run's messages and
-tool calls), ``provider_opts`` (e.g. ``{base_url: ...}``) and ``timeout_s``.
+tool calls), ``provider_opts`` (e.g. ``{base_url: ...}``), ``response_format`` (sent with the
+judge's request as the run option of that name: a JSON schema for the verdict, in the form the
+judge's server takes) and ``timeout_s``.
 
 The judge is one model call (a harness run with no tools, temperature 0, seed 0) asked for one
 JSON object: ``{"passed": bool, "score": 0..1, "explanation": "..."}``; either of ``passed`` and
@@ -106,7 +108,8 @@ def judge_grade(grader: Grader, result: Result, transport: Any = None) -> Grade:
         opts["transport"] = transport
     timeout = grader.timeout_s or DEFAULT_TIMEOUT_S
     try:
-        judged = run_sync(_ask(spec, judge_prompt(grader, result), opts, timeout))
+        prompt = judge_prompt(grader, result)
+        judged = run_sync(_ask(spec, prompt, opts, timeout, grader.response_format))
     except Exception as exc:
         return Grade(False, 0.0, f"judge {spec}: {type(exc).__name__}: {exc}", error=True)
     cost = judged.cost_usd or 0.0
@@ -134,7 +137,13 @@ def judge_grade(grader: Grader, result: Result, transport: Any = None) -> Grade:
     return Grade(passed, score, f"judge {spec}: {why}", cost_usd=cost)
 
 
-async def _ask(spec: str, prompt: str, opts: dict[str, Any], timeout_s: float) -> Result:
+async def _ask(
+    spec: str,
+    prompt: str,
+    opts: dict[str, Any],
+    timeout_s: float,
+    response_format: dict[str, Any] | None = None,
+) -> Result:
     from harness.api import arun
 
     return await asyncio.wait_for(
@@ -146,6 +155,7 @@ async def _ask(spec: str, prompt: str, opts: dict[str, Any], timeout_s: float) -
             seed=0,
             provider_opts=opts,
             tools=None,  # the run default is every builtin: a judge only answers
+            response_format=response_format,
             max_iterations=1,
         ),
         timeout=timeout_s,

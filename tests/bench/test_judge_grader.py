@@ -196,6 +196,7 @@ def _suite(folder: Path, base_url: str) -> Path:
                   provider: "openai:gpt-4o-mini"
                   rubric: The answer names Paris.
                   provider_opts: {{base_url: "{base_url}", max_retries: 0}}
+                  response_format: {{type: json_object}}
                 mock: {{turns: [{{text: "It is Paris."}}]}}
               - id: wrong
                 prompt: What is the capital of France?
@@ -239,6 +240,11 @@ def test_a_judge_is_recorded_in_the_cells_cassette_and_replays_offline(
     assert len(judge.bodies) == 2
     assert judge.bodies[0]["temperature"] == 0.0
     assert "tools" not in judge.bodies[0]  # the judge is offered no tool: it only answers
+    formats = {  # the grader's response_format goes with its judge's request, only there
+        "ANSWER:\nIt is Paris." in b["messages"][-1]["content"]: b.get("response_format")
+        for b in judge.bodies
+    }
+    assert formats == {True: {"type": "json_object"}, False: None}
     rows = _rows(tmp_path / "rec.duckdb")
     assert rows["capital"][:3] == ("passed", 1.0, "judge openai:gpt-4o-mini: paris=True")
     assert rows["wrong"][:3] == ("failed", 0.0, "judge openai:gpt-4o-mini: paris=False")
