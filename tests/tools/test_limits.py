@@ -117,9 +117,10 @@ def test_ctrl_c_during_a_catastrophic_grep_exits_130_within_2s(tmp_path: Path) -
     )  # fmt: skip
     deadline = time.monotonic() + 120  # a loaded machine may take long to import and start
 
-    def grep_worker_started() -> bool:  # the grep runs in a spawned worker process
+    def grep_worker_started() -> bool:  # the grep runs in a spawned worker process (-ww: the
+        # whole command line, which a long venv path pushes past ps's default 80 columns)
         children = subprocess.run(
-            ["ps", "-o", "args=", "--ppid", str(proc.pid)], capture_output=True, text=True
+            ["ps", "-ww", "-o", "args=", "--ppid", str(proc.pid)], capture_output=True, text=True
         ).stdout
         return "spawn_main" in children
 
