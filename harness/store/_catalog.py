@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from harness.store.errors import StoreError
 __all__ = [
     "STORAGE_COMPATIBILITY",
     "connect",
+    "create_in_place",
     "merge",
     "read_finish",
     "recover_stale_runs",
@@ -30,6 +32,34 @@ __all__ = [
 #: The storage format a new file is written in: DuckDB 2's own format cannot be read by 1.x, and
 #: the DuckDB CLI on PyPI (duckdb-cli) is 1.5; this one is readable by DuckDB >= 1.4.
 STORAGE_COMPATIBILITY = "v1.4.0"
+
+
+def create_in_place(
+    path: Path, prepare: Callable[[duckdb.DuckDBPyConnection], None], wait_s: float
+) -> bool:
+    """Build a new database file under a temporary name (``prepare`` fills it) and link it into
+    place at ``path``, so that a reader never meets a file that is still being created, and
+    locked, there. False when another writer created ``path`` first (then open it as any
+    existing file)."""
+    tmp = path.with_name(f".{path.name}.new-{os.getpid()}-{secrets.token_hex(3)}")
+    try:
+        con = connect(tmp, False, wait_s)
+        try:
+            prepare(con)
+        finally:
+            con.close()
+        try:
+            os.link(tmp, path)  # never replaces a file another writer created first
+        except FileExistsError:
+            return False
+        except OSError:  # a file system without hard links
+            if path.exists():
+                return False
+            os.replace(tmp, path)
+        return True
+    finally:
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            leftover.unlink(missing_ok=True)
 
 
 def connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:

@@ -45,6 +45,7 @@ from harness.store import _schema as schema
 from harness.store._catalog import (
     STORAGE_COMPATIBILITY,
     connect,
+    create_in_place,
     recover_stale_runs,
     reopen_run,
     write_finish,
@@ -131,7 +132,9 @@ class Store(SpanStreams):
                 path, None, read_only=False, lock_timeout_s=lock_timeout_s,
                 flush_after_s=flush_after_s,
             )  # fmt: skip
-            if path.exists() or not store._create(steps):
+            if path.exists() or not create_in_place(
+                path, lambda con: store._prepare(con, steps), lock_timeout_s
+            ):
                 con = connect(path, False, lock_timeout_s)
                 try:
                     store._prepare(con, steps)
@@ -139,30 +142,6 @@ class Store(SpanStreams):
                     con.close()
             _WRITERS.setdefault(path, []).append(store)
             return store
-
-    def _create(self, steps: Sequence[schema.Migration]) -> bool:
-        """Build a new file under a temporary name and link it into place, so that a reader never
-        meets a file that is still being created (and locked) there. False when another writer
-        created the file first (which is then opened as any existing file)."""
-        tmp = self.path.with_name(f".{self.path.name}.new-{os.getpid()}-{secrets.token_hex(3)}")
-        try:
-            con = connect(tmp, False, self.lock_timeout_s)
-            try:
-                self._prepare(con, steps)
-            finally:
-                con.close()
-            try:
-                os.link(tmp, self.path)  # never replaces a file another writer created first
-            except FileExistsError:
-                return False
-            except OSError:  # a file system without hard links
-                if self.path.exists():
-                    return False
-                os.replace(tmp, self.path)
-            return True
-        finally:
-            for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
-                leftover.unlink(missing_ok=True)
 
     def _prepare(self, con: duckdb.DuckDBPyConnection, steps: Sequence[schema.Migration]) -> None:
         try:
