@@ -102,6 +102,16 @@ def _harness(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Pope
     )  # fmt: skip
 
 
+def _wait_for_a_batch(proc: subprocess.Popen[str], cwd: Path, timeout_s: float) -> None:
+    """Until a batch came back to the driver (its spans reached the run's span file)."""
+    traces = cwd / "traces"
+    deadline = time.monotonic() + timeout_s
+    while not any(f.stat().st_size for f in traces.glob("*.jsonl")):
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < deadline, f"no batch finished within {timeout_s:.0f} s"
+        time.sleep(0.1)
+
+
 def _rows(db: Path) -> dict[str, tuple[object, ...]]:
     con = duckdb.connect(str(db), read_only=True)
     try:
@@ -150,12 +160,7 @@ def test_ctrl_c_keeps_finished_cells_and_resume_runs_the_rest_once(
         "--label", "ctrl-c",
     ]  # fmt: skip
     proc = _harness(args, env, tmp_path)
-    traces = tmp_path / "traces"
-    deadline = time.monotonic() + 120
-    while not any(f.stat().st_size for f in traces.glob("*.jsonl")):  # a batch came back
-        assert proc.poll() is None, proc.communicate()[1]
-        assert time.monotonic() < deadline, "no batch finished within 120 s"
-        time.sleep(0.1)
+    _wait_for_a_batch(proc, tmp_path, 120)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
@@ -207,12 +212,7 @@ def test_kill_9_of_a_driver_that_started_its_own_cluster_leaves_no_process(
         "--workers", "2", "--concurrency", "2", "--db", str(tmp_path / "h.duckdb"),
     ]  # fmt: skip
     proc = _harness(args, env, tmp_path)
-    traces = tmp_path / "traces"
-    deadline = time.monotonic() + 180
-    while not any(f.stat().st_size for f in traces.glob("*.jsonl")):  # a batch came back
-        assert proc.poll() is None, proc.communicate()[1]
-        assert time.monotonic() < deadline, "no batch finished within 180 s"
-        time.sleep(0.1)
+    _wait_for_a_batch(proc, tmp_path, 180)
     started = psutil.Process(proc.pid).children(recursive=True)
     assert any("raylet" in p.name() for p in started)  # a cluster of its own
     proc.kill()
