@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 
 from harness.store._queries import Source, _con
 from harness.store._transcript import decode_transcript
+
+if TYPE_CHECKING:  # pandas is imported where a frame is built (a run never needs it)
+    import pandas as pd
 
 __all__ = [
     "REPORT_COLUMNS",

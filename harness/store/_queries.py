@@ -8,13 +8,15 @@ enough). JSON columns come back as JSON text unless ``decode_json=True``; ``fini
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import duckdb
-import pandas as pd
 
 from harness.store._schema import JSON_COLUMNS
 from harness.store.errors import StoreError
+
+if TYPE_CHECKING:  # pandas is imported where a frame is built (a run never needs it)
+    import pandas as pd
 
 __all__ = [
     "cells_df",
@@ -135,6 +137,8 @@ def mode_summary_df(con: Source, run_id: str | None = None) -> pd.DataFrame:
     """``v_mode_summary`` (of one run), ordered by run, mode, provider."""
     where, params = _where(run_id=run_id)
     df = _df(con, f"SELECT * FROM v_mode_summary{where} ORDER BY run_id, mode, provider", params)
+    import pandas as pd  # only a reader needs pandas (see the TYPE_CHECKING import)
+
     df["finish_reasons"] = pd.Series(
         [_as_dict(m) for m in df["finish_reasons"]], index=df.index, dtype=object
     )

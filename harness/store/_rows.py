@@ -27,6 +27,7 @@ import pyarrow as pa
 from pydantic import BaseModel
 
 from harness.core._result import Result
+from harness.store._arrow import column
 from harness.store._schema import JSON_COLUMNS, RESULT_COLUMNS
 from harness.store._transcript import encode_transcript
 from harness.store.errors import StoreError
@@ -287,15 +288,16 @@ def prepare_row(row: Mapping[str, Any], n: int = 0, now: datetime | None = None)
 
 
 def prepared_to_arrow(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
-    """Rows from :func:`prepare_row` as one Arrow table of :data:`ARROW_SCHEMA`."""
+    """Rows from :func:`prepare_row` as one Arrow table of :data:`ARROW_SCHEMA` (built from
+    buffers: ``pa.array`` would import pandas, see :mod:`harness.store._arrow`)."""
     arrays = []
     for f in ARROW_SCHEMA:
         name = f.name
         try:
-            arrays.append(pa.array([r.get(name) for r in rows], type=f.type))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+            arrays.append(column([r.get(name) for r in rows], f.type))
+        except (TypeError, ValueError, OverflowError, UnicodeError) as exc:
             raise StoreError(f"results column {name!r}: a value has the wrong type: {exc}") from exc
-    return pa.table(arrays, schema=ARROW_SCHEMA)
+    return pa.Table.from_arrays(arrays, schema=ARROW_SCHEMA)
 
 
 def rows_to_arrow(rows: Iterable[Mapping[str, Any]]) -> pa.Table:

@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from harness.store._arrow import empty_table
 from harness.store._rows import ARROW_SCHEMA, prepared_to_arrow
 from harness.store._spans import SPAN_ARROW_SCHEMA, spans_to_parquet
 from harness.store.errors import StoreError
@@ -92,7 +93,7 @@ def write_schema_files(runs: Path) -> None:
         with contextlib.suppress(OSError, pa.ArrowException):
             if pq.read_schema(dest).equals(schema):
                 continue
-        _write_atomic(schema.empty_table(), dest, fsync=False)
+        _write_atomic(empty_table(schema), dest, fsync=False)
 
 
 class SpanFollower:

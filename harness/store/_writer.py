@@ -29,15 +29,15 @@ import os
 import secrets
 import shutil
 import socket
+import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 import duckdb
-import pandas as pd
 import pyarrow as pa
 
 from harness._version import __version__
@@ -55,6 +55,9 @@ from harness.store._rows import json_text, normalize_table, prepare_row
 from harness.store._shards import ShardWriter, run_dir, runs_dir, write_schema_files
 from harness.store._streams import SpanStreams
 from harness.store.errors import StoreError, StoreLocked
+
+if TYPE_CHECKING:  # a run never imports pandas (~55 MB); a DataFrame is recognised by name
+    import pandas as pd
 
 __all__ = ["DEFAULT_DB", "LOCK_WAIT_S", "STORAGE_COMPATIBILITY", "RunStatus", "Store"]
 
@@ -383,7 +386,8 @@ class Store(SpanStreams):
         ``rows`` are mappings (see :mod:`harness.store._rows`), or a DataFrame / Arrow table whose
         columns are ``results`` columns (JSON columns as JSON text). Returns the rows written.
         """
-        if isinstance(rows, pd.DataFrame):
+        pandas = sys.modules.get("pandas")  # a DataFrame means pandas is imported already
+        if pandas is not None and isinstance(rows, pandas.DataFrame):
             rows = pa.Table.from_pandas(rows, preserve_index=False)
         if isinstance(rows, pa.Table):
             if rows.num_rows == 0:
