@@ -2,38 +2,50 @@
 
 The pattern comes from the model. A backtracking regex can run for minutes while holding the
 interpreter lock, so neither a timeout nor a signal handler could stop it in a thread. Here the
-search runs in a separate process (one warm worker, started with ``spawn`` on first use); when
-the limit passes or the call is cancelled, the worker is killed and the next call starts a new
-one. Starting a worker costs about 0.2 s once; a search then costs a round trip.
+search runs in a separate process (one warm worker, started on first use); when the limit passes
+or the call is cancelled, the worker is killed and the next call starts a new one. Starting a
+worker costs about 0.2 s once; a search then costs a round trip.
+
+The worker is a loky process: started fresh like ``spawn`` (forking a process with threads is
+unsafe), but without importing the user's ``__main__`` as ``spawn`` and ``forkserver`` do. With
+``spawn``, a script that calls ``harness.run`` without an ``if __name__ == "__main__"`` guard ran
+its own top level again in the worker, which tried to start a run of its own there and crashed
+the grep call.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import multiprocessing
+import contextlib
+import os
+import signal
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:  # loky is imported with the first search (`import harness` stays light)
+    import loky
 
 __all__ = ["run_killable", "shutdown"]
 
 T = TypeVar("T")
 
 _lock = threading.Lock()
-_pool: concurrent.futures.ProcessPoolExecutor | None = None
+_pool: loky.ProcessPoolExecutor | None = None
 
 
-def _get_pool() -> concurrent.futures.ProcessPoolExecutor:
+def _get_pool() -> loky.ProcessPoolExecutor:
     global _pool
     with _lock:
-        if _pool is None:
-            ctx = multiprocessing.get_context("spawn")
-            _pool = concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=ctx)
+        if _pool is None:  # loky's default context: a fresh interpreter, no user __main__
+            import loky
+
+            _pool = loky.ProcessPoolExecutor(max_workers=1)
         return _pool
 
 
-def _kill_pool(which: concurrent.futures.ProcessPoolExecutor | None = None) -> None:
+def _kill_pool(which: loky.ProcessPoolExecutor | None = None) -> None:
     """Kill the worker (only if it is still ``which``, when given: a call never kills the fresh
     worker another call started)."""
     global _pool
@@ -44,8 +56,9 @@ def _kill_pool(which: concurrent.futures.ProcessPoolExecutor | None = None) -> N
     if pool is None:
         return
     for process in list(getattr(pool, "_processes", {}).values()):
-        process.kill()
-    pool.shutdown(wait=False, cancel_futures=True)
+        with contextlib.suppress(OSError, TypeError):  # gone already, or never started
+            os.kill(process.pid, signal.SIGKILL)
+    pool.shutdown(wait=False, kill_workers=True)
 
 
 def shutdown() -> None:
@@ -66,10 +79,16 @@ async def run_killable(
     The worker is shared: when another call's limit kills it, the calls waiting for it run again
     in a fresh worker (up to 3 times) instead of failing with that call's cancellation."""
     pool = _get_pool()
+    from loky.process_executor import ShutdownExecutorError
+
     future = pool.submit(fn, *args)
     try:
         return await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
-    except (asyncio.CancelledError, concurrent.futures.process.BrokenProcessPool):
+    except (
+        asyncio.CancelledError,
+        concurrent.futures.process.BrokenProcessPool,  # loky's is a subclass
+        ShutdownExecutorError,  # queued when another call's limit killed the worker
+    ):
         me = asyncio.current_task()
         ours = me is not None and me.cancelling() > 0
         if not ours and _pool is not pool and _tries > 0:  # killed for another call

@@ -117,12 +117,12 @@ def test_ctrl_c_during_a_catastrophic_grep_exits_130_within_2s(tmp_path: Path) -
     )  # fmt: skip
     deadline = time.monotonic() + 120  # a loaded machine may take long to import and start
 
-    def grep_worker_started() -> bool:  # the grep runs in a spawned worker process (-ww: the
+    def grep_worker_started() -> bool:  # the grep runs in a loky worker process (-ww: the
         # whole command line, which a long venv path pushes past ps's default 80 columns)
         children = subprocess.run(
             ["ps", "-ww", "-o", "args=", "--ppid", str(proc.pid)], capture_output=True, text=True
         ).stdout
-        return "spawn_main" in children
+        return "popen_loky_posix" in children
 
     while not grep_worker_started():
         assert proc.poll() is None, proc.communicate()[0]
@@ -151,3 +151,37 @@ async def test_a_call_waiting_for_the_worker_survives_another_calls_timeout() ->
         await slow
     assert await queued == 3
     grep_worker.shutdown()
+
+
+UNGUARDED_SCRIPT = """
+import harness
+print("top level ran", flush=True)
+result = harness.run(
+    "find hello",
+    provider="mock",
+    provider_opts={"turns": [
+        {"tool_calls": [{"name": "grep", "arguments": {"pattern": "hel+o"}}]},
+        {"text": "found it"},
+    ]},
+    tools=["grep"],
+    workspace_files={"a.txt": "hello world\\n"},
+)
+print("grep said:", [m.content for m in result.messages if m.role == "tool"], flush=True)
+"""
+
+
+def test_a_script_without_a_main_guard_runs_grep_once(tmp_path: Path) -> None:
+    """The grep worker must not import the user's ``__main__``: with multiprocessing's spawn, a
+    script with no ``if __name__ == "__main__"`` guard ran its top level again in the worker,
+    whose own run then crashed the grep call ("bootstrapping phase")."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "script.py"
+    script.write_text(UNGUARDED_SCRIPT)
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("top level ran") == 1, out.stdout
+    assert "a.txt:1:hello world" in out.stdout, out.stdout
