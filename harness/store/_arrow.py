@@ -8,7 +8,9 @@ already) wrapped as Arrow buffers with ``Array.from_buffers``. Only the types of
 :data:`~harness.store._rows.ARROW_SCHEMA` are supported, from the Python types
 :func:`~harness.store._rows.prepare_row` guarantees (``str``, ``bytes``, ``int``, ``float``,
 ``bool``, naive UTC ``datetime``); ``None`` is null. The result equals what ``pa.array`` builds
-(a property test compares them).
+(a property test compares them). A value of another type (a numpy scalar, say) is still
+converted by ``prepare_row`` with ``pa.array``, which imports pandas: rows the bench writes never
+hold one.
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-
 from harness.store._queries import Source, _con
 from harness.store._transcript import decode_transcript
 

@@ -56,7 +56,7 @@ from harness.store._shards import ShardWriter, run_dir, runs_dir, write_schema_f
 from harness.store._streams import SpanStreams
 from harness.store.errors import StoreError, StoreLocked
 
-if TYPE_CHECKING:  # a run never imports pandas (~55 MB); a DataFrame is recognised by name
+if TYPE_CHECKING:  # a run never imports pandas (~55 MB): write_results looks in sys.modules
     import pandas as pd
 
 __all__ = ["DEFAULT_DB", "LOCK_WAIT_S", "STORAGE_COMPATIBILITY", "RunStatus", "Store"]

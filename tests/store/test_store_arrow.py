@@ -52,7 +52,8 @@ def test_a_column_equals_what_pa_array_builds(kind: pa.DataType, data: st.DataOb
 def test_nan_and_infinities_survive_a_float_column() -> None:
     values = [float("nan"), float("inf"), -float("inf"), None, 0.5]
     got = column(values, pa.float64()).to_pylist()
-    assert got[0] != got[0] and got[1:] == [float("inf"), -float("inf"), None, 0.5]
+    assert got[0] != got[0]  # NaN
+    assert got[1:] == [float("inf"), -float("inf"), None, 0.5]
 
 
 @pytest.mark.parametrize(
@@ -73,8 +74,15 @@ def test_a_value_that_does_not_fit_raises(kind: pa.DataType, value: Any) -> None
 
 def test_a_wrong_value_in_a_shard_row_names_the_column() -> None:
     row = prepare_row(
-        {"run_id": "r", "suite": "s", "task_id": "t", "mode": "react", "provider": "mock",
-         "epoch": 1, "passed": True}  # fmt: skip
+        {
+            "run_id": "r",
+            "suite": "s",
+            "task_id": "t",
+            "mode": "react",
+            "provider": "mock",
+            "epoch": 1,
+            "passed": True,
+        }
     )
     row["iterations"] = "three"  # past prepare_row's checks, as a bug in a caller would be
     with pytest.raises(StoreError, match="results column 'iterations'"):
@@ -83,7 +91,8 @@ def test_a_wrong_value_in_a_shard_row_names_the_column() -> None:
 
 def test_the_empty_table_has_the_schema_and_no_rows() -> None:
     table = empty_table(ARROW_SCHEMA)
-    assert table.schema.equals(ARROW_SCHEMA) and table.num_rows == 0
+    assert table.schema.equals(ARROW_SCHEMA)
+    assert table.num_rows == 0
 
 
 def test_a_stored_run_never_imports_pandas(tmp_path: Path) -> None:
@@ -114,6 +123,7 @@ def test_a_stored_run_never_imports_pandas(tmp_path: Path) -> None:
         assert cells is not None, out.stderr
         assert con.execute("SELECT count(*) FROM results").fetchone() == (int(cells[1]),)
         spans = con.execute("SELECT count(*) FROM spans").fetchone()
-        assert spans is not None and spans[0] > 265
+        assert spans is not None
+        assert spans[0] > int(cells[1])  # several spans per cell
     finally:
         con.close()
