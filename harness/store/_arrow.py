@@ -39,7 +39,7 @@ def _validity(values: Sequence[Any]) -> tuple[pa.Buffer | None, int]:
     nulls = len(values) - int(valid.sum())
     if nulls == 0:
         return None, 0
-    return pa.py_buffer(np.packbits(valid, bitorder="little")), nulls
+    return pa.py_buffer(np.packbits(valid, bitorder="little").data), nulls
 
 
 def _micros(value: datetime) -> int:
@@ -48,7 +48,7 @@ def _micros(value: datetime) -> int:
     return (value - _EPOCH) // _MICROSECOND
 
 
-def _bytes_column(values: Sequence[Any], kind: pa.DataType) -> pa.Array:
+def _bytes_column(values: Sequence[Any], kind: pa.DataType) -> pa.Array[Any]:
     parts = [b"" if v is None else (v.encode("utf-8") if isinstance(v, str) else v) for v in values]
     lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
     offsets = np.zeros(len(parts) + 1, dtype=np.int64)
@@ -58,7 +58,7 @@ def _bytes_column(values: Sequence[Any], kind: pa.DataType) -> pa.Array:
     validity, nulls = _validity(values)
     data = pa.py_buffer(b"".join(parts))
     return pa.Array.from_buffers(
-        kind, len(parts), [validity, pa.py_buffer(offsets.astype(np.int32)), data], nulls
+        kind, len(parts), [validity, pa.py_buffer(offsets.astype(np.int32).data), data], nulls
     )
 
 
@@ -70,7 +70,7 @@ _NUMPY: dict[pa.DataType, type[np.generic]] = {
 }
 
 
-def column(values: Sequence[Any], kind: pa.DataType) -> pa.Array:
+def column(values: Sequence[Any], kind: pa.DataType) -> pa.Array[Any]:
     """One Arrow array of type ``kind`` holding ``values`` (``None`` is null).
 
     Raises ``TypeError``, ``ValueError`` or ``OverflowError`` for a value that does not fit
@@ -81,7 +81,10 @@ def column(values: Sequence[Any], kind: pa.DataType) -> pa.Array:
         bits = np.fromiter((bool(v) for v in values), dtype=np.bool_, count=len(values))
         validity, nulls = _validity(values)
         return pa.Array.from_buffers(
-            kind, len(values), [validity, pa.py_buffer(np.packbits(bits, bitorder="little"))], nulls
+            kind,
+            len(values),
+            [validity, pa.py_buffer(np.packbits(bits, bitorder="little").data)],
+            nulls,
         )
     dtype = _NUMPY.get(kind)
     if dtype is None:
@@ -94,4 +97,4 @@ def column(values: Sequence[Any], kind: pa.DataType) -> pa.Array:
         raise TypeError(f"a float in a column of {kind}")
     array = np.array(filled, dtype=dtype)
     validity, nulls = _validity(values)
-    return pa.Array.from_buffers(kind, len(values), [validity, pa.py_buffer(array)], nulls)
+    return pa.Array.from_buffers(kind, len(values), [validity, pa.py_buffer(array.data)], nulls)

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 import duckdb
 import pyarrow as pa
+from typing_extensions import TypeIs
 
 from harness._version import __version__
 from harness.store import _schema as schema
@@ -60,6 +61,13 @@ if TYPE_CHECKING:  # a run never imports pandas (~55 MB): write_results looks in
     import pandas as pd
 
 __all__ = ["DEFAULT_DB", "LOCK_WAIT_S", "STORAGE_COMPATIBILITY", "RunStatus", "Store"]
+
+
+def _is_data_frame(rows: object) -> TypeIs[pd.DataFrame]:
+    """A pandas DataFrame, asked without importing pandas (a DataFrame means it is imported)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(rows, pandas.DataFrame)
+
 
 log = logging.getLogger("harness.store")
 
@@ -386,8 +394,7 @@ class Store(SpanStreams):
         ``rows`` are mappings (see :mod:`harness.store._rows`), or a DataFrame / Arrow table whose
         columns are ``results`` columns (JSON columns as JSON text). Returns the rows written.
         """
-        pandas = sys.modules.get("pandas")  # a DataFrame means pandas is imported already
-        if pandas is not None and isinstance(rows, pandas.DataFrame):
+        if _is_data_frame(rows):
             rows = pa.Table.from_pandas(rows, preserve_index=False)
         if isinstance(rows, pa.Table):
             if rows.num_rows == 0:
