@@ -124,17 +124,26 @@ def test_ctrl_c_during_a_catastrophic_grep_exits_130_within_2s(tmp_path: Path) -
         ).stdout
         return "popen_loky_posix" in children
 
-    while not grep_worker_started():
-        assert proc.poll() is None, proc.communicate()[0]
-        assert time.monotonic() < deadline, "the grep worker did not start within 120 s"
-        time.sleep(0.1)
-    time.sleep(1.0)  # the grep is running (its worker needs ~20 s of backtracking)
-    started = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=30)
-    assert proc.returncode == 130, out
-    assert time.monotonic() - started < 2.0
-    assert "interrupted" in out
+    try:
+        while not grep_worker_started():
+            assert proc.poll() is None, proc.communicate()[0]
+            assert time.monotonic() < deadline, "the grep worker did not start within 120 s"
+            time.sleep(0.1)
+        time.sleep(1.0)  # the grep is running (its worker needs ~20 s of backtracking)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 130, out
+        assert time.monotonic() - started < 2.0
+        assert "interrupted" in out
+    finally:  # a failed check must not leave the run (and its grep worker burning a core)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # the run kills its worker on the way out
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 async def test_a_call_waiting_for_the_worker_survives_another_calls_timeout() -> None:
