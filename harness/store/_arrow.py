@@ -62,6 +62,15 @@ def _bytes_column(values: Sequence[Any], kind: pa.DataType) -> pa.Array[Any]:
     )
 
 
+def _fixed_width(
+    values: Sequence[Any], kind: pa.DataType, data: np.ndarray[Any, Any]
+) -> pa.Array[Any]:
+    """A bool or number column: ``data`` holds the values (anything at a null's place), the
+    validity bitmap comes from where ``values`` holds ``None``."""
+    validity, nulls = _validity(values)
+    return pa.Array.from_buffers(kind, len(values), [validity, pa.py_buffer(data.data)], nulls)
+
+
 _NUMPY: dict[pa.DataType, type[np.generic]] = {
     pa.int64(): np.int64,
     pa.int32(): np.int32,
@@ -79,13 +88,7 @@ def column(values: Sequence[Any], kind: pa.DataType) -> pa.Array[Any]:
         return _bytes_column(values, kind)
     if kind == pa.bool_():
         bits = np.fromiter((bool(v) for v in values), dtype=np.bool_, count=len(values))
-        validity, nulls = _validity(values)
-        return pa.Array.from_buffers(
-            kind,
-            len(values),
-            [validity, pa.py_buffer(np.packbits(bits, bitorder="little").data)],
-            nulls,
-        )
+        return _fixed_width(values, kind, np.packbits(bits, bitorder="little"))
     dtype = _NUMPY.get(kind)
     if dtype is None:
         raise TypeError(f"no buffer builder for Arrow type {kind}")
@@ -95,6 +98,4 @@ def column(values: Sequence[Any], kind: pa.DataType) -> pa.Array[Any]:
         filled = [0 if v is None else v for v in values]
     if dtype is not np.float64 and any(isinstance(v, float) for v in filled):
         raise TypeError(f"a float in a column of {kind}")
-    array = np.array(filled, dtype=dtype)
-    validity, nulls = _validity(values)
-    return pa.Array.from_buffers(kind, len(values), [validity, pa.py_buffer(array.data)], nulls)
+    return _fixed_width(values, kind, np.array(filled, dtype=dtype))

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pydantic import BaseModel
+from typing_extensions import TypeIs
 
 from harness.core._result import Result
 from harness.store._arrow import column
@@ -32,11 +34,15 @@ from harness.store._schema import JSON_COLUMNS, RESULT_COLUMNS
 from harness.store._transcript import encode_transcript
 from harness.store.errors import StoreError
 
+if TYPE_CHECKING:  # imported only where a DataFrame is built
+    import pandas as pd
+
 __all__ = [
     "ARROW_SCHEMA",
     "REQUIRED_COLUMNS",
     "cell_key",
     "crashed_row",
+    "is_data_frame",
     "json_text",
     "next_result_id",
     "normalize_table",
@@ -304,6 +310,13 @@ def rows_to_arrow(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     """Check rows and build one Arrow table in the ``results`` column order."""
     now = datetime.now(UTC).replace(tzinfo=None)
     return prepared_to_arrow([prepare_row(r, n, now) for n, r in enumerate(rows)])
+
+
+def is_data_frame(rows: object) -> TypeIs[pd.DataFrame]:
+    """A pandas DataFrame (to turn into a table for :func:`normalize_table`), asked without
+    importing pandas: a run never needs it (~55 MB), and a DataFrame means it is imported."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(rows, pandas.DataFrame)
 
 
 def normalize_table(table: pa.Table) -> pa.Table:

@@ -29,7 +29,6 @@ import os
 import secrets
 import shutil
 import socket
-import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -39,7 +38,6 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 import duckdb
 import pyarrow as pa
-from typing_extensions import TypeIs
 
 from harness._version import __version__
 from harness.store import _schema as schema
@@ -52,21 +50,15 @@ from harness.store._catalog import (
     write_finish,
 )
 from harness.store._compact import CompactStats, compact
-from harness.store._rows import json_text, normalize_table, prepare_row
+from harness.store._rows import is_data_frame, json_text, normalize_table, prepare_row
 from harness.store._shards import ShardWriter, run_dir, runs_dir, write_schema_files
 from harness.store._streams import SpanStreams
 from harness.store.errors import StoreError, StoreLocked
 
-if TYPE_CHECKING:  # a run never imports pandas (~55 MB): write_results looks in sys.modules
+if TYPE_CHECKING:  # a run never imports pandas (~55 MB): see _rows.is_data_frame
     import pandas as pd
 
 __all__ = ["DEFAULT_DB", "LOCK_WAIT_S", "STORAGE_COMPATIBILITY", "RunStatus", "Store"]
-
-
-def _is_data_frame(rows: object) -> TypeIs[pd.DataFrame]:
-    """A pandas DataFrame, asked without importing pandas (a DataFrame means it is imported)."""
-    pandas = sys.modules.get("pandas")
-    return pandas is not None and isinstance(rows, pandas.DataFrame)
 
 
 log = logging.getLogger("harness.store")
@@ -394,7 +386,7 @@ class Store(SpanStreams):
         ``rows`` are mappings (see :mod:`harness.store._rows`), or a DataFrame / Arrow table whose
         columns are ``results`` columns (JSON columns as JSON text). Returns the rows written.
         """
-        if _is_data_frame(rows):
+        if is_data_frame(rows):
             rows = pa.Table.from_pandas(rows, preserve_index=False)
         if isinstance(rows, pa.Table):
             if rows.num_rows == 0:
