@@ -98,13 +98,13 @@ def test_the_docstring_draws_every_class() -> None:
 
 
 def test_old_import_paths_still_work() -> None:
-    from harness.bench._cassette_store import CassetteCorrupt, CassetteError, CassetteMiss
-    from harness.bench._suite import MAX_ERRORS, SuiteError
-    from harness.bench._yaml_nodes import YAMLSyntaxError
+    from harness.cassettes._store import CassetteCorrupt, CassetteError, CassetteMiss
     from harness.kernel._compaction import CompactionError
     from harness.modes._base import ContextOverflow
     from harness.report._tables import ReportInputError
     from harness.store.errors import SchemaTooNew, StoreError, StoreLocked
+    from harness.suites._suite import MAX_ERRORS, SuiteError
+    from harness.suites._yaml_nodes import YAMLSyntaxError
 
     moved = (CassetteCorrupt, CassetteError, CassetteMiss, SuiteError, YAMLSyntaxError)
     moved += (CompactionError, ContextOverflow, ReportInputError, SchemaTooNew, StoreError)
@@ -114,7 +114,7 @@ def test_old_import_paths_still_work() -> None:
 
 
 def test_yaml_syntax_error_is_still_a_value_error() -> None:
-    from harness.bench._yaml_nodes import parse_yaml
+    from harness.suites._yaml_nodes import parse_yaml
 
     with pytest.raises(ValueError, match="found character") as info:
         parse_yaml("a:\n\tb: 1\n")

@@ -10,7 +10,9 @@ The layers, bottom to top (issue 16, "one-way layers"):
 3. ``kernel``: the loop, and the Mode protocol it drives.
 4. ``modes``: the builtin strategies.
 5. The facade: ``harness.api`` (which resolves mode, provider and tools) and ``harness/__init__``.
-6. ``store``; 7. ``bench``, ``report`` and ``view``, which write or read the store; 8. ``cli``.
+6. ``store``, ``cassettes`` (recorded traffic) and ``grading`` (how a cell is judged);
+7. ``suites`` (what to run: suite models, task sources, the audit);
+8. ``bench`` (the runner and its executors), ``report`` and ``view``; 9. ``cli``.
 
 The graph is read from every module's source, without importing it: module-level and
 function-level imports count (they run at some point); imports under ``if TYPE_CHECKING:`` do not.
@@ -44,10 +46,13 @@ LAYER = {
     "api": 5,
     "harness": 5,
     "store": 6,
-    "bench": 7,
-    "report": 7,
-    "view": 7,
-    "cli": 8,
+    "cassettes": 6,
+    "grading": 6,
+    "suites": 7,
+    "bench": 8,
+    "report": 8,
+    "view": 8,
+    "cli": 9,
 }
 
 #: Imports between different packages of the same layer are refused unless listed here.

@@ -145,7 +145,7 @@ def test_no_doc_imports_a_private_module() -> None:
 
 def test_the_doc_check_sees_private_names() -> None:
     assert PRIVATE_NAME.search("from harness.kernel._calls import call_provider")
-    assert PRIVATE_NAME.search("python -m harness.bench._grader_child serve")
+    assert PRIVATE_NAME.search("python -m harness.grading._python_child serve")
     assert PRIVATE_FROM.search("from harness.cli import _run")
     assert PRIVATE_FROM.search("from harness.kernel import (\n    _calls,")
     assert not PRIVATE_NAME.search("from harness.kernel import call_provider")

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.bench._cassettes import cassette_path
-from harness.bench._suite import Suite, Task
+from harness.cassettes._transport import cassette_path
 from harness.errors import ConfigError
+from harness.suites._suite import Suite, Task
 
 __all__ = ["Cell", "expand"]
 

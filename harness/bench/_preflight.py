@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.bench._python_grader import check_imports, python_graders
-from harness.bench._suite import Suite
 from harness.errors import ConfigError
+from harness.grading._python import check_imports, python_graders
+from harness.suites._suite import Suite
 
 __all__ = ["check_graders", "check_judges", "check_output_path", "check_providers", "dedupe"]
 

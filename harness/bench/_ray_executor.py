@@ -39,8 +39,8 @@ from harness.bench._matrix import Cell
 from harness.bench._ray_reaper import start_reaper
 from harness.bench._ray_worker import Batch, CellSpec, CellWorker, WorkerOptions, spec_of
 from harness.bench._runner import CellOutcome, MatrixSummary, OnOutcome, RunnerOptions, Sink
-from harness.bench._suite import Suite
 from harness.errors import ConfigError
+from harness.suites._suite import Suite
 
 __all__ = ["INSTALL_HINT", "RayOptions", "RayRunner", "import_ray"]
 

@@ -21,12 +21,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.bench._graders import Grade
 from harness.bench._matrix import Cell
 from harness.bench._runner import CellOutcome, Runner, RunnerOptions
-from harness.bench._suite import Suite, Task
 from harness.core._result import Result
 from harness.errors import ConfigError
+from harness.grading._graders import Grade
+from harness.suites._suite import Suite, Task
 
 #: Scratch folders: ``$TMPDIR/harness-ray-worker-<pid>-<random>``.
 _SCRATCH = "harness-ray-worker-"

@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from harness.api import adiscard, aresume, arun
-from harness.bench import _python_grader as python_grader
-from harness.bench._cassettes import CassetteTransport, profile_secrets
-from harness.bench._graders import Grade, Grader, grade
 from harness.bench._matrix import Cell
-from harness.bench._suite import Task
+from harness.cassettes._transport import CassetteTransport, profile_secrets
 from harness.core._result import Result
 from harness.core._terminations import FinishReason
+from harness.grading import _python as python_grader
+from harness.grading._graders import Grade, Grader, grade
+from harness.suites._suite import Task
 
 #: A cell's status (the ``results.status`` column).
 CellStatus = Literal["passed", "failed", "error"]

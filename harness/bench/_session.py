@@ -28,7 +28,6 @@ from harness.bench._preflight import (
     check_providers,
     dedupe,
 )
-from harness.bench._python_grader import DEFAULT_TIMEOUT_S
 from harness.bench._rundir import RunFolder, remove_stale
 from harness.bench._runner import (
     CellOutcome,
@@ -38,9 +37,10 @@ from harness.bench._runner import (
     RunnerOptions,
     Sink,
 )
-from harness.bench._secrets import scrub_file, scrub_text, secret_values
-from harness.bench._suite import Suite, SuiteError, load_suites, suite_files
+from harness.cassettes._secrets import scrub_file, scrub_text, secret_values
 from harness.errors import ConfigError
+from harness.grading._python import DEFAULT_TIMEOUT_S
+from harness.suites._suite import Suite, SuiteError, load_suites, suite_files
 
 __all__ = ["BenchReport", "BenchRequest", "Drive", "discover_providers", "drive_plain", "run_bench"]
 
@@ -242,7 +242,7 @@ def _executor(
 
 def _row(outcome: CellOutcome, run_id: str) -> dict[str, Any]:
     """The ``results`` row of one cell: scored (passed, failed or errored), or crashed."""
-    from harness.bench._answer import turn_marks
+    from harness.grading._answer import turn_marks
     from harness.store._rows import crashed_row, result_row
 
     cell = outcome.cell

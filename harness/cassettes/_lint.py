@@ -35,7 +35,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from vcr.serializers import yamlserializer  # type: ignore[import-untyped]
 
-from harness.bench._cassettes import DROPPED_HEADERS, SECRET_HEADERS, SECRET_QUERY
+from harness.cassettes._transport import DROPPED_HEADERS, SECRET_HEADERS, SECRET_QUERY
 from harness.errors import ConfigError
 
 __all__ = ["Finding", "cassette_files", "lint_cassettes", "lint_main"]
@@ -175,7 +175,7 @@ def lint_trace_file(path: Path) -> list[Finding]:
     """Secret-looking values in a JSON-lines span file (what ``--trace-file`` writes): API
     keys, bearer tokens, and any value of a ``*_KEY`` / ``*_TOKEN`` / ``*_SECRET`` variable set
     in this environment."""
-    from harness.bench._secrets import secret_values
+    from harness.cassettes._secrets import secret_values
 
     literal = secret_values()
     found: list[Finding] = []

@@ -1,5 +1,5 @@
 """How a cassette is stored, matched and scrubbed (the vcrpy side of
-:class:`~harness.bench._cassettes.CassetteTransport`): vcrpy's ``Cassette`` with an index of match
+:class:`~harness.cassettes._transport.CassetteTransport`): vcrpy's ``Cassette`` with an index of match
 keys, a strict and atomic persister, and the scrubbing hooks.
 
 Matching is on the method, the path, the query (sorted, secrets scrubbed) and the normalised
@@ -18,7 +18,7 @@ Scrubbed before anything is stored (and, since hooks run again on load, idempote
 headers become ``REDACTED``; ``Cookie`` and ``Set-Cookie`` are dropped; query parameters
 ``api-key``, ``api_key``, ``apikey``, ``key`` and ``access_token`` become ``REDACTED``; every
 occurrence of a caller-given secret (the profile's key value, see
-:func:`~harness.bench._cassettes.profile_secrets`) in a header, the URI or a body becomes
+:func:`~harness.cassettes._transport.profile_secrets`) in a header, the URI or a body becomes
 ``REDACTED`` (secrets shorter than 8 characters are replaced only where a whole header value
 equals them). Compressed response bodies (gzip, deflate; br and zstd when httpx can decode them)
 are decoded first and stored without ``content-encoding``.

@@ -14,7 +14,7 @@ Each recorded interaction plays at most once, in recorded order, so a recorded `
 ``200`` retry replays as ``429`` then ``200`` (no ``allow_playback_repeats``).
 
 How requests are matched (method, path, query and normalised JSON body) and what is scrubbed
-before anything is stored: see :mod:`harness.bench._cassette_store`.
+before anything is stored: see :mod:`harness.cassettes._store`.
 
 Streaming (SSE, NDJSON): when recording, the full body is read before the client sees it (the
 deltas then arrive at once), stored as one string, and replayed byte-for-byte as an httpx stream,
@@ -42,7 +42,7 @@ from vcr.record_mode import RecordMode  # type: ignore[import-untyped]
 from vcr.request import Request as VcrRequest  # type: ignore[import-untyped]
 from vcr.serializers import yamlserializer  # type: ignore[import-untyped]
 
-from harness.bench._cassette_store import (
+from harness.cassettes._store import (
     DROPPED_HEADERS,
     SECRET_HEADERS,
     SECRET_QUERY,
@@ -101,9 +101,9 @@ def _safe_name(what: str, name: str) -> str:
 def profile_secrets(spec: str) -> list[str]:
     """The secret values of the profile named by ``spec`` (``NAME[:MODEL]``): its declared
     header values, its key, and every ``*_KEY`` / ``*_TOKEN`` / ``*_SECRET`` variable's value
-    (see :mod:`harness.bench._secrets`); pass them as ``secrets=`` so they are scrubbed
+    (see :mod:`harness.cassettes._secrets`); pass them as ``secrets=`` so they are scrubbed
     wherever they appear."""
-    from harness.bench._secrets import secret_values
+    from harness.cassettes._secrets import secret_values
 
     return secret_values([spec])
 

@@ -28,7 +28,7 @@ def cassettes_lint(directory: str, traces: tuple[str, ...]) -> None:
     Exit 0 when clean, 1 on a secret, 2 on a corrupt cassette or a missing DIRECTORY."""
     from pathlib import Path
 
-    from harness.bench._cassette_lint import lint_main
+    from harness.cassettes._lint import lint_main
 
     if not traces and Path("reports/traces").is_dir():
         traces = ("reports/traces",)

@@ -22,8 +22,8 @@ def suites_validate(paths: tuple[str, ...]) -> None:
     Prints one OK line per valid suite; exits 2 with every error (file:line, task, field) if any
     file is invalid or a python grader cannot be imported (from the suite file's folder)."""
     from harness.bench._preflight import check_graders
-    from harness.bench._suite import collect_suites
     from harness.errors import ConfigError
+    from harness.suites._suite import collect_suites
 
     found, issues = collect_suites(paths)
     try:
@@ -52,9 +52,9 @@ def suites_audit(paths: tuple[str, ...]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from harness.bench._audit import ADVERSARIES, audit_suites
-    from harness.bench._suite import load_suites
     from harness.errors import HarnessError
+    from harness.suites._audit import ADVERSARIES, audit_suites
+    from harness.suites._suite import load_suites
 
     console = Console()
     try:

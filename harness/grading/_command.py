@@ -23,11 +23,11 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness.bench._suite_fields import field_error
+from harness.grading._fields import field_error
 from harness.tools._sandbox import Limits, SandboxUnavailable, run_command
 
 if TYPE_CHECKING:
-    from harness.bench._graders import Grade, Grader
+    from harness.grading._graders import Grade, Grader
 
 __all__ = ["DEFAULT_TIMEOUT_S", "check_command_fields", "command_grade", "run_sync"]
 
@@ -55,7 +55,7 @@ def check_command_fields(grader: Grader) -> None:
 
 def command_grade(grader: Grader, workspace: Path | None) -> Grade:
     """Run the grader's command in the sandboxed workspace and judge its exit status."""
-    from harness.bench._graders import Grade
+    from harness.grading._graders import Grade
 
     command = grader.command or ""
     if workspace is None:

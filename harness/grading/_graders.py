@@ -13,10 +13,10 @@ The :class:`Grader` fields by kind (anything else given is an error when the sui
 - ``finish_reason``: ``value`` (finish reason names such as ``error_no_progress``).
 - ``python``: ``function`` (``"package.module:function"``, beside the suite file), called as
   ``fn(result, workspace)`` in a child process killed after ``timeout_s`` (default 30); see
-  :mod:`harness.bench._python_grader`. A grader that gives no verdict makes an ``error`` cell.
+  :mod:`harness.grading._python`. A grader that gives no verdict makes an ``error`` cell.
 - ``command``: ``command`` run in the workspace in the shell tool's sandbox, passing on exit 0
-  (:mod:`harness.bench._command_grader`); ``judge``: ``provider`` and ``rubric``, a model's
-  verdict (:mod:`harness.bench._judge_grader`); ``all`` / ``any``: ``graders`` to combine.
+  (:mod:`harness.grading._command`); ``judge``: ``provider`` and ``rubric``, a model's
+  verdict (:mod:`harness.grading._judge`); ``all`` / ``any``: ``graders`` to combine.
 
 ``case_sensitive`` defaults to **false**: text is compared case-insensitively (``regex`` gets
 ``re.IGNORECASE``), since "Paris" and "paris" are the same answer; set it to true where case
@@ -48,12 +48,12 @@ from pydantic import (
     model_validator,
 )
 
-from harness.bench._answer import final_answer
-from harness.bench._command_grader import check_command_fields, command_grade
-from harness.bench._judge_grader import check_judge_fields, judge_grade
-from harness.bench._suite_fields import field_error, relative_path_ok, yaml_text
 from harness.core._result import Result
 from harness.core._terminations import FinishReason
+from harness.grading._answer import final_answer
+from harness.grading._command import check_command_fields, command_grade
+from harness.grading._fields import field_error, relative_path_ok, yaml_text
+from harness.grading._judge import check_judge_fields, judge_grade
 
 __all__ = [
     "GRADER_KINDS",
@@ -433,10 +433,10 @@ def _tool_calls(grader: Grader, result: Result, _ws: Path | None) -> Grade:
 
 
 def _python_grade(grader: Grader, result: Result, workspace: Path | None) -> Grade:
-    """Run the grader in a child process with a timeout (see :mod:`harness.bench._python_grader`):
+    """Run the grader in a child process with a timeout (see :mod:`harness.grading._python`):
     nothing it does (loop, exit, crash) reaches the harness; a grader that gives no verdict is
     an error (``Grade.error``)."""
-    from harness.bench._python_grader import run_python_grader
+    from harness.grading._python import run_python_grader
 
     function, base_dir, timeout_s = grader.function or "", grader.base_dir, grader.timeout_s
     return run_python_grader(function, result, workspace, base_dir=base_dir, timeout_s=timeout_s)

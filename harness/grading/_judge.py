@@ -24,12 +24,12 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from harness.bench._answer import final_answer
-from harness.bench._suite_fields import field_error
+from harness.grading._answer import final_answer
+from harness.grading._fields import field_error
 
 if TYPE_CHECKING:
-    from harness.bench._graders import Grade, Grader
     from harness.core._result import Result
+    from harness.grading._graders import Grade, Grader
 
 __all__ = ["JUDGE_SYSTEM_PROMPT", "check_judge_fields", "judge_grade", "judge_prompt"]
 
@@ -99,8 +99,8 @@ def _verdict(text: str) -> dict[str, Any] | None:
 
 def judge_grade(grader: Grader, result: Result, transport: Any = None) -> Grade:
     """Ask the judge; ``transport`` (the cell's cassette) carries its HTTP calls."""
-    from harness.bench._command_grader import run_sync
-    from harness.bench._graders import PASS_THRESHOLD, Grade
+    from harness.grading._command import run_sync
+    from harness.grading._graders import PASS_THRESHOLD, Grade
 
     spec = grader.provider or ""
     opts = dict(grader.provider_opts or {})

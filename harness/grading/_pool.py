@@ -1,4 +1,4 @@
-"""Warm worker processes for python graders (``python -m harness.bench._grader_child serve``).
+"""Warm worker processes for python graders (``python -m harness.grading._python_child serve``).
 
 Starting an interpreter and importing harness costs about a quarter of a second, so a worker
 serves grade after grade: one JSON line in, one JSON line out. Workers are kept per import path
@@ -40,7 +40,7 @@ class Worker:
     def __init__(self) -> None:
         self.err: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed by kill()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "harness.bench._grader_child", "serve"],
+            [sys.executable, "-m", "harness.grading._python_child", "serve"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.err,

@@ -2,15 +2,15 @@
 harness down with it.
 
 A ``python`` grader (``function: "module:name"``) is user code, run with the user's rights, like
-the suite itself. It runs in a worker process (``python -m harness.bench._grader_child serve``,
-kept warm per suite folder by :mod:`harness.bench._grader_pool`) that gets the run's
+the suite itself. It runs in a worker process (``python -m harness.grading._python_child serve``,
+kept warm per suite folder by :mod:`harness.grading._pool`) that gets the run's
 :class:`~harness.Result` (as ``model_dump_json``, rebuilt there) and the workspace path, imports
 the function with the suite file's folder first on ``sys.path``, calls it and writes its verdict
 back as JSON. The parent waits at most ``timeout_s`` (default :data:`DEFAULT_TIMEOUT_S`; a
 grader's ``timeout_s`` field overrides it) and then kills the worker's whole process group.
 
 Whatever the grader does (raise, ``sys.exit``, ``KeyboardInterrupt``, ``os._exit``, loop forever,
-print megabytes), the outcome is a :class:`~harness.bench._graders.Grade`; when the grader could
+print megabytes), the outcome is a :class:`~harness.grading._graders.Grade`; when the grader could
 not give a verdict the grade has ``error=True`` (an ``error`` cell, not a failed one).
 
 :func:`terminate_all` kills every grader still running (the runner calls it on Ctrl-C, so a stuck
@@ -32,11 +32,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.bench import _grader_pool as grader_pool
+from harness.grading import _pool as grader_pool
 
 if TYPE_CHECKING:
-    from harness.bench._graders import Grade
     from harness.core._result import Result
+    from harness.grading._graders import Grade
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -104,7 +104,7 @@ def run_python_grader(
     timeout_s: float | None = None,
 ) -> Grade:
     """Call the grader ``ref`` (``module:function``) on ``result`` in a child process."""
-    from harness.bench._graders import Grade
+    from harness.grading._graders import Grade
 
     limit = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
     paths = _paths(base_dir)
@@ -169,7 +169,7 @@ def _paths(base_dir: Path | None) -> list[str]:
 
 
 def _error(explanation: str) -> Grade:
-    from harness.bench._graders import Grade
+    from harness.grading._graders import Grade
 
     return Grade(False, 0.0, explanation, error=True)
 
@@ -190,7 +190,7 @@ def _call_child(
             if stoppable and _STOPPED.is_set():
                 return None, "", "", False
             proc = subprocess.Popen(
-                [sys.executable, "-m", "harness.bench._grader_child", *args],
+                [sys.executable, "-m", "harness.grading._python_child", *args],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=err_file,

@@ -1,11 +1,11 @@
-"""The child side of :mod:`harness.bench._python_grader` (run as ``python -m`` on this module).
+"""The child side of :mod:`harness.grading._python` (run as ``python -m`` on this module).
 
 ``grade``: read ``{function, paths, workspace, result}`` as JSON on stdin, import the function
 (``paths`` first on ``sys.path``: the suite's folder, then the parent's path), call it on the
 rebuilt Result and the workspace, and write ``{passed, score, explanation, error}`` on stdout.
 ``check``: read ``{graders: [{function, paths}]}`` and write ``{problems: [...]}``.
 ``serve``: ``grade`` one request per line until stdin closes (a warm worker, see
-:mod:`harness.bench._grader_pool`).
+:mod:`harness.grading._pool`).
 
 The grader's own output (print, logging, C-level writes) goes to stderr: file descriptor 1 is
 pointed at stderr before any user code runs, and the verdict goes to a private copy of the
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from harness.bench._graders import Grade
+    from harness.grading._graders import Grade
 
 __all__ = ["main"]
 
@@ -50,7 +50,7 @@ def _describe(exc: BaseException) -> str:
 
 
 def _valid(out: Any) -> bool:
-    from harness.bench._graders import Grade
+    from harness.grading._graders import Grade
 
     if isinstance(out, Grade):
         return True
@@ -63,7 +63,7 @@ def _valid(out: Any) -> bool:
 
 def _coerce(out: Any, ref: str) -> Grade:
     """A grader function's return value as a :class:`Grade` (``_valid`` has checked its shape)."""
-    from harness.bench._graders import PASS_THRESHOLD, Grade, _one_line
+    from harness.grading._graders import PASS_THRESHOLD, Grade, _one_line
 
     explanation = None
     if isinstance(out, Grade):

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.api import arun
-from harness.bench._cassettes import CassetteTransport
-from harness.bench._graders import Grade, grade
-from harness.bench._suite import Suite, Task
+from harness.cassettes._transport import CassetteTransport
+from harness.grading._graders import Grade, grade
+from harness.suites._suite import Suite, Task
 
 __all__ = ["ADVERSARIES", "AuditFinding", "AuditReport", "audit_suites"]
 

@@ -12,7 +12,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
-from harness.bench._yaml_nodes import line_of
+from harness.suites._yaml_nodes import line_of
 
 __all__ = ["describe"]
 

@@ -8,7 +8,7 @@ A suite is a mapping with ``suite`` (a name, ``^[a-z0-9][a-z0-9_-]*$``), ``descr
 any of the run-option overrides in :data:`RUN_OPTION_KEYS`. Unknown keys are errors everywhere.
 
 The grader fields (and how each kind judges a run) are documented in
-:mod:`harness.bench._graders`; :class:`Grader` is re-exported here. A task's ``run_options()`` are
+:mod:`harness.grading._graders`; :class:`Grader` is re-exported here. A task's ``run_options()`` are
 the keyword options for :func:`harness.arun`, and ``mock_provider_opts()`` its mock script.
 
 Every error names the file, the line, the task id and the field, and says what to do; all errors
@@ -34,14 +34,14 @@ from pydantic import (
     model_validator,
 )
 
-from harness.bench._graders import GRADER_KINDS, Grader, field_error, relative_path_ok
-from harness.bench._suite_errors import describe
-from harness.bench._suite_tools import ToolCatalog
-from harness.bench._yaml_nodes import YAMLSyntaxError, duplicate_keys, line_of, parse_yaml
 from harness.errors import ConfigError, SuiteError
+from harness.grading._graders import GRADER_KINDS, Grader, field_error, relative_path_ok
 from harness.kernel._options import parse_options
 from harness.kernel._permissions import Phase
 from harness.providers._mock import MockProvider
+from harness.suites._errors import describe
+from harness.suites._tools import ToolCatalog
+from harness.suites._yaml_nodes import YAMLSyntaxError, duplicate_keys, line_of, parse_yaml
 from harness.tools._registry import BUILTIN_TOOLS
 
 __all__ = [

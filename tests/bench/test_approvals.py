@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness.bench._graders import grade
 from harness.bench._runner import apply_approvals
-from harness.bench._suite import Suite, SuiteError, load_suites
+from harness.grading._graders import grade
+from harness.suites._suite import Suite, SuiteError, load_suites
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 

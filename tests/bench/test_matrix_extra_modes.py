@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.bench import load_suite
 from harness.bench._matrix import expand
 from harness.errors import ConfigError
+from harness.suites import load_suite
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from harness.bench._matrix import Cell, expand
 from harness.bench._runner import CellOutcome, Runner, RunnerOptions, rerecord_command
 from harness.bench._session import BenchRequest, discover_providers, run_bench
-from harness.bench._suite import load_suites
 from harness.cli import main
 from harness.errors import ConfigError
+from harness.suites._suite import load_suites
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITES = ROOT / "suites"

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from harness.bench._cassette_lint import Finding, lint_cassettes
-from harness.bench._cassettes import CassetteTransport
+from harness.cassettes._lint import Finding, lint_cassettes
+from harness.cassettes._transport import CassetteTransport
 from harness.cli import main
 
 KEY = "sk-proj-Zx81QmR2vT7pLk4NwY0aBc9dEf3GhJ6u"
@@ -236,7 +236,7 @@ def test_cli_exits_2_on_a_missing_directory(tmp_path: Path) -> None:
 
 
 def test_trace_files_are_linted_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.bench._cassette_lint import lint_main
+    from harness.cassettes._lint import lint_main
 
     (tmp_path / "cassettes").mkdir()
     traces = tmp_path / "traces"

@@ -1,4 +1,4 @@
-"""Per-cell cassettes (harness.bench._cassettes): real HTTP on 127.0.0.1 (pytest-httpserver), real
+"""Per-cell cassettes (harness.cassettes._transport): real HTTP on 127.0.0.1 (pytest-httpserver), real
 files in tmp_path, real harness runs through the OpenAI provider.
 
 - record then replay, plain and streamed (same Result text, tool calls and Content deltas; the
@@ -33,9 +33,9 @@ from werkzeug import Response as WResponse
 
 import harness
 from harness import ConfigError, FinishReason, Result
-from harness.bench._cassette_lint import lint_cassettes
-from harness.bench._cassette_store import PLACEHOLDER, normalise_body
-from harness.bench._cassettes import (
+from harness.cassettes._lint import lint_cassettes
+from harness.cassettes._store import PLACEHOLDER, normalise_body
+from harness.cassettes._transport import (
     CassetteCorrupt,
     CassetteMiss,
     CassetteTransport,

@@ -11,8 +11,8 @@ import duckdb
 import httpx
 from pytest_httpserver import HTTPServer
 
-from harness.bench._cassettes import CassetteTransport
-from harness.bench._secrets import scrub_text, secret_values
+from harness.cassettes._secrets import scrub_text, secret_values
+from harness.cassettes._transport import CassetteTransport
 
 HEADER_TOKEN = "tok-5f2a9c81d7e4"
 ECHOED = "sk-test-0123456789abcdef"
@@ -51,7 +51,7 @@ async def test_profile_headers_are_scrubbed_from_cassettes(
     )
     monkeypatch.chdir(tmp_path)
     httpserver.expect_request("/v1/chat/completions").respond_with_json({"echo": HEADER_TOKEN})
-    from harness.bench._cassettes import profile_secrets
+    from harness.cassettes._transport import profile_secrets
 
     file = tmp_path / "c.yaml"
     t = CassetteTransport(file, record_mode="all", secrets=profile_secrets("custom"))

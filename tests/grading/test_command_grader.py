@@ -11,10 +11,10 @@ import duckdb
 import pytest
 
 import harness
-from harness.bench._graders import Grader, grade
 from harness.bench._session import BenchRequest, run_bench
-from harness.bench._suite import SuiteError, load_suite
 from harness.core._result import Result
+from harness.grading._graders import Grader, grade
+from harness.suites._suite import SuiteError, load_suite
 from harness.tools import _sandbox as sandbox
 
 ADD = "def add(a, b):\n    return a - b\n"

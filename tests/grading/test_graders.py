@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import harness
-from harness.bench._graders import PASS_THRESHOLD, Grade, Grader, grade
+from harness.grading._graders import PASS_THRESHOLD, Grade, Grader, grade
 from harness.kernel.result import Result
 from harness.kernel.terminations import FinishReason
 
@@ -228,7 +228,7 @@ async def test_finish_reason() -> None:
 
 
 GRADER_MODULE = """
-from harness.bench._graders import Grade
+from harness.grading._graders import Grade
 
 def is_395(result, workspace):
     return (result.text or "").strip() == "395"

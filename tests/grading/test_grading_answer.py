@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import harness
-from harness.bench._graders import Grader, final_answer, grade
+from harness.grading._graders import Grader, final_answer, grade
 from harness.providers._mock import MockProvider
 
 CONTAINS = Grader(kind="contains", value=["395"])

@@ -17,10 +17,10 @@ from werkzeug import Request as WRequest
 from werkzeug import Response as WResponse
 
 import harness
-from harness.bench._graders import Grader, grade
 from harness.bench._session import BenchRequest, run_bench
-from harness.bench._suite import SuiteError, load_suite
 from harness.core._result import Result
+from harness.grading._graders import Grader, grade
+from harness.suites._suite import SuiteError, load_suite
 
 KEY = "sk-judge-test-key-0123456789"
 
@@ -72,7 +72,7 @@ def test_a_reply_without_a_verdict_is_a_grader_error(reply: str) -> None:
 
 
 def test_the_judge_sees_rubric_answer_and_optionally_the_transcript() -> None:
-    from harness.bench._judge_grader import judge_prompt
+    from harness.grading._judge import judge_prompt
 
     result = harness.run(
         "What is 2+3?",

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness.bench import _python_grader as python_grader
-from harness.bench._graders import Grade, Grader, grade
-from harness.bench._suite import load_suite
+from harness.grading import _python as python_grader
+from harness.grading._graders import Grade, Grader, grade
 from harness.providers._mock import MockProvider
+from harness.suites._suite import load_suite
 
 CHECKS = """
 import os, sys, time

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness.bench._suite import SuiteError, load_suites
 from harness.errors import ConfigError
 from harness.providers._mock import MockProvider
+from harness.suites._suite import SuiteError, load_suites
 
 
 @pytest.fixture

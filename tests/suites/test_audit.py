@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness.bench._audit import audit_suites
-from harness.bench._graders import Grader, grade
-from harness.bench._suite import load_suites
+from harness.grading._graders import Grader, grade
 from harness.providers._mock import MockProvider
+from harness.suites._audit import audit_suites
+from harness.suites._suite import load_suites
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,12 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 import harness
-from harness.bench._graders import Grade, grade
 from harness.bench._runner import apply_approvals
-from harness.bench._suite import Suite, Task, load_suites
 from harness.cli import main
+from harness.grading._graders import Grade, grade
 from harness.kernel.result import Result
 from harness.kernel.terminations import FinishReason
+from harness.suites._suite import Suite, Task, load_suites
 
 SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 MODES = ("react", "plan_and_solve", "reflexion")

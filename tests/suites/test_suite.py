@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.bench._suite import (
+from harness.cli import main
+from harness.errors import ConfigError
+from harness.suites._suite import (
     MAX_ERRORS,
     RUN_OPTION_KEYS,
     SuiteError,
@@ -16,8 +18,6 @@ from harness.bench._suite import (
     load_suites,
     suite_files,
 )
-from harness.cli import main
-from harness.errors import ConfigError
 
 GOOD = """\
 suite: demo

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.bench._session import BenchRequest, run_bench
-from harness.bench._suite import SuiteError, load_suite
 from harness.cli import main
+from harness.suites._suite import SuiteError, load_suite
 
 TOOLS = """\
 import harness
