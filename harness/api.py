@@ -16,6 +16,7 @@ from typing import Any, TypeVar, Unpack
 from harness.core._result import Result
 from harness.core._terminations import FinishReason
 from harness.errors import ConfigError, HarnessError
+from harness.kernel._conversation import UserTurn, plan_turns
 from harness.kernel._hitl import parse_decisions
 from harness.kernel._loop import release, resume_loop, run_loop
 from harness.kernel._options import RunConfig, RunOptions, parse_options
@@ -25,6 +26,7 @@ from harness.kernel._structured import StructuredMode
 from harness.modes._base import resolve_mode
 from harness.providers._registry import resolve_provider
 from harness.telemetry import tracing_subscriber
+from harness.tools._base import Tool
 from harness.tools._registry import resolve_tools
 
 __all__ = [
@@ -112,13 +114,33 @@ def build_state(
     """Resolve everything a run needs; raises ConfigError. Returns the state and whether the
     provider is owned by the run (and must be closed by it)."""
     mode = resolve_mode(config.mode)
-    inputs = check_inputs(prompt, config, resolve_tools(config.tools))
+    tools = resolve_tools(config.tools)
+    turns = plan_turns(
+        [(t.user, _turn_tools(t, i)) for i, t in enumerate(config.turns or ())],
+        {t.name: t for t in tools},
+        mode,
+    )
+    inputs = check_inputs(prompt, config, tools)
     provider, model, owned = resolve_provider(config.provider, config.model, config.provider_opts)
     state = new_state(
-        config, inputs, mode=mode, provider=provider, model=model, subscribers=subscribers
+        config,
+        inputs,
+        mode=mode,
+        provider=provider,
+        model=model,
+        subscribers=subscribers,
+        turns=turns,
     )
     state.child_factory = _child_state
     return state, owned
+
+
+def _turn_tools(turn: UserTurn, index: int) -> list[Tool]:
+    """A follow-up turn's ``add_tools`` as tool objects (ConfigError naming the turn)."""
+    try:
+        return resolve_tools(list(turn.add_tools))
+    except ConfigError as exc:
+        raise ConfigError(f"turns[{index}].add_tools: {exc}") from None
 
 
 def _child_state(parent: State, prompt: str, overrides: dict[str, Any]) -> tuple[State, bool]:
@@ -127,6 +149,7 @@ def _child_state(parent: State, prompt: str, overrides: dict[str, Any]) -> tuple
     (the child's root span takes the ambient context, which is the sub-agent span)."""
     options = {name: getattr(parent.config, name) for name in RunConfig.model_fields}
     options.update(overrides)
+    options["turns"] = None  # the conversation is the parent's; a sub-agent answers one prompt
     config = parse_options(options)
     state, owned = build_state(prompt, config)
     tracer = tracing_subscriber(state)

@@ -10,7 +10,10 @@ One frozen, slotted dataclass per kind, made to be matched with ``match``::
 Ordering guarantees: a ``ToolCallEvent`` comes before its ``ToolResultEvent``; ``ToolUI`` after
 that result; a call's streamed ``Content``/``Thinking`` deltas come between its ``CallStarted``
 and ``CallFinished`` (unstreamed text comes as one ``Content`` right after ``CallFinished``);
-``Submitted`` just before ``Done``; ``Done`` is always last and emitted exactly once.
+``Submitted`` just before ``Done``; ``Done`` is always last and emitted exactly once. A run with
+follow-up user turns (``turns=``) frames each user turn with ``TurnStarted`` ... ``TurnEnded``
+(every event of the turn's iterations comes between them; the pair is balanced before ``Done``);
+a run without follow-up turns emits neither.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from harness.core._budget import CallPurpose, CallRecord
 from harness.core._messages import TokenUsage, ToolCall, ToolResult, UIPayload
+from harness.core._terminations import FinishReason
 
 if TYPE_CHECKING:
     from harness.core._result import Result
@@ -43,9 +47,34 @@ __all__ = [
     "ToolCallEvent",
     "ToolResultEvent",
     "ToolUI",
+    "TurnEnded",
+    "TurnStarted",
     "Usage",
     "event_classes",
 ]
+
+
+@dataclass(slots=True, frozen=True)
+class TurnStarted:
+    """A user turn of a conversation starts: ``index`` 0 is the first prompt, then one per
+    follow-up turn, with the tools the turn added (by name). A resumed run (``harness.resume``)
+    starts its paused turn again with the same index."""
+
+    index: int
+    user: str
+    added_tools: tuple[str, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class TurnEnded:
+    """A user turn of a conversation ended: with its text ``reply`` (``finish_reason`` ``stop``)
+    or with the run's ending (the reason the run stopped during the turn; ``reply`` None).
+    ``steps`` counts the turn's tool-calling model replies."""
+
+    index: int
+    reply: str | None
+    steps: int
+    finish_reason: FinishReason
 
 
 @dataclass(slots=True, frozen=True)
@@ -201,7 +230,9 @@ class Done:
 
 
 Event = (
-    Iteration
+    TurnStarted
+    | TurnEnded
+    | Iteration
     | CallStarted
     | CallFinished
     | Content
@@ -224,6 +255,8 @@ Event = (
 def event_classes() -> tuple[type, ...]:
     """Every event class (telemetry tests use this to check that each one is mapped)."""
     return (
+        TurnStarted,
+        TurnEnded,
         Iteration,
         CallStarted,
         CallFinished,

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from harness.core._messages import ToolResult as ToolResult
     from harness.core._messages import UIPayload as UIPayload
     from harness.core._result import Result as Result
+    from harness.core._result import StepCall as StepCall
+    from harness.core._result import TurnRecord as TurnRecord
     from harness.core._result import UsageTotals as UsageTotals
     from harness.core._terminations import Category as Category
     from harness.core._terminations import FinishReason as FinishReason
@@ -47,7 +49,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolResult",
         "UIPayload",
     ),
-    "harness.core._result": ("Result", "UsageTotals"),
+    "harness.core._result": ("Result", "StepCall", "TurnRecord", "UsageTotals"),
     "harness.core._terminations": (
         "Category",
         "FinishReason",

@@ -11,7 +11,7 @@ from harness.core._budget import CallRecord
 from harness.core._messages import Message, TokenUsage, ToolCall
 from harness.core._terminations import Category, FinishReason
 
-__all__ = ["Result", "UsageTotals"]
+__all__ = ["Result", "StepCall", "TurnRecord", "UsageTotals"]
 
 
 @dataclass(slots=True, frozen=True)
@@ -35,6 +35,30 @@ class UsageTotals:
             usage.cache_read_tokens,
             usage.cache_write_tokens,
         )
+
+
+#: One tool call as the model made it in a step: ``(tool name, arguments)``.
+StepCall = tuple[str, dict[str, Any]]
+
+
+class TurnRecord(BaseModel):
+    """What happened in one user turn of a run (``Result.turns``; a run without follow-up
+    turns has one).
+
+    ``steps`` has one entry per model reply that asked for tools, in order, each the list of
+    ``(name, arguments)`` calls of that reply as the model made them (before permissions,
+    hooks or a reviewer changed anything). ``reply`` is the turn's text answer (None when the
+    turn ended otherwise); ``finish_reason`` is ``stop`` for a turn that got its answer, else
+    how the run ended during it (the run's ``finish_reason``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    user: str
+    added_tools: list[str] = Field(default_factory=list)
+    steps: list[list[StepCall]] = Field(default_factory=list)
+    reply: str | None = None
+    finish_reason: FinishReason | None = None
 
 
 class Result(BaseModel):
@@ -69,6 +93,8 @@ class Result(BaseModel):
     #: The run's ``assigns`` at the end: the ``assigns`` option merged with every state update
     #: tools returned (``ToolOutput.assigns``).
     assigns: dict[str, Any] = Field(default_factory=dict)
+    #: One record per user turn started (the first prompt, then each follow-up ``turns=`` item).
+    turns: list[TurnRecord] = Field(default_factory=list)
     #: ``interrupted`` runs: the calls waiting for a decision (``harness.resume``).
     pending_tool_calls: list[ToolCall] | None = None
     #: ``interrupted`` runs: the live run state that ``harness.resume`` continues (not

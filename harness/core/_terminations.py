@@ -35,6 +35,8 @@ class FinishReason(StrEnum):
     ERROR_PROMPT_TOO_LONG = "error_prompt_too_long"
     ERROR_NO_PROGRESS = "error_no_progress"
     ERROR_THINKING_STARVED = "error_thinking_starved"
+    #: A user turn went past ``max_steps_per_turn`` tool-calling steps (BFCL's force_terminated).
+    ERROR_MAX_STEPS_PER_TURN = "error_max_steps_per_turn"
     ERROR_DURING_EXECUTION = "error_during_execution"
     ERROR_SCHEMA_VALIDATION = "error_schema_validation"
     ERROR_UNTIL_TOOL_NOT_CALLED = "error_until_tool_not_called"
@@ -58,6 +60,7 @@ _CATEGORY: dict[FinishReason, Category] = {
     FinishReason.ERROR_PROMPT_TOO_LONG: Category.CAPACITY,
     FinishReason.ERROR_NO_PROGRESS: Category.CAPACITY,
     FinishReason.ERROR_THINKING_STARVED: Category.CAPACITY,
+    FinishReason.ERROR_MAX_STEPS_PER_TURN: Category.CAPACITY,
     FinishReason.ERROR_DURING_EXECUTION: Category.RETRYABLE,
     FinishReason.ERROR_SCHEMA_VALIDATION: Category.RETRYABLE,
     FinishReason.ERROR_UNTIL_TOOL_NOT_CALLED: Category.RETRYABLE,

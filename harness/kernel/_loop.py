@@ -19,8 +19,15 @@ from typing import Any, cast
 from harness.core._result import Result, UsageTotals
 from harness.core._terminations import FinishReason
 from harness.errors import ThinkingStarved
-from harness.events import Done, Iteration, RunWarning, Submitted
+from harness.events import Done, Iteration, RunWarning, Submitted, TurnStarted
 from harness.kernel._compaction import CompactionError, compact, maybe_compact
+from harness.kernel._conversation import (
+    end_turn,
+    fire_prompt_hook,
+    next_turn,
+    record_steps,
+    reopen_turn,
+)
 from harness.kernel._hitl import apply_decisions
 from harness.kernel._hooks import HookEvent
 from harness.kernel._mode import ContextOverflow, Continue, Halt
@@ -55,6 +62,7 @@ async def resume_loop(state: State, decisions: Mapping[str, Any]) -> Result:
     :func:`~harness.kernel._hitl.parse_decisions`): the paused turn runs, then the loop goes on."""
 
     async def next_part() -> None:
+        reopen_turn(state)
         before = len(state.messages)
         outcome = await apply_decisions(state, decisions)
         if isinstance(outcome, Continue):  # the reviewed turn is the paused iteration's end
@@ -84,6 +92,7 @@ async def _drive(state: State, body: Callable[[], Awaitable[None]], owns_provide
             state.meta["owns_provider"] = owns_provider
         else:
             await release(state, owns_provider)
+    end_turn(state)
     result = to_result(state)
     await _finish(state, result)
     if cancelled is not None:
@@ -109,17 +118,10 @@ def _is_cancel(exc: BaseException) -> bool:
 
 async def _start(state: State) -> None:
     hooks = state.hooks
-    if hooks.has(HookEvent.USER_PROMPT_SUBMIT):
-        last_user = next((m for m in reversed(state.messages) if m.role == "user"), None)
-        out = await hooks.fire(
-            HookEvent.USER_PROMPT_SUBMIT,
-            {"prompt": last_user.content if last_user else None, "session_id": state.session_id},
-        )
-        if out.transform is not None and last_user is not None:
-            last_user.content = out.transform
-        state.messages.extend(out.inject)
-        if out.halt is not None:
-            state.early_halt = out.halt
+    log = state.turn_log
+    if log.conversation and log.current is not None:
+        state.emit(TurnStarted(0, log.current.user))
+    await fire_prompt_hook(state)
     if hooks.has(HookEvent.SESSION_START):
         out = await hooks.fire(HookEvent.SESSION_START, {"session_id": state.session_id})
         if out.halt is not None and state.early_halt is None:
@@ -141,6 +143,14 @@ async def _loop(state: State) -> None:
             return
         if state.iterations >= cfg.max_iterations:
             state.halt(FinishReason.ERROR_MAX_TURNS)
+            return
+        cap = cfg.max_steps_per_turn
+        if cap is not None and state.turn_log.steps_in_turn > cap:
+            index = len(state.turn_log.records) - 1
+            state.halt(
+                FinishReason.ERROR_MAX_STEPS_PER_TURN,
+                f"user turn {index} made more than {cap} tool-calling steps",
+            )
             return
         if state.consecutive_mistakes >= cfg.max_consecutive_mistakes:
             state.halt(FinishReason.ERROR_CONSECUTIVE_MISTAKES)
@@ -192,11 +202,15 @@ async def _loop(state: State) -> None:
         except ThinkingStarved as exc:
             outcome = await escalate(state, exc)
         except Exception as exc:
+            record_steps(state, prev.message_count)
             state.halt(FinishReason.ERROR_DURING_EXECUTION, f"{type(exc).__name__}: {exc}")
             return
+        record_steps(state, prev.message_count)
         if isinstance(outcome, Halt):
             if outcome.reason is not None and state.finish_reason is not outcome.reason:
                 state.halt(outcome.reason)
+            if await next_turn(state):  # the turn's answer; a follow-up turn is waiting
+                continue
             return
         if not isinstance(outcome, Continue):
             state.halt(
@@ -271,6 +285,7 @@ def to_result(state: State) -> Result:
         halted_reason=None if reason is FinishReason.SUBMITTED else state.halted_reason,
         error_diagnostic=state.error_diagnostic,
         no_progress_snapshot=state.no_progress_snapshot,
+        turns=state.turn_log.frozen(),
         trace_id=None,
         calls=budget.calls,
         assigns=state.ctx.assigns,

@@ -9,6 +9,12 @@ and returns ``Halt(FinishReason.STOP)``. A bare ``Halt()`` ends the run with
 ``state.finish_reason`` (``stop`` when unset). Raising :class:`ContextOverflow` asks the kernel for
 reactive compaction and one retry; any other exception ends the run as ``error_during_execution``.
 
+Conversations (``turns=``): each user turn runs until the mode halts with ``stop``; then the
+kernel appends the next user message and calls the mode's optional ``on_user_turn(state)``
+(sync or async) to reset per-turn state; iterate goes on as before. A mode that cannot take
+follow-up turns sets the class attribute ``supports_turns = False`` (the run is refused with
+ConfigError).
+
 Per-run data belongs in ``state.mode_state``, so one mode object can serve many runs. The protocol
 lives in the kernel, which drives it; the builtin modes (:mod:`harness.modes`) sit above it.
 """

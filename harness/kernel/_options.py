@@ -78,6 +78,8 @@ class RunOptions(TypedDict, total=False):
     tracer_provider: Any
     capture_content: bool | None
     trace_attributes: Mapping[str, Any] | None
+    turns: Sequence[Any] | None
+    max_steps_per_turn: int | None
 
 
 class RunConfig(BaseModel):
@@ -143,11 +145,28 @@ class RunConfig(BaseModel):
     tracer_provider: Any = None
     capture_content: bool | None = None
     trace_attributes: dict[str, Any] | None = None
+    #: Follow-up user turns (kernel.conversation): each a string, a ``{user, add_tools}``
+    #: mapping or an object with those attributes; stored as ``UserTurn`` objects.
+    turns: list[Any] | None = None
+    #: Tool-calling steps allowed in one user turn (None: no cap); past it the run ends as
+    #: ``error_max_steps_per_turn``.
+    max_steps_per_turn: int | None = Field(default=None, ge=1)
 
     @field_validator(*ONE_OR_MANY, mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
+
+    @field_validator("turns", mode="before")
+    @classmethod
+    def _turns(cls, value: Any) -> Any:
+        from harness.kernel._conversation import parse_turn
+
+        if value is None:
+            return None
+        if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+            raise ValueError("must be a list of follow-up turns (strings or {user, add_tools})")
+        return [parse_turn(item, f"turns[{i}]") for i, item in enumerate(value)]
 
     @field_validator("phase")
     @classmethod

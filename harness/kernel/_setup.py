@@ -15,6 +15,7 @@ from typing import Any
 
 from harness.core._messages import Message, message_from_dict
 from harness.errors import ConfigError
+from harness.kernel._conversation import PendingTurn, TurnLog
 from harness.kernel._hooks import Hooks
 from harness.kernel._mode import Mode
 from harness.kernel._options import RunConfig
@@ -73,8 +74,12 @@ def new_state(
     provider: Provider,
     model: str | None,
     subscribers: Sequence[Subscriber] = (),
+    turns: Sequence[PendingTurn] = (),
 ) -> State:
-    """The State of a new run, from the checked inputs and the resolved mode and provider."""
+    """The State of a new run, from the checked inputs and the resolved mode and provider;
+    ``turns`` are the follow-up user turns, checked by
+    :func:`~harness.kernel._conversation.plan_turns`."""
+    pending = list(turns)
     session_id = config.session_id or secrets.token_urlsafe(12)
     permissions = Permissions(
         phase=Phase(config.phase),
@@ -97,7 +102,10 @@ def new_state(
         model=model,
         messages=inputs.messages,
         subscribers=tuple(subscribers),
+        turn_log=TurnLog(pending, conversation=bool(pending)),
     )
+    first = next((m.content for m in reversed(inputs.messages) if m.role == "user"), "")
+    state.turn_log.start(first)
     state.ctx.emit = state.emit
 
     async def spawn(args: dict[str, Any], call_ctx: ToolContext) -> Any:

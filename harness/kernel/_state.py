@@ -11,6 +11,7 @@ from harness.core._budget import Budget
 from harness.core._messages import Message, ToolCall
 from harness.core._terminations import FinishReason
 from harness.events import Event
+from harness.kernel._conversation import TurnLog
 from harness.kernel._hooks import Hooks
 from harness.kernel._mode import Halt
 from harness.kernel._permissions import Permissions
@@ -87,6 +88,8 @@ class State:
     max_tokens_override: int | None = None
     #: An interrupted run's calls waiting for a human decision (kernel.hitl).
     pending_calls: list[ToolCall] | None = None
+    #: The run's user turns: follow-ups to come and a record per turn (kernel.conversation).
+    turn_log: TurnLog = field(default_factory=TurnLog)
 
     @property
     def llm_calls(self) -> int:

@@ -53,6 +53,8 @@ class StructuredMode:
     """One attempt per iteration; Halt on success, exhaustion or a provider error."""
 
     name = "structured"
+    #: One request, one value: follow-up user turns are refused.
+    supports_turns = False
 
     def __init__(self, schema: Any, *, max_retries: int = 2, instructions: str | None = None):
         if max_retries < 0:

@@ -76,6 +76,9 @@ class Orchestrate:
     """Plan, delegate to ``spawn_agent`` workers, integrate, finish (see the module docs)."""
 
     name = "orchestrate"
+    #: Follow-up user turns are refused (ConfigError): the supervisor's plan, todo list and
+    #: watchdog describe one task.
+    supports_turns = False
 
     def __init__(
         self,

@@ -1,4 +1,5 @@
-"""Plan-and-Solve: one tool-less planning call (counted as an iteration), then ReAct."""
+"""Plan-and-Solve: one tool-less planning call (counted as an iteration), then ReAct; in a
+conversation, a new plan at the start of every user turn."""
 
 from __future__ import annotations
 
@@ -37,8 +38,9 @@ def _tool_list(state: State) -> str:
 
 
 class PlanAndSolve:
-    """Plan once, then execute with ReAct. The plan stays in the transcript as an assistant
-    message; nothing re-plans. The kernel's default no-progress check applies throughout."""
+    """Plan once per user turn, then execute with ReAct. The plan stays in the transcript as an
+    assistant message; nothing re-plans within a turn. The kernel's default no-progress check
+    applies throughout."""
 
     name = "plan_and_solve"
 
@@ -46,6 +48,10 @@ class PlanAndSolve:
         self._react = ReAct()
 
     def init(self, state: State) -> None:
+        state.mode_state = {"phase": "planning"}
+
+    def on_user_turn(self, state: State) -> None:
+        """A follow-up user turn is a new request: plan it (the plan sees the whole history)."""
         state.mode_state = {"phase": "planning"}
 
     async def iterate(self, state: State) -> Continue | Halt:

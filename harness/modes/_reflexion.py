@@ -32,8 +32,9 @@ and if so, what will you do differently now? Be brief: your next turn acts on th
 
 class Reflexion:
     """ReAct plus a critique call (purpose ``reflect``, no tools, at most 256 output tokens) after
-    each of the first ``max_reflections`` (<= 3) continued turns. The prompt and the critique are
-    kept in the transcript. A failed critique is skipped with a RunWarning event, never fatal."""
+    each of the first ``max_reflections`` (<= 3) continued turns of each user turn. The prompt
+    and the critique are kept in the transcript. A failed critique is skipped with a RunWarning
+    event, never fatal."""
 
     name = "reflexion"
 
@@ -48,6 +49,10 @@ class Reflexion:
             wanted = state.config.max_reflections
         limit = max(0, min(wanted, MAX_REFLECTIONS_CAP))
         state.mode_state = {"reflections": 0, "max_reflections": limit}
+
+    def on_user_turn(self, state: State) -> None:
+        """The critique budget is per user turn: a follow-up request gets its own critiques."""
+        state.mode_state["reflections"] = 0
 
     async def iterate(self, state: State) -> Continue | Halt:
         outcome = await self._react.iterate(state)

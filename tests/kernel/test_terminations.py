@@ -40,6 +40,7 @@ EXPECTED_CATEGORY = {
     "error_prompt_too_long": "capacity",
     "error_no_progress": "capacity",
     "error_thinking_starved": "capacity",
+    "error_max_steps_per_turn": "capacity",
     "error_during_execution": "retryable",
     "error_schema_validation": "retryable",
     "error_until_tool_not_called": "retryable",
