@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ __all__ = [
     "ProgressSnapshot",
     "default_productivity_signal",
     "fingerprint",
+    "normalise_output",
     "strict_productivity_signal",
 ]
 
@@ -53,6 +55,48 @@ def canonical_json(value: Any) -> str:
     return _CANONICAL.encode(value)
 
 
+_UNIT = r"(?:ns|us|\u00b5s|ms|s|secs?|seconds?|mins?|minutes?|h|hours?)"
+# Each alternative is replaced by its placeholder; order matters (first match wins at a spot).
+_VOLATILE: tuple[tuple[str, str], ...] = (
+    # Temporary paths: /tmp/..., /var/tmp/..., macOS /var/folders/... (up to a space, quote,
+    # colon, comma or bracket, so "path:12:" keeps its line number).
+    (r"(?:/private)?/(?:tmp|var/tmp|var/folders)/[^\s'\"`:,()\[\]<>]*", "<tmp>"),
+    (r"\btmp[A-Za-z0-9_]{6,}", "<tmp>"),
+    # ISO-8601 date-times, then clock times (HH:MM:SS[.fff]).
+    (
+        r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?",
+        "<time>",
+    ),
+    (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>"),
+    # Durations: 0m1.234s (time), a decimal with a unit (0.08s, 1.5 ms), whole ms/us/ns (12ms),
+    # and a whole number of seconds/minutes after a timing word (in 3s, took 2 seconds).
+    (r"\b\d+m\d+(?:\.\d+)?s\b", "<dur>"),
+    (rf"\b\d+\.\d+ ?{_UNIT}(?![A-Za-z])", "<dur>"),
+    (r"\b\d+ ?(?:ns|us|\u00b5s|ms)(?![A-Za-z])", "<dur>"),
+    (
+        rf"(?i)\b(in|took|after|elapsed|duration|time)(:?\s+)\d+ ?{_UNIT}(?![A-Za-z])",
+        "\\1\\2<dur>",
+    ),
+    # Process ids: "pid 1234", "PID: 1234", "pid=1234", "process 1234".
+    (r"(?i)\b(pid|process)(\s*[:=#]?\s*)\d+\b", "\\1\\2<pid>"),
+    # Object addresses in reprs (<Foo object at 0x7f3a2c...>).
+    (r"\b0x[0-9a-fA-F]{6,}\b", "<addr>"),
+)
+_PATTERNS = tuple((re.compile(p), r) for p, r in _VOLATILE)
+_MAYBE_VOLATILE = re.compile(r"\d|tmp|/var/")
+
+
+def normalise_output(text: str) -> str:
+    """``text`` with the parts that vary from run to run by themselves replaced by placeholders
+    (``<dur>``, ``<time>``, ``<pid>``, ``<tmp>``, ``<addr>``); see the module docs. Used only
+    for the no-progress fingerprint."""
+    if not _MAYBE_VOLATILE.search(text):
+        return text
+    for pattern, repl in _PATTERNS:
+        text = pattern.sub(repl, text)
+    return text
+
+
 def fingerprint(new_messages: Sequence[Message]) -> Fingerprint:
     """Fingerprint of one iteration's new messages."""
     calls: list[tuple[str, str]] = []
@@ -63,7 +107,7 @@ def fingerprint(new_messages: Sequence[Message]) -> Fingerprint:
             for c in m.tool_calls:
                 calls.append((c.name, encode(c.arguments)))
         elif m.tool_result is not None:
-            results.append(m.tool_result.content)
+            results.append(normalise_output(m.tool_result.content))
     calls.sort()
     blob = "\x00".join(results).encode("utf-8", "surrogatepass")
     return (tuple(calls), hashlib.blake2b(blob, digest_size=8).hexdigest())

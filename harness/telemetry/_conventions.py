@@ -79,6 +79,10 @@ __all__ = [
     "HARNESS_TOOL_PARALLEL",
     "HARNESS_TOOL_UI_KIND",
     "HARNESS_TOOL_UI_PAYLOAD",
+    "HARNESS_TURN_ADDED_TOOLS",
+    "HARNESS_TURN_FINISH_REASON",
+    "HARNESS_TURN_INDEX",
+    "HARNESS_TURN_STEPS",
     "HARNESS_UNPRODUCTIVE_ITERATIONS",
     "HARNESS_USAGE_INPUT_TOKENS",
     "HARNESS_USAGE_OUTPUT_TOKENS",
@@ -103,6 +107,7 @@ __all__ = [
     "plan_span_name",
     "run_attribute_key",
     "tool_span_name",
+    "turn_span_name",
 ]
 
 #: Instrumentation scope name of every harness span.
@@ -116,6 +121,12 @@ def agent_span_name(mode: str, task: str | None = None) -> str:
     followed by the task when the bench runs one (``invoke_agent react arithmetic/add-2``), so
     that the span lists of Phoenix and Jaeger tell the runs apart."""
     return f"invoke_agent {mode} {task}" if task else f"invoke_agent {mode}"
+
+
+def turn_span_name(index: int) -> str:
+    """A user turn of a conversation (GenAI has no turn operation: a harness CHAIN span that
+    carries ``gen_ai.conversation.id``)."""
+    return f"turn {index}"
 
 
 def iteration_span_name(n: int) -> str:
@@ -191,6 +202,10 @@ HARNESS_RUN_TOOL_CALLS: Final = "harness.run.tool_calls"
 HARNESS_RUN_HALTED_REASON: Final = "harness.run.halted_reason"
 HARNESS_ITERATION: Final = "harness.iteration"
 HARNESS_UNPRODUCTIVE_ITERATIONS: Final = "harness.unproductive_iterations"
+HARNESS_TURN_INDEX: Final = "harness.turn.index"
+HARNESS_TURN_ADDED_TOOLS: Final = "harness.turn.added_tools"
+HARNESS_TURN_STEPS: Final = "harness.turn.steps"
+HARNESS_TURN_FINISH_REASON: Final = "harness.turn.finish_reason"
 HARNESS_CALL_PURPOSE: Final = "harness.call.purpose"
 HARNESS_CALL_INDEX: Final = "harness.call.index"
 HARNESS_CALL_ATTEMPTS: Final = "harness.call.attempts"

@@ -6,6 +6,8 @@ event of one run. Because the order is guaranteed, every span gets its parent ex
 never mix their spans. The tree::
 
     invoke_agent {mode} [suite/task]         root, INTERNAL, AGENT (outcome attributes at Done)
+    ├─ (turn {i})                            conversations only: one per user turn, CHAIN,
+    │                                        TurnStarted..TurnEnded; iterations nest under it
     ├─ iteration {n}                         one per Iteration event, CHAIN
     │  ├─ plan {mode}                        wraps a plan-purpose call, CHAIN
     │  │  └─ chat {model}                    every provider call, CLIENT, LLM (tokens only here)
@@ -70,9 +72,12 @@ class RunTracer(CallSpans, ToolSpans):
         "_root",
         "_root_ctx",
         "_scopes",
+        "_session_id",
         "_subagents",
         "_tools",
         "_tracer",
+        "_turn",
+        "_turn_ctx",
         "_ui",
     )
 
@@ -91,6 +96,7 @@ class RunTracer(CallSpans, ToolSpans):
         super().__init__()
         self._tracer = tracer
         self._mode = mode
+        self._session_id = session_id
         self._provider = provider
         self._capture = capture_content
         self._max = max(0, content_max_chars)
@@ -118,6 +124,8 @@ class RunTracer(CallSpans, ToolSpans):
         self._recording = self._root.is_recording()
         self._root_ctx = trace.set_span_in_context(self._root)
         self._scopes: list[Scope] = [Scope(self._root_ctx)] if self._recording else []
+        self._turn: Span | None = None
+        self._turn_ctx = self._root_ctx
         self._iteration: Span | None = None
         self._iteration_ctx = self._root_ctx
         self._tools: list[Tool] = []
@@ -156,9 +164,53 @@ class RunTracer(CallSpans, ToolSpans):
             return next(reversed(self._subagents.values()))[0]
         if self._compaction is not None:
             return self._compaction
-        return self._iteration if self._iteration is not None else self._root
+        if self._iteration is not None:
+            return self._iteration
+        return self._turn if self._turn is not None else self._root
 
     # --- handlers ------------------------------------------------------------------------------
+
+    def _on_turn_started(self, e: ev.TurnStarted) -> None:
+        if self._call is not None:
+            self._flush()
+        self._end_iteration()
+        self._end_turn()
+        attrs: dict[str, Any] = {
+            c.HARNESS_TURN_INDEX: e.index,
+            c.GEN_AI_CONVERSATION_ID: self._session_id,
+            c.OPENINFERENCE_SPAN_KIND: c.CHAIN,
+        }
+        if e.added_tools:
+            attrs[c.HARNESS_TURN_ADDED_TOOLS] = list(e.added_tools)
+        if self._capture:
+            attrs[c.INPUT_VALUE] = trunc(e.user, self._max)
+        span = self._tracer.start_span(
+            c.turn_span_name(e.index), context=self._root_ctx, attributes=attrs
+        )
+        self._turn = span
+        self._turn_ctx = self._iteration_ctx = trace.set_span_in_context(span)
+
+    def _on_turn_ended(self, e: ev.TurnEnded) -> None:
+        if self._call is not None:
+            self._flush()
+        self._end_iteration()
+        span = self._turn
+        if span is None:
+            return
+        span.set_attributes(
+            {c.HARNESS_TURN_STEPS: e.steps, c.HARNESS_TURN_FINISH_REASON: e.finish_reason.value}
+        )
+        if self._capture and e.reply:
+            span.set_attribute(c.OUTPUT_VALUE, trunc(e.reply, self._max))
+        if e.finish_reason.category not in (Category.SUCCESS, Category.PAUSED):
+            self._error(span, e.finish_reason.value, e.finish_reason.value)
+        self._end_turn()
+
+    def _end_turn(self) -> None:
+        if self._turn is not None:
+            self._turn.end()
+            self._turn = None
+            self._turn_ctx = self._iteration_ctx = self._root_ctx
 
     def _on_iteration(self, e: ev.Iteration) -> None:
         if self._call is not None:
@@ -166,7 +218,7 @@ class RunTracer(CallSpans, ToolSpans):
         self._end_iteration()
         span = self._tracer.start_span(
             c.iteration_span_name(e.n),
-            context=self._root_ctx,
+            context=self._turn_ctx,
             attributes={
                 c.HARNESS_ITERATION: e.n,
                 c.HARNESS_UNPRODUCTIVE_ITERATIONS: e.unproductive_iterations,
@@ -180,7 +232,7 @@ class RunTracer(CallSpans, ToolSpans):
         if self._iteration is not None:
             self._iteration.end()
             self._iteration = None
-            self._iteration_ctx = self._root_ctx
+            self._iteration_ctx = self._turn_ctx
 
     def _on_compaction(self, e: ev.Compaction) -> None:
         self._flush()
@@ -254,6 +306,7 @@ class RunTracer(CallSpans, ToolSpans):
             self._error(self._compaction, "compaction did not finish", "unfinished")
             self._compaction.end()
         self._end_iteration()
+        self._end_turn()
         for scope in reversed(self._scopes):
             scope.exit()
         self._scopes.clear()
@@ -279,6 +332,8 @@ class RunTracer(CallSpans, ToolSpans):
 
 
 _HANDLERS: dict[type, Callable[[RunTracer, Any], None]] = {
+    ev.TurnStarted: RunTracer._on_turn_started,
+    ev.TurnEnded: RunTracer._on_turn_ended,
     ev.Iteration: RunTracer._on_iteration,
     ev.CallStarted: RunTracer._on_call_started,
     ev.CallFinished: RunTracer._on_call_finished,

@@ -67,6 +67,8 @@ def test_every_mapped_event_leaves_a_mark_in_the_trace(provider: Any, spans: Any
     call = ToolCall("t1", "lookup", {"k": 1})
     rec = CallRecord(0, "main", "m", TokenUsage(3, 4), 0.5, 1.0, 1, 2)
     samples: dict[type, Event] = {
+        ev.TurnStarted: ev.TurnStarted(0, "q", ("lookup",)),
+        ev.TurnEnded: ev.TurnEnded(0, "a", 1, FinishReason.STOP),
         ev.Iteration: ev.Iteration(0),
         ev.CallStarted: ev.CallStarted(0, "main", "m", "mock"),
         ev.CallFinished: ev.CallFinished(rec, "mock"),
@@ -96,7 +98,7 @@ def test_every_mapped_event_leaves_a_mark_in_the_trace(provider: Any, spans: Any
     t: Trace = spans()
     names = {s.name for s in t.spans}
     events = {e.name for s in t.spans for e in s.events}
-    assert {"invoke_agent react", "iteration 0", "chat m", "execute_tool lookup"} <= names
+    assert {"invoke_agent react", "turn 0", "iteration 0", "chat m", "execute_tool lookup"} <= names
     assert {c.SPAN_COMPACTION, c.SPAN_SUBAGENT} <= names
     assert {
         c.EVENT_CONTENT,
