@@ -19,9 +19,10 @@ from harness.api import (
 )
 from harness.core._budget import CallRecord
 from harness.core._messages import Message, TokenUsage, ToolCall, ToolResult, UIPayload
-from harness.core._result import Result, UsageTotals
+from harness.core._result import Result, TurnRecord, UsageTotals
 from harness.core._terminations import Category, FinishReason
 from harness.errors import ConfigError, HarnessError, ProviderError, ToolError
+from harness.kernel._conversation import UserTurn
 from harness.kernel._hooks import Augment, Deny, HaltRun, HookEvent, HookMatcher, Inject, Transform
 from harness.kernel._mode import Continue, Halt, Mode
 from harness.kernel._permissions import Phase
@@ -62,8 +63,10 @@ __all__ = [
     "ToolOutput",
     "ToolResult",
     "Transform",
+    "TurnRecord",
     "UIPayload",
     "UsageTotals",
+    "UserTurn",
     "__version__",
     "adiscard",
     "aextract_structured",

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from harness.kernel._calls import build_request as build_request
     from harness.kernel._calls import call_provider as call_provider
     from harness.kernel._compaction import compact as compact
+    from harness.kernel._conversation import UserTurn as UserTurn
     from harness.kernel._dispatch import TurnOutcome as TurnOutcome
     from harness.kernel._dispatch import dispatch as dispatch
     from harness.kernel._hooks import Augment as Augment
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from harness.kernel._permissions import Permissions as Permissions
     from harness.kernel._permissions import Phase as Phase
     from harness.kernel._progress import ProgressSnapshot as ProgressSnapshot
+    from harness.kernel._progress import normalise_output as normalise_output
     from harness.kernel._replies import emit_text as emit_text
     from harness.kernel._replies import handle_provider_error as handle_provider_error
     from harness.kernel._state import State as State
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "harness.kernel._calls": ("build_request", "call_provider"),
     "harness.kernel._compaction": ("compact",),
+    "harness.kernel._conversation": ("UserTurn",),
     "harness.kernel._dispatch": ("TurnOutcome", "dispatch"),
     "harness.kernel._hooks": (
         "Augment",
@@ -63,7 +66,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "harness.kernel._mode": ("ContextOverflow", "Continue", "Halt", "Mode"),
     "harness.kernel._options": ("RunConfig", "RunOptions"),
     "harness.kernel._permissions": ("Denial", "Permissions", "Phase"),
-    "harness.kernel._progress": ("ProgressSnapshot",),
+    "harness.kernel._progress": ("ProgressSnapshot", "normalise_output"),
     "harness.kernel._replies": ("emit_text", "handle_provider_error"),
     "harness.kernel._state": ("State", "Subscriber"),
     "harness.kernel._structured": ("StructuredMode", "parse_json_reply"),

@@ -250,9 +250,12 @@ async def next_turn(state: State) -> bool:
     state.finish_reason = None
     state.halted_reason = None
     state.messages.append(Message.user(turn.user))
-    for t in turn.tools:
-        state.tools[t.name] = t
-        state.tool_specs.append(ToolSpec(t.name, t.description, t.parameters))
+    if turn.tools:  # new objects: requests already made keep the tools they offered
+        state.tools = {**state.tools, **{t.name: t for t in turn.tools}}
+        state.tool_specs = [
+            *state.tool_specs,
+            *(ToolSpec(t.name, t.description, t.parameters) for t in turn.tools),
+        ]
     state.unproductive_iterations = 0
     state.last_fingerprint = None
     state.consecutive_mistakes = 0
