@@ -12,6 +12,7 @@ from harness.report._baseline import Baseline
 from harness.report._cells import failing_cells_frame, task_grid_frame
 from harness.report._compare import comparisons_frame
 from harness.report._diff import diff_counts, diff_frame
+from harness.report._providers import priced_as, scripted_providers
 from harness.report._tables import (
     CELL_KEY,
     GROUP,
@@ -21,6 +22,7 @@ from harness.report._tables import (
     scored,
     summary_frame,
 )
+from harness.report._verdicts import headline, sort_summary
 
 __all__ = ["Report", "build_report", "iteration_stats"]
 
@@ -52,6 +54,10 @@ class Report:
     grid: pd.DataFrame | None = None
     #: The failed and errored cells with the grader's explanation or the error.
     failures: pd.DataFrame | None = None
+    #: Providers whose replies are scripted (mock): suite checks, outside the claim family.
+    scripted: frozenset[str] = frozenset()
+    #: One verdict sentence per real provider (what the report opens with).
+    headline: list[str] = field(default_factory=list)
 
 
 def iteration_stats(p: pd.DataFrame) -> pd.DataFrame:
@@ -102,6 +108,12 @@ def build_report(
             label = label or "baseline run"
         diff = diff_frame(p, base)
         counts = diff_counts(diff)
+    providers = sorted({str(v) for v in p["provider"]})
+    scripted = scripted_providers(providers)
+    comparisons = comparisons_frame(
+        p, modes=modes, alpha=alpha, n_resamples=n_resamples, seed=seed, scripted=scripted
+    )
+    summary = sort_summary(summary_frame(p), scripted)
     unknown = int(p["cost_usd"].isna().sum())
     if unknown and len(p):
         warnings.append(
@@ -111,12 +123,10 @@ def build_report(
         title=title,
         run_ids=run_ids,
         n_results=len(p),
-        summary=summary_frame(p),
+        summary=summary,
         finish_reasons=finish_reason_frame(p),
         pass_k=pass_k_frame(scored(p), k),
-        comparisons=comparisons_frame(
-            p, modes=modes, alpha=alpha, n_resamples=n_resamples, seed=seed
-        ),
+        comparisons=comparisons,
         iterations=iteration_stats(scored(p)),
         diff=diff,
         diff_counts=counts,
@@ -125,23 +135,9 @@ def build_report(
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         alpha=alpha,
         errors=p.loc[p["status"] == "error", [*CELL_KEY, "error"]].reset_index(drop=True),
-        priced_as=_priced_as(sorted(set(p["provider"]))),
+        priced_as=priced_as(providers),
         grid=task_grid_frame(p),
         failures=failing_cells_frame(p),
+        scripted=scripted,
+        headline=headline(summary, comparisons, scripted, alpha),
     )
-
-
-def _priced_as(providers: list[str]) -> dict[str, str]:
-    """Which providers' costs are real token counts priced at another model's rates."""
-    from harness.errors import HarnessError
-    from harness.providers._profiles import resolve_profile
-
-    out: dict[str, str] = {}
-    for provider in providers:
-        try:
-            profile, _ = resolve_profile(provider)
-        except HarnessError:  # a provider of an old run that this checkout no longer knows
-            continue
-        if profile.price_as:
-            out[provider] = profile.price_as
-    return out

@@ -8,24 +8,32 @@ epoch), the cost difference with a Wilcoxon signed-rank test over tasks. Every c
 report, pass rate and cost, every pair and every provider, is one family: the p-values are
 Holm-adjusted together, so that on data with no real difference at most ``alpha`` of reports
 claim any difference. A difference is claimed only when its adjusted p-value is below ``alpha``;
-everything else reads "no evidence of a difference". Bootstrap intervals that resample whole
-tasks are shown beside the estimates. Error cells (status ``error``) are left out.
+everything else reads "no evidence of a difference", with the smallest difference the test could
+have detected at 80% power (:mod:`harness.report._power`), or says that no outcome could reach
+significance with that few tasks. Bootstrap intervals that resample whole tasks are shown beside
+the estimates. Error cells (status ``error``) are left out.
+
+Scripted providers (the mock provider: its outcomes are written by the suite's author) are checks
+of the suites, not findings about modes: their comparisons stay out of the Holm family, get no
+p-value and no significance language.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import pandas as pd
 
 from harness.report._format import fmt_p, fmt_pts, fmt_ratio, fmt_usd
+from harness.report._power import min_sign_test_p, minimum_detectable_difference
+from harness.report._providers import scripted_providers
 from harness.report._stats import cluster_bootstrap, holm_adjust, sign_test, signed_rank_test
 from harness.report._tables import prepare_results, scored
 
-__all__ = ["COMPARISON_COLUMNS", "comparisons_frame", "paired_comparisons"]
+__all__ = ["COMPARISON_COLUMNS", "comparisons_frame", "fmt_mdd", "mdd_phrase", "paired_comparisons"]
 
 COMPARISON_COLUMNS = [
     "provider",
@@ -57,6 +65,11 @@ COMPARISON_COLUMNS = [
     "cost_ratio_ci_high",
     "p_cost",
     "p_cost_holm",
+    "scripted",
+    "discordance",
+    "mdd",
+    "min_p",
+    "can_reach",
     "verdict",
     "cost_verdict",
 ]
@@ -92,11 +105,14 @@ def _one_pair(
     n = len(both)
     only_a = int((pa & ~pb).sum())
     only_b = int((pb & ~pa).sum())
+    n_tasks = int(clusters.max()) + 1 if n else 0
+    untied = int((task_diff != 0).sum())
+    discordance = untied / n_tasks if n_tasks else math.nan
     return {
         "mode_a": a,
         "mode_b": b,
         "n_pairs": n,
-        "tasks": int(clusters.max()) + 1 if n else 0,
+        "tasks": n_tasks,
         "epochs_repeat": bool(n and keys.duplicated().any()),
         "a_passed": int(pa.sum()),
         "b_passed": int(pb.sum()),
@@ -120,6 +136,9 @@ def _one_pair(
         "cost_ratio_ci_low": ratio.low,
         "cost_ratio_ci_high": ratio.high,
         "p_cost": signed_rank_test(task_cost_diff) if len(costs) else math.nan,
+        "discordance": discordance,
+        "mdd": minimum_detectable_difference(n_tasks, discordance) if n_tasks else math.nan,
+        "min_p": min_sign_test_p(n_tasks),
         # A test with no untied task cannot reject anything: it stays out of the Holm family.
         "_pass_testable": bool(n and (task_diff != 0).any()),
         "_cost_testable": bool(len(costs) and (task_cost_diff != 0).any()),
@@ -128,9 +147,18 @@ def _one_pair(
 
 def _verdict(row: dict[str, Any], provider: str, alpha: float) -> str:
     a, b = row["mode_a"], row["mode_b"]
+    if row["scripted"]:
+        return _scripted_verdict(row, provider)
     head = f"{b} vs {a} ({provider})"
     if row["n_pairs"] == 0:
         return f"{head}: no cells in common — nothing to compare"
+    tasks = row["tasks"]
+    if not row["can_reach"]:
+        return (
+            f"{head}: {fmt_pts(row['diff'])} over {tasks} task{'s' if tasks != 1 else ''} — "
+            f"cannot reach significance with {tasks} task{'s' if tasks != 1 else ''} (the "
+            f"smallest possible p is {row['min_p']:.3g}): no verdict either way"
+        )
     p_fmt = fmt_p(row["p_holm"])
     p_text = "Holm-adjusted p" + (p_fmt if p_fmt[0] == "<" else f"={p_fmt}")
     if row["p_holm"] < alpha and row["diff"] != 0:
@@ -139,13 +167,45 @@ def _verdict(row: dict[str, Any], provider: str, alpha: float) -> str:
         tail = "no evidence of a difference (they agree on every cell)"
     else:
         tail = "no evidence of a difference"
-    return f"{head}: {fmt_pts(row['diff'])} over {row['tasks']} tasks, {p_text} — {tail}"
+    if not row["p_holm"] < alpha:
+        tail += f"; {mdd_phrase(row)}"
+    return f"{head}: {fmt_pts(row['diff'])} over {tasks} tasks, {p_text} — {tail}"
+
+
+def mdd_phrase(row: dict[str, Any] | pd.Series) -> str:
+    """'differences under N pts are likely to go unseen here (80% power needs N pts)'."""
+    mdd = row["mdd"]
+    if isinstance(mdd, float) and math.isnan(mdd):
+        return f"no difference reaches 80% power over {row['tasks']} tasks"
+    return f"detectable at 80% power over {row['tasks']} tasks: {fmt_mdd(mdd)} or more"
+
+
+def fmt_mdd(mdd: float) -> str:
+    """A minimum detectable difference in whole points, rounded up: 0.194 -> '20 pts'."""
+    return "–" if math.isnan(mdd) else f"{math.ceil(round(mdd * 100, 6)):.0f} pts"
+
+
+def _scripted_verdict(row: dict[str, Any], provider: str) -> str:
+    a, b = row["mode_a"], row["mode_b"]
+    head = f"{b} vs {a} ({provider}, scripted)"
+    if row["n_pairs"] == 0:
+        return f"{head}: no cells in common — nothing to check"
+    return (
+        f"{head}: suite check, not a finding about the modes — {b} passed "
+        f"{row['b_passed']} and {a} {row['a_passed']} of {row['n_pairs']} shared cells "
+        f"({row['tasks']} tasks); they differ on {row['only_a'] + row['only_b']} cell(s)"
+    )
 
 
 def _cost_verdict(row: dict[str, Any], alpha: float) -> str:
     a, b = row["mode_a"], row["mode_b"]
     if row["cost_pairs"] == 0:
         return "cost unknown for these cells"
+    if row["scripted"]:
+        return (
+            f"{b} - {a}: {fmt_usd(row['cost_diff'], sign=True)} per cell "
+            "(scripted replies: no claim)"
+        )
     ci = (
         f"95% CI {fmt_usd(row['cost_diff_ci_low'], sign=True)} to "
         f"{fmt_usd(row['cost_diff_ci_high'], sign=True)}"
@@ -167,8 +227,12 @@ def comparisons_frame(
     alpha: float = 0.05,
     n_resamples: int = 2000,
     seed: int = 0,
+    scripted: Collection[str] | None = None,
 ) -> pd.DataFrame:
-    """:func:`paired_comparisons` on an already prepared frame."""
+    """:func:`paired_comparisons` on an already prepared frame. ``scripted``: the providers
+    whose comparisons are suite checks (default: those whose profile is the mock provider)."""
+    if scripted is None:
+        scripted = scripted_providers(str(v) for v in p["provider"].unique())
     order = list(modes) if modes is not None else sorted(p["mode"].unique())
     rows: list[dict[str, Any]] = []
     for provider, g in scored(p).groupby("provider", sort=True):
@@ -178,11 +242,14 @@ def comparisons_frame(
         present = [m for m in order if m in wide_pass.columns]
         for a, b in itertools.combinations(present, 2):
             row = _one_pair(wide_pass, wide_cost, a, b, n_resamples=n_resamples, seed=seed)
+            row["scripted"] = str(provider) in scripted
+            row["can_reach"] = bool(row["min_p"] < alpha)
             rows.append({"provider": provider, **row})
-    # One family for every claim of the report: pass rate and cost, all pairs, all providers.
-    family = [r["p_value"] if r.pop("_pass_testable") else math.nan for r in rows] + [
-        r["p_cost"] if r.pop("_cost_testable") else math.nan for r in rows
-    ]
+    # One family for every claim of the report: pass rate and cost, all pairs, all real
+    # providers. Scripted providers make no claim: they stay out of it.
+    family = [
+        r["p_value"] if r.pop("_pass_testable") and not r["scripted"] else math.nan for r in rows
+    ] + [r["p_cost"] if r.pop("_cost_testable") and not r["scripted"] else math.nan for r in rows]
     adjusted = _holm_nan(family)
     for i, row in enumerate(rows):  # untestable: nothing to claim, adjusted p = raw p
         if math.isnan(adjusted[i]):
@@ -190,6 +257,8 @@ def comparisons_frame(
         if math.isnan(adjusted[len(rows) + i]):
             adjusted[len(rows) + i] = row["p_cost"]
     for i, row in enumerate(rows):
+        if row["scripted"]:  # no claim: no test is reported
+            row["p_value"] = row["p_cost"] = adjusted[i] = adjusted[len(rows) + i] = math.nan
         row["p_holm"] = adjusted[i]
         row["p_cost_holm"] = adjusted[len(rows) + i]
         row["verdict"] = _verdict(row, row["provider"], alpha)
@@ -224,8 +293,13 @@ def paired_comparisons(
     cost difference per cell over cells whose cost is known on both sides (``cost_pairs``) with
     its interval, the cost ratio sum(B)/sum(A) with its interval, ``p_cost`` (Wilcoxon
     signed-rank over the tasks' mean cost differences) and ``p_cost_holm``, and the two
-    plain-words verdicts. All p-values of the frame (pass and cost, every pair and provider)
-    are Holm-adjusted together. Rows with ``status == "error"`` are left out.
+    plain-words verdicts. All p-values of the frame (pass and cost, every pair and real
+    provider) are Holm-adjusted together. ``discordance`` is the share of tasks on which the
+    modes differ, ``mdd`` the smallest pass-rate difference the sign test detects at 80% power
+    with that many tasks and that discordance (NaN: none does), ``min_p`` the smallest p-value
+    the task count allows and ``can_reach`` whether it is below ``alpha``. Scripted providers
+    (``scripted``: the mock provider) get no p-values and a suite-check verdict. Rows with
+    ``status == "error"`` are left out.
     """
     prepared, _ = prepare_results(df)
     return comparisons_frame(prepared, modes=modes, alpha=alpha, n_resamples=n_resamples, seed=seed)

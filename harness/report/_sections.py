@@ -2,46 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from harness.report._build import Report
+from harness.report._compare_sections import comparison_sections, verdict_section
 from harness.report._format import (
     cell_name,
     fmt_count,
     fmt_num,
-    fmt_p,
     fmt_pct,
-    fmt_pts,
-    fmt_ratio,
     fmt_usd,
     isnan,
 )
+from harness.report._section_types import Section, Table
 
 __all__ = ["Section", "Table", "report_sections"]
 
 MAX_DIFF_ROWS = 50
 #: Rows of the task grid and of the failing-cells list (the viewer shows them all).
 MAX_TASK_ROWS = 200
-
-
-@dataclass
-class Table:
-    headers: list[str]
-    rows: list[list[str]]
-    align: str = ""
-
-
-@dataclass
-class Section:
-    key: str
-    title: str
-    intro: list[str] = field(default_factory=list)
-    bullets: list[str] = field(default_factory=list)
-    table: Table | None = None
-    outro: list[str] = field(default_factory=list)
 
 
 def _ci(low: Any, high: Any, fmt: Any) -> str:
@@ -65,7 +46,9 @@ def _summary(report: Report) -> Section:
         rows.append(
             [
                 r["mode"],
-                r["provider"],
+                f"{r['provider']} (scripted)"
+                if r["provider"] in report.scripted
+                else r["provider"],
                 fmt_count(r["n"]),
                 f"{fmt_pct(r['pass_rate'], 1)} ({r['passed']:,}/{r['n']:,})"
                 + (f", {r['errors']:,} errored" if r["errors"] else ""),
@@ -98,7 +81,8 @@ def _summary(report: Report) -> Section:
     outro = [
         "Pass rates are over scored cells, with each task counted once (its pass rate over its "
         "epochs); the 95% Wilson interval is over tasks. Costs are over the cells whose cost "
-        "is known; 'cost unknown' counts the others."
+        "is known; 'cost unknown' counts the others. Real models first, then scripted "
+        "providers; by pass rate, highest first."
     ]
     for provider, model in sorted(report.priced_as.items()):
         outro.append(
@@ -109,66 +93,6 @@ def _summary(report: Report) -> Section:
         "summary",
         "Pass rate and cost by mode × provider",
         table=Table(headers, rows, "llrrrrrrrrrrl"),
-        outro=outro,
-    )
-
-
-def _comparisons(report: Report) -> Section:
-    c = report.comparisons
-    if c.empty:
-        return Section(
-            "comparisons",
-            "Mode comparisons (paired)",
-            intro=["Only one mode ran: nothing to compare."],
-        )
-    holm = True
-    rows = []
-    for _, r in c.iterrows():
-        rows.append(
-            [
-                f"{r['mode_b']} vs {r['mode_a']}",
-                r["provider"],
-                fmt_count(r["n_pairs"]),
-                f"{r['only_b']:,} / {r['only_a']:,}",
-                fmt_pts(r["diff"]),
-                _ci(r["diff_ci_low"], r["diff_ci_high"], fmt_pts),
-                fmt_p(r["p_value"]),
-                *([fmt_p(r["p_holm"])] if holm else []),
-                fmt_usd(r["cost_diff"], sign=True),
-                _ci(r["cost_diff_ci_low"], r["cost_diff_ci_high"], lambda v: fmt_usd(v, True)),
-                fmt_ratio(r["cost_ratio"]),
-                fmt_p(r["p_cost_holm"]),
-            ]
-        )
-    headers = [
-        "B vs A",
-        "provider",
-        "pairs",
-        "only B / only A passed",
-        "Δ pass rate",
-        "95% CI (tasks)",
-        "sign test p (tasks)",
-        *(["Holm p"] if holm else []),
-        "Δ cost per cell",
-        "95% CI (tasks)",
-        "cost ratio B/A",
-        "cost Holm p",
-    ]
-    bullets = [f"{r['verdict']}. Cost: {r['cost_verdict']}." for _, r in c.iterrows()]
-    outro = [
-        "Pairs are the cells both modes ran (same suite, task, provider and epoch); the task "
-        "is the unit (epochs are repeated measures of it). Pass rates are compared with an "
-        "exact sign test over the tasks' pass-rate differences (McNemar's exact test with one "
-        "epoch), costs with a Wilcoxon signed-rank test over the tasks' mean cost differences. "
-        "Every claim, pass rate and cost, every pair and provider, is Holm-adjusted as one "
-        f"family, and a difference is claimed only when its adjusted p < {report.alpha:g}; "
-        "intervals are 95% percentile bootstraps that resample whole tasks."
-    ]
-    return Section(
-        "comparisons",
-        "Mode comparisons (paired)",
-        bullets=bullets,
-        table=Table(headers, rows, "llrrrrrrrrrr"),
         outro=outro,
     )
 
@@ -349,11 +273,11 @@ def _failures(report: Report) -> Section | None:
 
 def report_sections(report: Report) -> list[Section]:
     """The sections in display order (the baseline one only when a baseline was given)."""
-    sections = [_summary(report)]
+    sections = [verdict_section(report), _summary(report)]
     errors = _errors(report)
     if errors is not None:
         sections.append(errors)
-    sections += [_comparisons(report), _pass_k(report), _finish(report)]
+    sections += [*comparison_sections(report), _pass_k(report), _finish(report)]
     sections += [s for s in (_grid(report), _failures(report)) if s is not None]
     sections.append(_method(report))
     base = _baseline(report)

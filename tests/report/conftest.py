@@ -18,7 +18,7 @@ def _row(**values: Any) -> Row:
         "suite": "s",
         "task_id": "t",
         "mode": "react",
-        "provider": "mock",
+        "provider": "live",
         "model": "mock-1",
         "epoch": 0,
         "passed": True,
@@ -54,7 +54,7 @@ def paired_frame(
     mode_b: str,
     outcomes: Iterable[tuple[bool, bool]],
     *,
-    provider: str = "mock",
+    provider: str = "live",
     epochs: int = 1,
     costs: Sequence[tuple[float, float]] | None = None,
 ) -> pd.DataFrame:

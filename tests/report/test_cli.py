@@ -91,9 +91,9 @@ def test_baseline_report_and_gate(db: Path, cells: pd.DataFrame, tmp_path: Path)
     failing = _invoke("gate", "--db", str(db), "--baseline", str(base), env=env)
     assert failing.exit_code == 1, failing.output
     assert failing.output.startswith("run run-new\nharness gate: FAILED")
-    assert "files/t1 [reflexion, mock, e0]" in failing.output
+    assert "files/t1 [reflexion, live, e0]" in failing.output
     assert "::error title=harness gate::cost (total) rose by 20.0%25" in failing.output
-    assert "| newly failing | files/t1 [reflexion, mock, e0] |" in summary.read_text()
+    assert "| newly failing | files/t1 [reflexion, live, e0] |" in summary.read_text()
 
     lenient = _invoke(
         "gate",
@@ -123,7 +123,7 @@ def test_baseline_report_and_gate(db: Path, cells: pd.DataFrame, tmp_path: Path)
         "200",
     )
     assert rep.exit_code == 0, rep.output
-    assert "reflexion vs react (mock): " in rep.output
+    assert "reflexion vs react (live): " in rep.output
     md = (report_dir / "report.md").read_text()
     assert md.startswith("# harness report — run-new")
     assert "Against " + str(base) + ": 1 newly failing" in md

@@ -3,6 +3,7 @@ for every claim, bootstrap intervals and the verdict wording."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import pandas as pd
@@ -18,7 +19,7 @@ def test_pitfalls_example_is_no_evidence(paired: Paired, counts: Counts) -> None
     # 50 tasks: A 30/50, B 36/50, A-only 3, B-only 9 -> +12 pts, p = 0.146.
     df = paired("react", "reflexion", counts(27, 3, 9, 11))
     c = paired_comparisons(df).iloc[0]
-    assert (c["provider"], c["mode_a"], c["mode_b"]) == ("mock", "react", "reflexion")
+    assert (c["provider"], c["mode_a"], c["mode_b"]) == ("live", "react", "reflexion")
     assert (c["n_pairs"], c["tasks"]) == (50, 50)
     assert (c["a_passed"], c["b_passed"], c["both_passed"], c["neither_passed"]) == (30, 36, 27, 11)
     assert (c["only_a"], c["only_b"]) == (3, 9)
@@ -28,9 +29,12 @@ def test_pitfalls_example_is_no_evidence(paired: Paired, counts: Counts) -> None
     assert c["p_holm"] == pytest.approx(c["p_value"])  # equal costs: the only test made
     assert c["diff_ci_low"] <= 0 < c["diff_ci_high"]
     assert c["verdict"] == (
-        "reflexion vs react (mock): +12 pts over 50 tasks, Holm-adjusted p=0.15 — "
-        "no evidence of a difference"
+        "reflexion vs react (live): +12 pts over 50 tasks, Holm-adjusted p=0.15 — "
+        "no evidence of a difference; detectable at 80% power over 50 tasks: 20 pts or more"
     )
+    # 12 of 50 tasks untied: the power of the sign test at +19.x pts with that discordance.
+    assert c["discordance"] == pytest.approx(12 / 50)
+    assert 0.19 < c["mdd"] <= 0.20
 
 
 def test_clear_difference_is_called(paired: Paired, counts: Counts) -> None:
@@ -38,7 +42,7 @@ def test_clear_difference_is_called(paired: Paired, counts: Counts) -> None:
     c = paired_comparisons(df).iloc[0]
     assert c["p_value"] == pytest.approx(2 / 1024)
     assert c["verdict"] == (
-        "reflexion vs react (mock): +25 pts over 40 tasks, Holm-adjusted p=0.002 — "
+        "reflexion vs react (live): +25 pts over 40 tasks, Holm-adjusted p=0.002 — "
         "reflexion passes more often than react"
     )
     worse = paired_comparisons(df, modes=["reflexion", "react"]).iloc[0]
@@ -57,8 +61,8 @@ def test_identical_modes(paired: Paired, counts: Counts) -> None:
     c = paired_comparisons(paired("a", "b", counts(5, 0, 0, 5))).iloc[0]
     assert c["p_value"] == 1.0
     assert c["verdict"] == (
-        "b vs a (mock): ±0 pts over 10 tasks, Holm-adjusted p=1 — no evidence of a difference "
-        "(they agree on every cell)"
+        "b vs a (live): ±0 pts over 10 tasks, Holm-adjusted p=1 — no evidence of a difference "
+        "(they agree on every cell); detectable at 80% power over 10 tasks: 68 pts or more"
     )
 
 
@@ -101,7 +105,7 @@ def test_pairs_only_on_shared_cells(rows: Callable[..., pd.DataFrame]) -> None:
         {"mode": "a", "task_id": "t1", "provider": "other", "passed": True},
     )
     c = paired_comparisons(df)
-    assert list(c["provider"]) == ["mock"]  # "other" has one mode only
+    assert list(c["provider"]) == ["live"]  # "other" has one mode only
     assert (c["n_pairs"].iloc[0], c["only_a"].iloc[0]) == (1, 1)
 
 
@@ -109,7 +113,7 @@ def test_no_common_cells(rows: Callable[..., pd.DataFrame]) -> None:
     df = rows({"mode": "a", "task_id": "x"}, {"mode": "b", "task_id": "y"})
     c = paired_comparisons(df).iloc[0]
     assert c["n_pairs"] == 0
-    assert c["verdict"] == "b vs a (mock): no cells in common — nothing to compare"
+    assert c["verdict"] == "b vs a (live): no cells in common — nothing to compare"
     assert c["cost_verdict"] == "cost unknown for these cells"
 
 
@@ -142,7 +146,12 @@ def test_repeated_epochs_are_not_new_tasks(paired: Paired, counts: Counts) -> No
     assert (c["n_pairs"], c["tasks"], c["only_b"]) == (36, 3, 12)
     assert c["p_value"] == 1.0
     assert c["diff_ci_low"] <= 0
-    assert c["verdict"].endswith("— no evidence of a difference")
+    # Three tasks: even all three going one way give p = 0.25.
+    assert c["verdict"].endswith(
+        "— cannot reach significance with 3 tasks (the smallest possible p is 0.25): "
+        "no verdict either way"
+    )
+    assert not c["can_reach"]
 
 
 def test_results_are_reproducible(paired: Paired, counts: Counts) -> None:
@@ -155,5 +164,37 @@ def test_results_are_reproducible(paired: Paired, counts: Counts) -> None:
 def test_tiny_p_value_wording(paired: Paired, counts: Counts) -> None:
     c = paired_comparisons(paired("a", "b", counts(0, 0, 20, 0))).iloc[0]
     assert c["verdict"] == (
-        "b vs a (mock): +100 pts over 20 tasks, Holm-adjusted p<0.001 — b passes more often than a"
+        "b vs a (live): +100 pts over 20 tasks, Holm-adjusted p<0.001 — b passes more often than a"
     )
+
+
+def test_four_tasks_cannot_reach_significance(paired: Paired, counts: Counts) -> None:
+    c = paired_comparisons(paired("a", "b", counts(0, 0, 4, 0))).iloc[0]
+    assert c["p_value"] == pytest.approx(0.125)
+    assert (c["tasks"], c["min_p"], bool(c["can_reach"])) == (4, 0.125, False)
+    assert math.isnan(c["mdd"])
+    assert c["verdict"] == (
+        "b vs a (live): +100 pts over 4 tasks — cannot reach significance with 4 tasks "
+        "(the smallest possible p is 0.125): no verdict either way"
+    )
+
+
+def test_scripted_provider_is_a_suite_check_outside_the_family(
+    paired: Paired, counts: Counts
+) -> None:
+    live = paired("a", "b", counts(20, 0, 10, 10))
+    mock = paired("a", "b", counts(0, 0, 40, 0), provider="mock")
+    both = paired_comparisons(pd.concat([live, mock], ignore_index=True))
+    alone = paired_comparisons(live)
+    real = both[both["provider"] == "live"].iloc[0]
+    scripted = both[both["provider"] == "mock"].iloc[0]
+    # The live comparison's correction is as if the scripted one did not exist.
+    assert real["p_holm"] == pytest.approx(alone.iloc[0]["p_holm"])
+    assert bool(scripted["scripted"])
+    assert math.isnan(scripted["p_value"])
+    assert math.isnan(scripted["p_holm"])
+    text = scripted["verdict"]
+    assert text.startswith("b vs a (mock, scripted): suite check, not a finding about the modes")
+    for word in ("p=", "evidence", "significan", "more often"):
+        assert word not in text
+    assert "no claim" in scripted["cost_verdict"]

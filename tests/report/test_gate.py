@@ -81,12 +81,12 @@ def test_regressed_run_fails_and_names_the_cells(
     assert len(result.offending) == 16
     text = result.to_text()
     assert text.startswith("harness gate: FAILED (5 of 8 checks)")
-    assert "arith/t1 [react, mock, e0]" in text
+    assert "arith/t1 [react, live, e0]" in text
     assert "fail (error_max_turns)" in text
     assert "+20.0%" in text
     md = result.to_markdown()
     assert "### :x: harness gate: FAILED" in md
-    assert "| newly failing | arith/t1 [react, mock, e0] | pass | fail (error_max_turns) |" in md
+    assert "| newly failing | arith/t1 [react, live, e0] | pass | fail (error_max_turns) |" in md
     notes = result.annotations()
     assert (
         "::error title=harness gate::cost (total) rose by 20.0%25: $0.160 -> $0.192 "
@@ -149,11 +149,11 @@ def test_unmatched_cells_warn_but_do_not_fail(
     result = run_gate(run, baseline_file, GateThresholds(allow_missing=1))
     assert result.passed  # the flip is on a cell whose model changed: not gated
     joined = "\n".join(result.warnings)
-    assert "1 baseline cell(s) not in this run: arith/t0 [react, mock, e0]" in joined
+    assert "1 baseline cell(s) not in this run: arith/t0 [react, live, e0]" in joined
     assert "1 cell(s) not in the baseline" in joined
-    assert "arith/n1 [react, mock, e0]" in joined
+    assert "arith/n1 [react, live, e0]" in joined
     assert "ran a different model than the baseline" in joined
-    assert "arith/t1 [react, mock, e0]" in joined
+    assert "arith/t1 [react, live, e0]" in joined
     assert "1 cell(s) with unknown cost left out of the cost checks" in joined
     assert all(line.startswith("::warning") for line in result.annotations())
 

@@ -61,6 +61,7 @@ def test_markdown_has_every_section(results: pd.DataFrame) -> None:
     base.loc[base["task_id"] == "t0", "passed"] = True
     md = render_markdown(build_report(results, base, baseline_label="reports/baseline.json"))
     assert md.startswith("# harness report\n\nRun run-1 · 24 results · generated ")
+    assert md.index("## Verdict") < md.index("## Pass rate and cost by mode × provider")
     for heading in (
         "## Pass rate and cost by mode × provider",
         "## Mode comparisons (paired)",
@@ -69,14 +70,14 @@ def test_markdown_has_every_section(results: pd.DataFrame) -> None:
         "## Against the baseline",
     ):
         assert heading in md
-    assert "| react | mock | 12 | 66.7% (8/12) | 39.1–86.2% | $0.0155 |" in md
+    assert "| react | live | 12 | 66.7% (8/12) | 39.1–86.2% | $0.0155 |" in md
     assert (
-        "- reflexion vs react (mock): +8.3 pts over 12 tasks, Holm-adjusted p=1 — no evidence of a "
-        "difference." in md
+        "- reflexion vs react (live): +8.3 pts over 12 tasks, Holm-adjusted p=1 — no evidence of a "
+        "difference; detectable at 80% power over 12 tasks: " in md
     )
     assert "run with `--epochs 3` or more" in md
     assert "Against reports/baseline.json: 2 newly failing, 0 newly passing" in md
-    assert "| newly failing | s/t0 [react, mock, e0] |" in md
+    assert "| newly failing | s/t0 [react, live, e0] |" in md
     assert "## Warnings" not in md
 
 
@@ -106,7 +107,7 @@ def test_html_has_one_element_per_chart(report_html: str) -> None:
     # The pass-rate chart: a bar and a whisker per (mode, provider), with exact tooltips.
     pass_chart = report_html.split('id="chart-pass-rate"')[1].split("</figure>")[0]
     assert pass_chart.count("<rect") == 2
-    assert "react / mock: 8/12 = 66.7% (95% CI 39.1%–86.2%)" in pass_chart
+    assert "react / live: 8/12 = 66.7% (95% CI 39.1%–86.2%)" in pass_chart
 
 
 def test_html_escapes_user_text(report_html: str, rows: Rows) -> None:

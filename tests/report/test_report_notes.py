@@ -27,7 +27,7 @@ def test_method_notes_errors_and_identical_epochs(rows: Rows) -> None:
     assert "strict no-progress check" in md
     assert "progress_check" in md
     assert "planning call counts as one of its max_iterations" in md
-    assert "plan_and_solve on mock: every task's epochs were identical" in md
+    assert "plan_and_solve on live: every task's epochs were identical" in md
     assert "## Cells that could not be scored" in md
     assert "CassetteMiss: no recorded answer" in md
     assert "1 errored" in md

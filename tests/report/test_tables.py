@@ -62,7 +62,7 @@ def test_summary_every_number(known: pd.DataFrame) -> None:
     s = summary_table(known).set_index("mode")
     assert list(s.index) == ["react", "reflexion"]
     r = s.loc["react"]
-    assert (r["provider"], r["n"], r["passed"]) == ("mock", 5, 3)
+    assert (r["provider"], r["n"], r["passed"]) == ("live", 5, 3)
     assert r["pass_rate"] == pytest.approx(0.6)
     assert (r["pass_ci_low"], r["pass_ci_high"]) == pytest.approx(
         proportion_confint(3, 5, method="wilson")
