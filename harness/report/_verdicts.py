@@ -92,7 +92,8 @@ def _cost_clause(rows: pd.DataFrame, comparisons: pd.DataFrame, provider: str, a
         return text
     other = known.iloc[1]
     if other["cost_mean"] == cheap["cost_mean"]:
-        return f"{cheap['mode']} and {other['mode']} cost the same ({fmt_usd(cheap['cost_mean'])} per cell)"
+        same = fmt_usd(cheap["cost_mean"])
+        return f"{cheap['mode']} and {other['mode']} cost the same ({same} per cell)"
     found = _pair(comparisons, provider, str(cheap["mode"]), str(other["mode"]))
     if found is None:
         return text
