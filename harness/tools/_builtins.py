@@ -1,5 +1,6 @@
 """The builtin tools: files (confined to the run's workspace, see
-:mod:`harness.tools._file_tools`), a safe calculator, a per-run key-value store, ``finish`` and the
+:mod:`harness.tools._file_tools` and :mod:`harness.tools._search_tools`), a safe calculator, a
+per-run key-value store, ``finish`` and the
 sandboxed ``shell`` (:mod:`harness.tools._shell`).
 
 The calculator, key-value and ``finish`` tools live here; the file tools, the shell and
@@ -16,14 +17,8 @@ from harness.errors import ToolError
 from harness.tools._base import Submit, ToolContext
 from harness.tools._builtin_base import BuiltinTool, object_schema
 from harness.tools._calculator import calculate
-from harness.tools._file_tools import (
-    EditFileTool,
-    GlobTool,
-    GrepTool,
-    ListDirTool,
-    ReadFileTool,
-    WriteFileTool,
-)
+from harness.tools._file_tools import EditFileTool, ListDirTool, ReadFileTool, WriteFileTool
+from harness.tools._search_tools import GlobTool, GrepTool
 from harness.tools._shell import ShellTool
 
 __all__ = [

@@ -1,45 +1,43 @@
-"""The builtin file tools: read, write and edit a file, list a directory, glob and grep, all
-confined to the run's workspace.
+"""The builtin file tools: read, write and edit a file, list a directory (glob and grep are in
+:mod:`harness.tools._search_tools`), all confined to the run's workspace.
 
-Every path goes through :meth:`Workspace.resolve`, so nothing outside the workspace is read,
-listed or written; paths shown to the model are relative to the workspace. Blocking file work
-runs in a worker thread so a slow disk never stalls the event loop (or the kernel's timeouts).
+Every path is split by :meth:`Workspace.parts` and opened through :meth:`Workspace.beneath`:
+component by component from a descriptor of the workspace, never following a link the kernel
+resolves (see :mod:`harness.tools._beneath`), so a symlink swapped in by another process can
+neither be read through nor written through. FIFOs, sockets and devices are refused without
+blocking. Paths shown to the model are relative to the workspace, undecodable bytes in names
+escaped (``\\xff``). Blocking file work runs in a worker thread so a slow disk never stalls the
+event loop (or the kernel's timeouts).
 """
 
 from __future__ import annotations
 
 import asyncio
 import difflib
-import fnmatch
 import os
-import re
 import stat
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
-
-import regex
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from harness.core._messages import UIPayload
 from harness.errors import ToolError
 from harness.tools._base import ToolContext, ToolOutput
+from harness.tools._beneath import Beneath, Spot, read_fd
 from harness.tools._builtin_base import BuiltinTool, object_schema
-from harness.tools._grep_worker import run_killable
 from harness.tools._workspace import Workspace
 
 __all__ = [
-    "GREP_TIME_LIMIT_S",
     "MAX_FILE_BYTES",
     "MAX_MATCHES",
     "MAX_READ_CHARS",
     "MAX_WORKSPACE_FILES",
     "MAX_WRITE_BYTES",
     "EditFileTool",
-    "GlobTool",
-    "GrepTool",
     "ListDirTool",
     "ReadFileTool",
     "WriteFileTool",
+    "read_spot",
+    "shown_name",
 ]
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -49,29 +47,61 @@ MAX_MATCHES = 200
 MAX_WRITE_BYTES = 10 * 1024 * 1024
 #: Files a workspace may hold before write_file refuses new ones (HARNESS_MAX_WORKSPACE_FILES).
 MAX_WORKSPACE_FILES = 10_000
-#: Wall-clock budget of one grep call; past it the worker process searching is killed.
-GREP_TIME_LIMIT_S = 5.0
-_MAX_LINE = 300
 _MAX_DIFF_CHARS = 200_000
 _PATH = {"type": "string", "description": "A path relative to the workspace root."}
+T = TypeVar("T")
 
 
-def _read_text(path: Path, rel: str, *, strict: bool) -> str:
+def shown_name(name: str) -> str:
+    """A file name as text for the model: bytes that are not UTF-8 (``surrogateescape``d by
+    ``os``) shown as ``\\xNN``, never a lone surrogate that no encoder accepts."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        pass
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _at(ws: Workspace, path: str, work: Callable[[Beneath, Spot], T], *, create: bool = False) -> T:
+    """``work(beneath, spot)`` for the model-given ``path``; OS errors become ToolErrors."""
+    parts = ws.parts(path)
+    beneath = ws.beneath(path)
+    shown = shown_name("/".join(parts) or ".")
+    try:
+        spot = beneath.spot(parts, create_parents=create)
+    except FileNotFoundError:
+        raise ToolError(f"file not found: {shown}") from None
+    except OSError as exc:
+        verb = "write" if create else "open"
+        raise ToolError(f"cannot {verb} {shown}: {exc.strerror or exc}") from None
+    try:
+        return work(beneath, spot)
+    except FileNotFoundError:
+        raise ToolError(f"file not found: {shown_name(spot.rel)}") from None
+    except IsADirectoryError:
+        raise ToolError(f"{shown_name(spot.rel)} is a directory") from None
+    except OSError as exc:
+        raise ToolError(f"cannot use {shown_name(spot.rel)}: {exc.strerror or exc}") from None
+    finally:
+        spot.close()
+
+
+def read_spot(beneath: Beneath, spot: Spot, *, strict: bool) -> str:
     """A regular file's text, or ToolError: missing, not a file, too big, binary, (strict) not
     UTF-8."""
-    try:
-        st = path.stat()
+    rel = shown_name(spot.rel)
+    with beneath.opened(spot) as (fd, st):
         if stat.S_ISDIR(st.st_mode):
             raise ToolError(f"{rel} is a directory; use list_dir")
-        if not stat.S_ISREG(st.st_mode):
-            raise ToolError(f"{rel} is not a regular file")
         if st.st_size > MAX_FILE_BYTES:
             raise ToolError(f"{rel} is too large ({st.st_size} bytes; limit {MAX_FILE_BYTES})")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ToolError(f"file not found: {rel}") from None
-    except OSError as exc:
-        raise ToolError(f"cannot read {rel}: {exc.strerror or exc}") from None
+        data = read_fd(fd, MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ToolError(f"{rel} is too large (over {MAX_FILE_BYTES} bytes; it grew)")
     if b"\x00" in data[:8192]:
         raise ToolError(f"{rel} looks like a binary file ({len(data)} bytes)")
     try:
@@ -92,34 +122,40 @@ def _limit(name: str, default: int) -> int:
     return max(value, 1)
 
 
-def _write_text(path: Path, rel: str, content: str) -> None:
-    if path.is_dir():
+def _write_spot(beneath: Beneath, spot: Spot, content: str) -> None:
+    rel = shown_name(spot.rel)
+    if spot.name is None or (spot.lstat is not None and stat.S_ISDIR(spot.lstat.st_mode)):
         raise ToolError(f"{rel} is a directory")
-    size = len(content.encode("utf-8"))
+    data = content.encode("utf-8", "replace")
     limit = _limit("HARNESS_MAX_WRITE_BYTES", MAX_WRITE_BYTES)
-    if size > limit:
+    if len(data) > limit:
         raise ToolError(
-            f"refused: {size:,} bytes for {rel} exceed the {limit:,}-byte write limit "
+            f"refused: {len(data):,} bytes for {rel} exceed the {limit:,}-byte write limit "
             "(HARNESS_MAX_WRITE_BYTES)"
         )
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8", newline="")
+        beneath.replace(spot, data)
+    except IsADirectoryError:
+        raise ToolError(f"{rel} is a directory") from None
     except OSError as exc:
         raise ToolError(f"cannot write {rel}: {exc.strerror or exc}") from None
 
 
-def _check_room(root: Path) -> None:
+def _check_room(ws: Workspace) -> None:
     """Refuse a new file when the workspace already holds the maximum number of files."""
     limit = _limit("HARNESS_MAX_WORKSPACE_FILES", MAX_WORKSPACE_FILES)
     n = 0
-    for _, _, filenames in os.walk(root):
-        n += len(filenames)
-        if n >= limit:
-            raise ToolError(
-                f"refused: the workspace already holds {limit:,} files "
-                "(HARNESS_MAX_WORKSPACE_FILES)"
-            )
+    fd, _ = ws.beneath().directory([])
+    try:
+        for _, _, filenames, _ in os.fwalk(".", dir_fd=fd):  # never follows a link
+            n += len(filenames)
+            if n >= limit:
+                raise ToolError(
+                    f"refused: the workspace already holds {limit:,} files "
+                    "(HARNESS_MAX_WORKSPACE_FILES)"
+                )
+    finally:
+        os.close(fd)
 
 
 def _diff(rel: str, before: str | None, after: str, *, created: bool) -> UIPayload:
@@ -134,14 +170,6 @@ def _diff(rel: str, before: str | None, after: str, *, created: bool) -> UIPaylo
     return UIPayload("diff", {"path": rel, "created": created, "diff": text})
 
 
-def _inside(ws: Workspace, path: Path) -> Path | None:
-    """The real path of ``path`` if it (and any symlink in it) stays in the workspace."""
-    try:
-        return ws.resolve(str(path))
-    except ToolError:
-        return None
-
-
 class ReadFileTool(BuiltinTool):
     name = "read_file"
     description = (
@@ -153,9 +181,12 @@ class ReadFileTool(BuiltinTool):
     read_only = True
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        path = ctx.workspace.resolve(self._str(self._check(args), "path"))
-        rel = ctx.workspace.relative(path)
-        text = await asyncio.to_thread(_read_text, path, rel, strict=False)
+        path = self._str(self._check(args), "path")
+
+        def work(beneath: Beneath, spot: Spot) -> tuple[str, str]:
+            return shown_name(spot.rel), read_spot(beneath, spot, strict=False)
+
+        rel, text = await asyncio.to_thread(_at, ctx.workspace, path, work)
         if len(text) > MAX_READ_CHARS:
             cut = len(text) - MAX_READ_CHARS
             text = f"{text[:MAX_READ_CHARS]}\n[... truncated: {cut} of {len(text)} chars cut]"
@@ -172,26 +203,28 @@ class WriteFileTool(BuiltinTool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         args = self._check(args)
-        path = ctx.workspace.resolve(self._str(args, "path"))
+        path = self._str(args, "path")
         content = self._str(args, "content")
-        rel = ctx.workspace.relative(path)
+        ws = ctx.workspace
+        ws.parts(path)  # refuse a bad path before any directory is made
 
-        def work() -> tuple[bool, str | None]:
-            created = not path.exists()
+        def work(beneath: Beneath, spot: Spot) -> tuple[str, bool, str | None]:
+            created = spot.lstat is None
             if created:
-                _check_room(ctx.workspace.root)
+                _check_room(ws)
             before: str | None = ""
             if not created:
                 try:
-                    before = _read_text(path, rel, strict=True)
+                    before = read_spot(beneath, spot, strict=True)
                 except ToolError:
                     before = None  # exists but is not diffable text (a directory: refused below)
-            _write_text(path, rel, content)
-            return created, before
+            _write_spot(beneath, spot, content)
+            return shown_name(spot.rel), created, before
 
-        created, before = await asyncio.to_thread(work)
+        rel, created, before = await asyncio.to_thread(_at, ws, path, work, create=True)
         ui = _diff(rel, before, content, created=created)
-        return ToolOutput(f"wrote {len(content.encode('utf-8'))} bytes to {rel}", ui=ui)
+        size = len(content.encode("utf-8", "replace"))
+        return ToolOutput(f"wrote {size} bytes to {rel}", ui=ui)
 
 
 class EditFileTool(BuiltinTool):
@@ -212,7 +245,7 @@ class EditFileTool(BuiltinTool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         args = self._check(args)
-        path = ctx.workspace.resolve(self._str(args, "path"))
+        path = self._str(args, "path")
         old, new = self._str(args, "old"), self._str(args, "new")
         replace_all = args.get("replace_all", False)
         if not isinstance(replace_all, bool):
@@ -221,10 +254,11 @@ class EditFileTool(BuiltinTool):
             raise ToolError("argument 'old' must not be empty")
         if old == new:
             raise ToolError("'old' and 'new' are identical; nothing to change")
-        rel = ctx.workspace.relative(path)
+        ctx.workspace.parts(path)
 
-        def work() -> tuple[int, str, str]:
-            text = _read_text(path, rel, strict=True)
+        def work(beneath: Beneath, spot: Spot) -> tuple[str, int, str, str]:
+            rel = shown_name(spot.rel)
+            text = read_spot(beneath, spot, strict=True)
             count = text.count(old)
             if count == 0:
                 raise ToolError(f"'old' string not found in {rel}")
@@ -234,10 +268,10 @@ class EditFileTool(BuiltinTool):
                     "pass replace_all=true or give more context"
                 )
             after = text.replace(old, new)
-            _write_text(path, rel, after)
-            return count, text, after
+            _write_spot(beneath, spot, after)
+            return rel, count, text, after
 
-        count, before, after = await asyncio.to_thread(work)
+        rel, count, before, after = await asyncio.to_thread(_at, ctx.workspace, path, work)
         noun = "occurrence" if count == 1 else "occurrences"
         ui = _diff(rel, before, after, created=False)
         return ToolOutput(f"replaced {count} {noun} in {rel}", ui=ui)
@@ -252,193 +286,45 @@ class ListDirTool(BuiltinTool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         ws = ctx.workspace
-        path = ws.resolve(self._str(self._check(args), "path", "."))
-        rel = ws.relative(path)
-        if not path.is_dir():
-            raise ToolError(f"{rel} is not a directory" if path.exists() else f"not found: {rel}")
+        path = self._str(self._check(args), "path", ".")
+        parts = ws.parts(path)
 
-        def work() -> list[str]:
+        def work() -> tuple[str, list[str]]:
+            beneath = ws.beneath(path)
+            shown = shown_name("/".join(parts) or ".")
+            try:
+                fd, real = beneath.directory(parts)
+            except FileNotFoundError:
+                raise ToolError(f"not found: {shown}") from None
+            except NotADirectoryError:
+                raise ToolError(f"{shown} is not a directory") from None
+            except OSError as exc:
+                raise ToolError(f"cannot list {shown}: {exc.strerror or exc}") from None
+            base = [p for p in real.split("/") if p != "."]
             entries = []
             try:
-                with os.scandir(path) as it:
+                with os.scandir(fd) as it:
                     for entry in it:
-                        if entry.is_symlink():  # a link counts as a dir only if it stays inside
-                            target = _inside(ws, Path(entry.path))
-                            is_dir = target is not None and target.is_dir()
+                        if entry.is_symlink():  # a dir only if it stays inside
+                            is_dir = _link_is_dir(ws, [*base, entry.name])
                         else:
                             is_dir = entry.is_dir(follow_symlinks=False)
-                        entries.append(entry.name + ("/" if is_dir else ""))
+                        entries.append(shown_name(entry.name) + ("/" if is_dir else ""))
             except OSError as exc:
-                raise ToolError(f"cannot list {rel}: {exc.strerror or exc}") from None
-            return sorted(entries)
+                raise ToolError(f"cannot list {shown}: {exc.strerror or exc}") from None
+            finally:
+                os.close(fd)
+            return shown_name(real), sorted(entries)
 
-        entries = await asyncio.to_thread(work)
+        rel, entries = await asyncio.to_thread(work)
         return "\n".join(entries) if entries else f"(empty directory: {rel})"
 
 
-class GlobTool(BuiltinTool):
-    name = "glob"
-    description = (
-        "Find workspace paths matching a glob pattern relative to the root (e.g. '**/*.py'); "
-        f"directories end with '/'. At most {MAX_MATCHES} results."
-    )
-    parameters = object_schema(
-        {"pattern": {"type": "string", "description": "e.g. src/**/*.py"}}, "pattern"
-    )
-    parallel_safe = True
-    read_only = True
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        pattern = self._str(self._check(args), "pattern")
-        if not pattern or "\x00" in pattern:
-            raise ToolError("pattern must be a non-empty string without NUL bytes")
-        if pattern.startswith(("/", "\\")) or Path(pattern).is_absolute():
-            raise ToolError("pattern refused: it must be relative to the workspace root")
-        if ".." in re.split(r"[/\\]", pattern):
-            raise ToolError("pattern refused: '..' components would leave the workspace")
-        ws = ctx.workspace
-        root = ws.resolve(".")
-
-        parts = [p for p in pattern.split("/") if p not in ("", ".")]
-        if any("**" in p and p != "**" for p in parts):
-            raise ToolError(f"invalid glob pattern {pattern!r}: '**' must be a whole component")
-
-        def work() -> list[str]:
-            found = set()
-            for match in _glob(ws, root, parts):
-                real = _inside(ws, match)
-                if real is not None and match != root:
-                    found.add(match.relative_to(root).as_posix() + "/" * real.is_dir())
-            return sorted(found)
-
-        found = await asyncio.to_thread(work)
-        if not found:
-            return f"no paths match {pattern!r}"
-        if len(found) > MAX_MATCHES:
-            extra = len(found) - MAX_MATCHES
-            found[MAX_MATCHES:] = [f"[capped at {MAX_MATCHES} results; {extra} more not shown]"]
-        return "\n".join(found)
-
-
-def _glob(ws: Workspace, base: Path, parts: list[str]) -> Iterator[Path]:
-    """Paths under ``base`` matching ``parts``. Unlike ``Path.glob`` it never lists a directory
-    outside the workspace, and ``**`` does not descend into symlinked directories."""
-    if not parts:
-        yield base
-        return
-    part, rest = parts[0], parts[1:]
-    if _inside(ws, base) is None:  # never look into a directory outside the workspace
-        return
-    if part == "**":
-        yield from _glob(ws, base, rest)
-        children = [Path(e.path) for e in _scan(base) if e.is_dir(follow_symlinks=False)]
-    elif not any(c in part for c in "*?["):
-        children = [base / part] if os.path.lexists(base / part) else []
-    else:
-        children = [Path(e.path) for e in _scan(base) if fnmatch.fnmatchcase(e.name, part)]
-    for child in children:
-        if not rest or child.is_dir():
-            yield from _glob(ws, child, parts if part == "**" else rest)
-
-
-def _scan(path: Path) -> list[os.DirEntry[str]]:
+def _link_is_dir(ws: Workspace, parts: list[str]) -> bool:
+    """Whether the link ``parts`` leads to a directory inside the workspace."""
     try:
-        with os.scandir(path) as it:
-            return list(it)
-    except OSError:
-        return []
-
-
-class GrepTool(BuiltinTool):
-    name = "grep"
-    description = (
-        "Search text files under a workspace path (default: the root) for a Python regular "
-        f"expression; prints 'path:line:text', at most {MAX_MATCHES} matches."
-    )
-    parameters = object_schema(
-        {
-            "pattern": {"type": "string", "description": "A Python `re` regular expression."},
-            "path": {**_PATH, "default": "."},
-        },
-        "pattern",
-    )
-    parallel_safe = True
-    read_only = True
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
-        args = self._check(args)
-        pattern = self._str(args, "pattern")
-        try:
-            compiled = regex.compile(pattern)
-        except regex.error as exc:
-            raise ToolError(f"invalid regex {pattern!r}: {exc}") from None
-        ws = ctx.workspace
-        top = ws.resolve(self._str(args, "path", "."))
-        if not top.exists():
-            raise ToolError(f"not found: {ws.relative(top)}")
-        del compiled  # checked here; the worker process compiles its own
-        try:
-            searched, out = await run_killable(
-                _grep_in_worker, ws, top, pattern, timeout_s=GREP_TIME_LIMIT_S
-            )
-        except TimeoutError:
-            raise ToolError(
-                f"pattern {pattern!r} took over {GREP_TIME_LIMIT_S:g} s (catastrophic "
-                "backtracking?); use a simpler pattern"
-            ) from None
-        where = ws.relative(top)
-        truncated = len(out) > MAX_MATCHES
-        del out[MAX_MATCHES:]
-        rows = [{"path": m[1], "line": int(m[2]), "text": m[3]}
-                for m in map(_MATCH_LINE.match, out) if m]  # fmt: skip
-        ui = UIPayload("matches", {"pattern": pattern, "path": where, "searched": searched,
-                                   "truncated": truncated, "matches": rows})  # fmt: skip
-        if not out:
-            return ToolOutput(
-                f"no matches for {pattern!r} in {where} (searched {searched} files)", ui
-            )
-        if truncated:
-            out.append(f"[stopped after {MAX_MATCHES} matches; narrow the pattern or path]")
-        return ToolOutput("\n".join(out), ui)
-
-
-_MATCH_LINE = re.compile(r"^(.*?):(\d+):(.*)$", re.DOTALL)  # grep's path:line:text
-
-
-def _grep_in_worker(ws: Workspace, top: Path, pattern: str) -> tuple[int, list[str]]:
-    """Runs in grep's worker process (see :mod:`harness.tools._grep_worker`)."""
-    out: list[str] = []
-    return _grep(ws, top, regex.compile(pattern), out), out
-
-
-def _grep(ws: Workspace, top: Path, compiled: regex.Pattern[str], out: list[str]) -> int:
-    """Append matches to ``out`` (one past the cap means "more"); return the files searched."""
-    root = ws.resolve(".")
-    files = [top]
-    if top.is_dir():
-        files = []
-        for dirpath, dirnames, filenames in os.walk(top):  # never descends into symlinked dirs
-            dirnames[:] = sorted(d for d in dirnames if d != ".git")
-            files.extend(Path(dirpath, f) for f in filenames)
-        files.sort(key=lambda p: p.as_posix())
-    searched = 0
-    for file in files:
-        real = _inside(ws, file)  # a symlinked file must stay inside the workspace
-        try:
-            if real is None or not stat.S_ISREG((st := real.stat()).st_mode):
-                continue
-            data = real.read_bytes() if st.st_size <= MAX_FILE_BYTES else b"\x00"
-        except OSError:
-            continue
-        if b"\x00" in data[:8192]:  # binary (or too big)
-            continue
-        searched += 1
-        rel = file.relative_to(root).as_posix()
-        for lineno, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
-            line = line.removesuffix("\r")
-            if compiled.search(line):
-                shown = line if len(line) <= _MAX_LINE else line[:_MAX_LINE] + "…"
-                out.append(f"{rel}:{lineno}:{shown}")
-                if len(out) > MAX_MATCHES:
-                    return searched
-    return searched
+        fd, _ = ws.beneath().directory(parts)
+    except (OSError, ToolError):
+        return False
+    os.close(fd)
+    return True

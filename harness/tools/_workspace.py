@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from harness.errors import ConfigError, ToolError
+from harness.tools._beneath import Beneath
 
 __all__ = ["Workspace"]
 
@@ -56,12 +57,17 @@ class Workspace:
 
     def _seed(self) -> None:
         for rel, content in self._files.items():
+            beneath = self.beneath(rel)
             try:
-                target = self.resolve(rel)
+                spot = beneath.spot(self.parts(rel), create_parents=True)
+                try:
+                    beneath.replace(spot, content.encode("utf-8", "replace"))
+                finally:
+                    spot.close()
             except ToolError as exc:  # e.g. a symlink already in a caller-given root
                 raise ConfigError(f"workspace files: {exc}") from None
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content, encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(f"workspace files: {rel!r}: {exc.strerror or exc}") from None
         self._files = {}
 
     @property
@@ -77,8 +83,10 @@ class Workspace:
         assert self._root is not None
         return self._root
 
-    def resolve(self, path: str) -> Path:
-        """Resolve a model-given path inside the workspace, or raise ToolError saying why not."""
+    def parts(self, path: str) -> list[str]:
+        """A model-given path as components relative to the workspace root (``..`` applied
+        lexically), or ToolError: empty, a NUL byte, absolute outside, or leaving by ``..``.
+        Symlinks are not looked at here: :meth:`beneath` follows them, confined."""
         if not isinstance(path, str) or path == "":
             raise ToolError("path must be a non-empty string")
         if "\x00" in path:
@@ -88,21 +96,45 @@ class Workspace:
         assert real_root is not None
         candidate = Path(path)
         if candidate.is_absolute():
-            try:
-                candidate = Path(os.path.normpath(candidate)).relative_to(root)
-            except ValueError:
-                try:
-                    candidate = Path(os.path.normpath(path)).relative_to(real_root)
-                except ValueError:
-                    raise ToolError(
-                        f"path refused: {path!r} is an absolute path outside the workspace; "
-                        "use a path relative to the workspace"
-                    ) from None
-        # Lexical check first (.. escapes), then the real location (symlinks).
-        lexical = Path(os.path.normpath(real_root / candidate))
-        if not _within(lexical, real_root):
-            raise ToolError(f"path refused: {path!r} leaves the workspace")
-        real = Path(os.path.realpath(real_root / candidate))
+            norm = Path(os.path.normpath(path))
+            for base in (Path(os.path.abspath(root)), real_root):
+                if norm == base or base in norm.parents:
+                    candidate = norm.relative_to(base)
+                    break
+            else:
+                raise ToolError(
+                    f"path refused: {path!r} is an absolute path outside the workspace; "
+                    "use a path relative to the workspace"
+                )
+        out: list[str] = []
+        for part in candidate.as_posix().split("/"):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not out:
+                    raise ToolError(f"path refused: {path!r} leaves the workspace")
+                out.pop()
+            else:
+                out.append(part)
+        return out
+
+    def beneath(self, shown: str = "") -> Beneath:
+        """Lookups confined to this workspace (see :mod:`harness.tools._beneath`); ``shown`` is
+        the path named in refusals."""
+        root = self.root
+        assert self._real is not None
+        return Beneath(str(self._real), (os.path.abspath(root),), shown)
+
+    def resolve(self, path: str) -> Path:
+        """Resolve a model-given path inside the workspace, or raise ToolError saying why not.
+
+        A check by name, for callers that hand the path to something else (a sub-agent's
+        folder); file tools open through :meth:`beneath` instead, which a symlink swapped in
+        meanwhile cannot escape."""
+        parts = self.parts(path)
+        real_root = self._real
+        assert real_root is not None
+        real = Path(os.path.realpath(real_root.joinpath(*parts)))
         if not _within(real, real_root):
             raise ToolError(f"path refused: {path!r} resolves outside the workspace (symlink)")
         return real
@@ -150,6 +182,12 @@ class _SharedWorkspace(Workspace):
 
     def resolve(self, path: str) -> Path:
         return self._owner.resolve(path)
+
+    def parts(self, path: str) -> list[str]:
+        return self._owner.parts(path)
+
+    def beneath(self, shown: str = "") -> Beneath:
+        return self._owner.beneath(shown)
 
     def relative(self, path: Path) -> str:
         return self._owner.relative(path)

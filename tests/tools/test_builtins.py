@@ -714,8 +714,9 @@ async def test_glob_and_grep_never_look_inside_outside_dirs(
     leaked: list[str] = []
     real_scandir = os.scandir
 
-    def spy(path: Any = ".") -> Any:
-        scanned.append(os.path.realpath(path))
+    def spy(path: Any = ".") -> Any:  # the tools list directories by descriptor
+        where = f"/proc/self/fd/{path}" if isinstance(path, int) else path
+        scanned.append(os.path.realpath(where))
         if scanned[-1].startswith(os.path.realpath(outside)):
             leaked.append(scanned[-1])
         return real_scandir(path)

@@ -12,6 +12,7 @@ import harness
 from harness.errors import ToolError
 from harness.providers._mock import MockProvider
 from harness.tools import _file_tools as file_tools
+from harness.tools import _search_tools as search_tools
 from harness.tools._base import ToolContext
 from harness.tools._builtins import GrepTool, WriteFileTool
 from harness.tools._workspace import Workspace
@@ -30,7 +31,7 @@ async def test_catastrophic_grep_pattern_is_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "victim.txt").write_text(VICTIM)
-    monkeypatch.setattr(file_tools, "GREP_TIME_LIMIT_S", 0.5)
+    monkeypatch.setattr(search_tools, "GREP_TIME_LIMIT_S", 0.5)
     started = time.monotonic()
     with pytest.raises(ToolError, match="catastrophic backtracking"):
         await GrepTool().run({"pattern": EVIL}, ctx(tmp_path))
@@ -49,7 +50,7 @@ def test_a_run_with_a_catastrophic_grep_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "victim.txt").write_text(VICTIM)
-    monkeypatch.setattr(file_tools, "GREP_TIME_LIMIT_S", 0.5)
+    monkeypatch.setattr(search_tools, "GREP_TIME_LIMIT_S", 0.5)
     turns = [
         {"tool_calls": [{"name": "grep", "arguments": {"pattern": EVIL}}]},
         {"text": "That pattern is too slow."},

@@ -1,0 +1,278 @@
+"""The builtin search tools, glob and grep, confined to the run's workspace.
+
+Directories are listed through descriptors opened beneath the workspace (see
+:mod:`harness.tools._beneath`): a directory swapped for a symlink to the host while a search
+runs is never listed, and a file swapped for one is never read. ``**`` and grep's walk do not
+descend into symlinked directories; an explicit component may go through a link that stays
+inside.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import re
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from harness.core._messages import UIPayload
+from harness.errors import ToolError
+from harness.tools._base import ToolContext, ToolOutput
+from harness.tools._beneath import Beneath
+from harness.tools._builtin_base import BuiltinTool, object_schema
+from harness.tools._file_tools import (
+    _PATH,
+    MAX_FILE_BYTES,
+    MAX_MATCHES,
+    read_spot,
+    shown_name,
+)
+from harness.tools._grep_worker import run_killable
+from harness.tools._workspace import Workspace
+
+__all__ = ["GREP_TIME_LIMIT_S", "GlobTool", "GrepTool"]
+
+#: Wall-clock budget of one grep call; past it the worker process searching is killed.
+GREP_TIME_LIMIT_S = 5.0
+
+_MAX_LINE = 300
+_MAX_DIRS = 100_000  # directories one search may list (a loop of links swapped in meanwhile)
+
+
+class GlobTool(BuiltinTool):
+    name = "glob"
+    description = (
+        "Find workspace paths matching a glob pattern relative to the root (e.g. '**/*.py'); "
+        f"directories end with '/'. At most {MAX_MATCHES} results."
+    )
+    parameters = object_schema(
+        {"pattern": {"type": "string", "description": "e.g. src/**/*.py"}}, "pattern"
+    )
+    parallel_safe = True
+    read_only = True
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        pattern = self._str(self._check(args), "pattern")
+        if not pattern or "\x00" in pattern:
+            raise ToolError("pattern must be a non-empty string without NUL bytes")
+        if pattern.startswith(("/", "\\")) or Path(pattern).is_absolute():
+            raise ToolError("pattern refused: it must be relative to the workspace root")
+        if ".." in re.split(r"[/\\]", pattern):
+            raise ToolError("pattern refused: '..' components would leave the workspace")
+        parts = [p for p in pattern.split("/") if p not in ("", ".")]
+        if any("**" in p and p != "**" for p in parts):
+            raise ToolError(f"invalid glob pattern {pattern!r}: '**' must be a whole component")
+        ws = ctx.workspace
+
+        def work() -> list[str]:
+            beneath = ws.beneath(pattern)
+            found: dict[str, None] = {}
+            for lex, is_dir in _glob(beneath, (), parts):
+                if lex:
+                    found["/".join(shown_name(p) for p in lex) + "/" * is_dir] = None
+            return sorted(found)
+
+        found = await asyncio.to_thread(work)
+        if not found:
+            return f"no paths match {pattern!r}"
+        if len(found) > MAX_MATCHES:
+            extra = len(found) - MAX_MATCHES
+            found[MAX_MATCHES:] = [f"[capped at {MAX_MATCHES} results; {extra} more not shown]"]
+        return "\n".join(found)
+
+
+def _glob(
+    b: Beneath, lex: tuple[str, ...], parts: list[str]
+) -> Iterator[tuple[tuple[str, ...], bool]]:
+    """(path, is_dir) under the directory ``lex`` matching ``parts``. A directory is listed only
+    through a descriptor opened beneath the workspace; ``**`` never enters a symlinked one."""
+    if not parts:
+        yield lex, True
+        return
+    part, rest = parts[0], parts[1:]
+    try:
+        fd, _ = b.directory(lex)
+    except (OSError, ToolError):
+        return  # gone, not a directory, or a link out of the workspace: nothing to list
+    try:
+        if part == "**" or any(c in part for c in "*?["):
+            with os.scandir(fd) as it:
+                entries = [(e.name, e.is_dir(follow_symlinks=False), e.is_symlink()) for e in it]
+        else:
+            try:
+                st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                return
+            entries = [(part, stat.S_ISDIR(st.st_mode), stat.S_ISLNK(st.st_mode))]
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+    if part == "**":
+        yield from _glob(b, lex, rest)
+        for name, is_dir, _ in entries:
+            if is_dir:
+                yield from _glob(b, (*lex, name), parts)
+        return
+    for name, is_dir, is_link in entries:
+        if part != name and not fnmatch.fnmatchcase(name, part):
+            continue
+        child = (*lex, name)
+        if is_link:
+            kind = _link_kind(b, child)
+            if kind is None:
+                continue  # leads out of the workspace: not shown at all
+            is_dir = kind
+        if not rest:
+            yield child, is_dir
+        elif is_dir:
+            yield from _glob(b, child, rest)
+
+
+def _link_kind(b: Beneath, parts: tuple[str, ...]) -> bool | None:
+    """For a symlink: True (a directory inside), False (anything else inside) or None (out)."""
+    try:
+        spot = b.spot(parts)
+    except (OSError, ToolError):
+        return None
+    try:
+        return spot.name is None or (spot.lstat is not None and stat.S_ISDIR(spot.lstat.st_mode))
+    finally:
+        spot.close()
+
+
+class GrepTool(BuiltinTool):
+    name = "grep"
+    description = (
+        "Search text files under a workspace path (default: the root) for a Python regular "
+        f"expression; prints 'path:line:text', at most {MAX_MATCHES} matches."
+    )
+    parameters = object_schema(
+        {
+            "pattern": {"type": "string", "description": "A Python `re` regular expression."},
+            "path": {**_PATH, "default": "."},
+        },
+        "pattern",
+    )
+    parallel_safe = True
+    read_only = True
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
+        args = self._check(args)
+        pattern = self._str(args, "pattern")
+        try:
+            regex.compile(pattern)  # checked here; the worker process compiles its own
+        except regex.error as exc:
+            raise ToolError(f"invalid regex {pattern!r}: {exc}") from None
+        ws = ctx.workspace
+        path = self._str(args, "path", ".")
+        ws.parts(path)
+        try:
+            where, searched, out = await run_killable(
+                _grep_in_worker, ws, path, pattern, timeout_s=GREP_TIME_LIMIT_S
+            )
+        except TimeoutError:
+            raise ToolError(
+                f"pattern {pattern!r} took over {GREP_TIME_LIMIT_S:g} s (catastrophic "
+                "backtracking?); use a simpler pattern"
+            ) from None
+        truncated = len(out) > MAX_MATCHES
+        del out[MAX_MATCHES:]
+        rows = [{"path": m[1], "line": int(m[2]), "text": m[3]}
+                for m in map(_MATCH_LINE.match, out) if m]  # fmt: skip
+        ui = UIPayload("matches", {"pattern": pattern, "path": where, "searched": searched,
+                                   "truncated": truncated, "matches": rows})  # fmt: skip
+        if not out:
+            return ToolOutput(
+                f"no matches for {pattern!r} in {where} (searched {searched} files)", ui
+            )
+        if truncated:
+            out.append(f"[stopped after {MAX_MATCHES} matches; narrow the pattern or path]")
+        return ToolOutput("\n".join(out), ui)
+
+
+_MATCH_LINE = re.compile(r"^(.*?):(\d+):(.*)$", re.DOTALL)  # grep's path:line:text
+
+
+def _grep_in_worker(ws: Workspace, path: str, pattern: str) -> tuple[str, int, list[str]]:
+    """Runs in grep's worker process (see :mod:`harness.tools._grep_worker`): the shown top
+    path, the files searched and the matching lines (one past the cap means "more")."""
+    b = ws.beneath(path)
+    parts = ws.parts(path)
+    try:
+        spot = b.spot(parts)
+    except (FileNotFoundError, NotADirectoryError):
+        raise ToolError(f"not found: {shown_name('/'.join(parts) or '.')}") from None
+    try:
+        if spot.name is not None and spot.lstat is None:
+            raise ToolError(f"not found: {shown_name(spot.rel)}")
+        top = spot.parts
+        is_dir = spot.name is None or stat.S_ISDIR(spot.lstat.st_mode)  # type: ignore[union-attr]
+    finally:
+        spot.close()
+    files = sorted(_files(b, top), key="/".join) if is_dir else [top]
+    out: list[str] = []
+    compiled = regex.compile(pattern)
+    searched = 0
+    for file in files:
+        text = _text(b, file)
+        if text is None:
+            continue
+        searched += 1
+        rel = "/".join(shown_name(p) for p in file)
+        for lineno, line in enumerate(text.split("\n"), 1):
+            line = line.removesuffix("\r")
+            if compiled.search(line):
+                shown = line if len(line) <= _MAX_LINE else line[:_MAX_LINE] + "…"
+                out.append(f"{rel}:{lineno}:{shown}")
+                if len(out) > MAX_MATCHES:
+                    return shown_name("/".join(top) or "."), searched, out
+    return shown_name("/".join(top) or "."), searched, out
+
+
+def _files(b: Beneath, top: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """Every non-directory name under ``top`` (symlinked directories and .git are not
+    entered); each directory is listed through a descriptor opened beneath the workspace."""
+    todo = [top]
+    listed = 0
+    while todo and listed < _MAX_DIRS:
+        lex = todo.pop()
+        listed += 1
+        try:
+            fd, _ = b.directory(lex)
+        except (OSError, ToolError):
+            continue
+        try:
+            with os.scandir(fd) as it:
+                for entry in it:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name != ".git":
+                            todo.append((*lex, entry.name))
+                    else:
+                        yield (*lex, entry.name)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+
+
+def _text(b: Beneath, parts: tuple[str, ...]) -> str | None:
+    """A searchable file's text (a regular file inside, under the size cap, not binary)."""
+    try:
+        spot = b.spot(parts)
+    except (OSError, ToolError):
+        return None
+    try:
+        lst = spot.lstat
+        if lst is None or not stat.S_ISREG(lst.st_mode) or lst.st_size > MAX_FILE_BYTES:
+            return None
+        return read_spot(b, spot, strict=False)
+    except (OSError, ToolError):
+        return None
+    finally:
+        spot.close()
