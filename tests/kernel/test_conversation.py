@@ -402,3 +402,20 @@ def test_bad_turns_are_config_errors_before_the_run(options: dict[str, Any], mes
 def test_extract_structured_refuses_turns() -> None:
     with pytest.raises(ConfigError, match="does not support follow-up user turns"):
         harness.extract_structured("q", schema={"type": "object"}, provider="mock", turns=["more"])
+
+
+def test_steps_keep_the_models_call_when_a_reviewer_edits_it(tmp_path: Path) -> None:
+    paused = harness.run(
+        "write it",
+        provider=mock(tool_turn(call("write_file", path="a.txt", content="model")), text("ok")),
+        tools=["write_file"],
+        cwd=tmp_path,
+        interrupt_before="write_file",
+    )
+    call_id = (paused.pending_tool_calls or [])[0].id
+    done = harness.resume(
+        paused, decisions={call_id: {"edit": {"path": "a.txt", "content": "human"}}}
+    )
+    assert (tmp_path / "a.txt").read_text() == "human"
+    assert done.turns[0].steps == [[("write_file", {"path": "a.txt", "content": "model"})]]
+    assert (done.turns[0].reply, done.turns[0].finish_reason) == ("ok", FinishReason.STOP)
