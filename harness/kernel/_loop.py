@@ -1,10 +1,12 @@
 """The agent loop (port of ``ExAthena.Loop.run/2``).
 
-Before every iteration, in this order: early halt -> max_iterations -> consecutive mistakes ->
-budget -> no progress; then proactive compaction, the ``Iteration`` event, the PreIteration hook
-and ``mode.iterate``. ``iterations`` counts continued iterations only. Whatever happens after the
-loop has started - a raising hook, tool, subscriber or mode, a cancelled task - the run ends with a
-Result, the Stop/StopFailure and SessionEnd hooks, and exactly one final ``Done`` event.
+Before every iteration, in this order: early halt -> max_iterations -> (max_steps_per_turn) ->
+consecutive mistakes -> budget -> no progress; then proactive compaction, the ``Iteration``
+event, the PreIteration hook and ``mode.iterate``. ``iterations`` counts continued iterations
+only. Whatever happens after the loop has started - a raising hook, tool, subscriber or mode, a
+cancelled task - the run ends with a Result, the Stop/StopFailure and SessionEnd hooks, and
+exactly one final ``Done`` event. When the mode halts with ``stop`` and a follow-up user turn is
+waiting, the loop goes on with that turn (:mod:`harness.kernel._conversation`).
 """
 
 from __future__ import annotations
