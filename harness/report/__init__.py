@@ -34,7 +34,9 @@ from harness.report._gate import (
     write_step_summary,
 )
 from harness.report._loader import load_run
+from harness.report._power import mdd_floor, minimum_detectable_difference, sign_test_power
 from harness.report._render import render_html, render_markdown, write_report
+from harness.report._requested import RequestedMatrix, load_requested
 from harness.report._stats import (
     BootstrapResult,
     cluster_bootstrap,
@@ -60,6 +62,7 @@ __all__ = [
     "GateThresholds",
     "Report",
     "ReportInputError",
+    "RequestedMatrix",
     "baseline_diff",
     "baseline_save",
     "build_report",
@@ -69,8 +72,11 @@ __all__ = [
     "finish_reason_table",
     "holm_adjust",
     "load_baseline",
+    "load_requested",
     "load_run",
     "mcnemar_exact",
+    "mdd_floor",
+    "minimum_detectable_difference",
     "paired_comparisons",
     "pass_at_k",
     "pass_hat_k",
@@ -79,6 +85,7 @@ __all__ = [
     "render_html",
     "render_markdown",
     "run_gate",
+    "sign_test_power",
     "summary_table",
     "task_grid_frame",
     "thresholds_from_pyproject",

@@ -5,11 +5,14 @@ Checks, all on the cells present in both the run and the baseline with the same 
 - ``cost``: total cost, and the cost of each suite, may rise by at most ``max_cost_increase``
   (relative: 0.10 = +10%); only cells whose cost is known on both sides count;
 - ``pass_rate``: the pass rate may drop by at most ``max_pass_rate_drop`` (absolute: 0.05 = 5
-  points);
+  points), in total, in each suite and in each (provider, mode) group, so that one group's
+  collapse cannot hide in the total;
 - ``flips``: at most ``allow_flips`` cells that passed in the baseline may fail now.
 
-Cells on one side only, cells whose model changed and cells of unknown cost never fail the gate
-but are listed as warnings, so nothing passes silently. Thresholds come from the arguments, else
+Completeness is judged against the matrix the run was asked for (:class:`RequestedMatrix`, from
+``bench_runs``): baseline cells outside it are "not requested", listed but not missing. Cells on
+one side only, cells whose model changed and cells of unknown cost never fail the thresholds but
+are listed as warnings, so nothing passes silently. Thresholds come from the arguments, else
 from ``[tool.harness.gate]`` in pyproject.toml, else the defaults.
 """
 
@@ -28,6 +31,7 @@ import pandas as pd
 from harness.report._baseline import Baseline, load_baseline
 from harness.report._diff import diff_counts, diff_frame
 from harness.report._gate_output import gate_markdown, gate_text, github_annotations
+from harness.report._requested import RequestedMatrix
 from harness.report._stats import sign_test, signed_rank_test
 from harness.report._tables import CELL_KEY, ReportInputError, prepare_results, scored
 
@@ -35,6 +39,7 @@ __all__ = [
     "GateCheck",
     "GateResult",
     "GateThresholds",
+    "RequestedMatrix",
     "find_pyproject",
     "run_gate",
     "thresholds_from_pyproject",
@@ -188,6 +193,25 @@ def _cost_check(scope: str, both: pd.DataFrame, limit: float, significance: bool
     return GateCheck("cost", scope, base, now, change, limit, ok, detail)
 
 
+def _rate_check(scope: str, frame: pd.DataFrame, t: GateThresholds) -> GateCheck:
+    """The pass rate of ``frame``'s cells (in both runs, same model) may drop by at most the
+    limit; with ``significance``, a drop past it must also be significant over the tasks."""
+    n = len(frame)
+    limit = t.max_pass_rate_drop
+    if not n:
+        return GateCheck("pass_rate", scope, math.nan, math.nan, math.nan, limit, True, "no cell")
+    base_rate = float(frame["passed_base"].mean())
+    now_rate = float(frame["passed_now"].mean())
+    drop = base_rate - now_rate
+    ok = drop <= limit + _EPS
+    detail = f"{n} cell(s) in both"
+    if t.significance and not ok:
+        p = sign_test(_task_diffs(frame, "passed_now", "passed_base"))
+        ok = p >= _ALPHA
+        detail += f"; sign test p={p:.3g} over tasks" + (" (not significant)" if ok else "")
+    return GateCheck("pass_rate", scope, base_rate, now_rate, drop, limit, ok, detail)
+
+
 def _completeness(
     diff: pd.DataFrame, now: pd.DataFrame, base: pd.DataFrame, t: GateThresholds
 ) -> tuple[list[GateCheck], list[pd.DataFrame]]:
@@ -236,31 +260,30 @@ def _evaluate(diff: pd.DataFrame, t: GateThresholds) -> tuple[list[GateCheck], p
         if not check.ok:
             up = frame[frame["cost_change"] == "up"].sort_values("cost_delta", ascending=False)
             offending.append(up.assign(reason=f"cost up ({scope})"))
-    n = len(both)
-    base_rate = float(both["passed_base"].mean()) if n else math.nan
-    now_rate = float(both["passed_now"].mean()) if n else math.nan
-    drop = base_rate - now_rate if n else math.nan
-    rate_ok = not n or drop <= t.max_pass_rate_drop + _EPS
-    limit = t.max_pass_rate_drop
-    detail = f"{n} cell(s) in both"
     flipped = both[both["status"] == "newly_failing"]
+    rate_scopes = [("total", both)]
+    rate_scopes += [(f"suite {s}", g) for s, g in both.groupby("suite", sort=True)]
+    rate_scopes += [
+        (f"{prov} / {mode}", g) for (prov, mode), g in both.groupby(["provider", "mode"], sort=True)
+    ]
+    rate_failed = False
+    for scope, frame in rate_scopes:
+        check = _rate_check(scope, frame, t)
+        checks.append(check)
+        rate_failed = rate_failed or not check.ok
     flips = float(len(flipped))
     flips_ok = len(flipped) <= t.allow_flips
     flips_detail = "cells that passed in the baseline and fail now"
-    if t.significance and n and not (rate_ok and flips_ok):
+    if t.significance and len(both) and not flips_ok:
         p = sign_test(_task_diffs(both, "passed_now", "passed_base"))
-        note = f"; sign test p={p:.3g} over tasks" + (" (not significant)" if p >= _ALPHA else "")
-        rate_ok, flips_ok = rate_ok or p >= _ALPHA, flips_ok or p >= _ALPHA
-        detail += note
-        flips_detail += note
+        flips_ok = p >= _ALPHA
+        flips_detail += f"; sign test p={p:.3g} over tasks" + (
+            " (not significant)" if flips_ok else ""
+        )
     checks.append(
-        GateCheck("pass_rate", "total", base_rate, now_rate, drop, limit, rate_ok, detail)
+        GateCheck("flips", "total", 0.0, flips, flips, float(t.allow_flips), flips_ok, flips_detail)
     )
-    detail = flips_detail
-    checks.append(
-        GateCheck("flips", "total", 0.0, flips, flips, float(t.allow_flips), flips_ok, detail)
-    )
-    if not (rate_ok and flips_ok):
+    if not flips_ok or rate_failed:
         offending.insert(0, flipped.assign(reason="newly failing"))
     table = pd.concat(offending) if offending else diff.iloc[0:0].assign(reason="")
     table = table.drop_duplicates(subset=list(CELL_KEY), keep="first").reset_index(drop=True)
@@ -304,9 +327,12 @@ def run_gate(
     run: pd.DataFrame,
     baseline: Baseline | pd.DataFrame | str | Path,
     thresholds: GateThresholds | None = None,
+    requested: RequestedMatrix | None = None,
 ) -> GateResult:
     """Gate the run in ``run`` (a results DataFrame) against ``baseline`` (a loaded baseline, a
-    results DataFrame, or the path of a baseline file). Bad input raises ReportInputError."""
+    results DataFrame, or the path of a baseline file). ``requested``: the matrix the run was
+    asked for; baseline cells outside it are not requested (listed, never missing). Bad input
+    raises ReportInputError."""
     t = thresholds or GateThresholds()
     if isinstance(baseline, str | Path):
         baseline = load_baseline(baseline)
@@ -317,6 +343,19 @@ def run_gate(
     now, warnings = prepare_results(run, source="run")
     if now.empty:
         raise ReportInputError("run: no results to gate")
+    not_requested = base.iloc[0:0]
+    if requested is not None:
+        inside = requested.contains(base)
+        base, not_requested = base.loc[inside], base.loc[~inside]
+        if len(not_requested):
+            warnings.append(
+                f"{len(not_requested)} baseline cell(s) not requested by this run (it asked for "
+                f"{requested.describe()}): not gated, not missing; e.g. "
+                + ", ".join(
+                    f"{r.suite}/{r.task_id} [{r.mode}, {r.provider}, e{r.epoch}]"
+                    for r in not_requested.head(3).itertuples()
+                )
+            )
     complete, incomplete = _completeness(diff_frame(now, base), now, base, t)
     # Thresholds compare scored cells only; errored ones failed the completeness check.
     diff = diff_frame(scored(now), base)
@@ -324,7 +363,8 @@ def run_gate(
     if incomplete:
         offending = pd.concat([*incomplete, offending], ignore_index=True)
     warnings += _warnings(diff, source)
-    return GateResult(complete + checks, offending, warnings, t, diff_counts(diff), source)
+    counts = {**diff_counts(diff), "not_requested": len(not_requested)}
+    return GateResult(complete + checks, offending, warnings, t, counts, source)
 
 
 def write_step_summary(result: GateResult, env: Mapping[str, str] | None = None) -> Path | None:

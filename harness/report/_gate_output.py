@@ -4,13 +4,12 @@ workflow annotations (``::error::`` lines)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from harness.report._format import (
     cell_name,
     fmt_pct,
-    fmt_pts,
     fmt_usd,
     isnan,
     md_table,
@@ -20,20 +19,76 @@ from harness.report._format import (
 if TYPE_CHECKING:
     from harness.report._gate import GateCheck, GateResult
 
-__all__ = ["check_message", "gate_markdown", "gate_text", "github_annotations"]
+__all__ = [
+    "check_message",
+    "distinct_pair",
+    "fmt_change_pct",
+    "fmt_drop_pts",
+    "gate_markdown",
+    "gate_text",
+    "github_annotations",
+]
 
 _CHECK_HEADERS = ["", "check", "scope", "baseline", "now", "change", "limit"]
 _CELL_HEADERS = ["reason", "cell", "baseline", "now", "cost baseline", "cost now", "cost change"]
 
 
+def _sig(x: float, digits: int = 2) -> str:
+    """``x`` with at least one decimal and ``digits`` significant digits: 0.00013 -> '0.00013'."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:.1f}"
+    decimals = max(1, digits - 1 - math.floor(math.log10(abs(x))))
+    return f"{x:.{decimals}f}"
+
+
+def fmt_change_pct(change: float) -> str:
+    """A relative change with enough digits to be seen: +0.1% -> '+0.1%', 1.3e-6 ->
+    '+0.00013%', 0 -> '±0%'."""
+    if isnan(change):
+        return "–"
+    if math.isinf(change):
+        return "+inf" if change > 0 else "-inf"
+    if change == 0:
+        return "±0%"
+    return ("+" if change > 0 else "-") + _sig(abs(change) * 100) + "%"
+
+
+def fmt_drop_pts(drop: float) -> str:
+    """A pass-rate change in points (``-drop``) with enough digits to be seen."""
+    if isnan(drop):
+        return "–"
+    if drop == 0:
+        return "±0 pts"
+    return ("-" if drop > 0 else "+") + _sig(abs(drop) * 100) + " pts"
+
+
+def distinct_pair(a: float, b: float, fmt: Callable[[float, int], str], start: int) -> list[str]:
+    """``fmt(a, d)`` and ``fmt(b, d)`` with the fewest digits ``d >= start`` that tell two
+    different values apart (never '$0.762 $0.762' for two different costs)."""
+    for d in range(start, start + 12):
+        sa, sb = fmt(a, d), fmt(b, d)
+        if sa != sb or a == b or isnan(a) or isnan(b):
+            return [sa, sb]
+    return [sa, sb]
+
+
+def _usd(x: float, sig: int) -> str:
+    if isnan(x):
+        return "–"
+    if x == 0:
+        return "$0"
+    decimals = max(2, sig - 1 - math.floor(math.log10(abs(x))))
+    return ("-" if x < 0 else "") + f"${abs(x):,.{decimals}f}"
+
+
 def _check_row(c: GateCheck) -> list[str]:
     mark = "ok" if c.ok else "FAIL"
     if c.name == "cost":
-        change = "–" if isnan(c.change) else "+inf" if math.isinf(c.change) else f"{c.change:+.1%}"
-        values = [fmt_usd(c.baseline), fmt_usd(c.current), change, f"+{c.limit:.0%}"]
+        values = distinct_pair(c.baseline, c.current, _usd, 3)
+        values += [fmt_change_pct(c.change), f"+{c.limit:.0%}"]
     elif c.name == "pass_rate":
-        values = [fmt_pct(c.baseline, 1), fmt_pct(c.current, 1), fmt_pts(-c.change)]
-        values.append(f"-{c.limit * 100:g} pts")
+        values = distinct_pair(c.baseline, c.current, fmt_pct, 1)
+        values += [fmt_drop_pts(c.change), f"-{c.limit * 100:g} pts"]
     else:
         values = ["–", f"{c.current:.0f}", f"{c.change:.0f}", f"{c.limit:.0f}"]
     return [mark, c.name, c.scope, *values]
@@ -42,15 +97,14 @@ def _check_row(c: GateCheck) -> list[str]:
 def check_message(c: GateCheck) -> str:
     """One sentence per failed check, for annotations and logs."""
     if c.name == "cost":
-        rise = "from 0" if math.isinf(c.change) else f"by {c.change:.1%}"
-        return (
-            f"cost ({c.scope}) rose {rise}: {fmt_usd(c.baseline)} -> {fmt_usd(c.current)} "
-            f"(limit +{c.limit:.0%})"
-        )
+        rise = "from 0" if math.isinf(c.change) else f"by {fmt_change_pct(c.change).lstrip('+')}"
+        base, now = distinct_pair(c.baseline, c.current, _usd, 3)
+        return f"cost ({c.scope}) rose {rise}: {base} -> {now} (limit +{c.limit:.0%})"
     if c.name == "pass_rate":
+        base, now = distinct_pair(c.baseline, c.current, fmt_pct, 1)
         return (
-            f"pass rate dropped {c.change * 100:.1f} pts: {fmt_pct(c.baseline, 1)} -> "
-            f"{fmt_pct(c.current, 1)} (limit {c.limit * 100:g} pts)"
+            f"pass rate ({c.scope}) dropped {fmt_drop_pts(c.change).lstrip('-')}: {base} -> "
+            f"{now} (limit {c.limit * 100:g} pts)"
         )
     if c.name == "missing_cells":
         return (
@@ -62,6 +116,10 @@ def check_message(c: GateCheck) -> str:
     if c.name == "suites":
         return f"the run covers other suites than the baseline ({c.detail})"
     return f"{c.current:.0f} cell(s) passed in the baseline and fail now (allowed: {c.limit:.0f})"
+
+
+def _num(value: object) -> float:
+    return math.nan if isnan(value) else float(value)  # type: ignore[arg-type]
 
 
 def _cell_rows(result: GateResult, max_cells: int) -> Iterator[list[str]]:
@@ -78,8 +136,9 @@ def _cell_rows(result: GateResult, max_cells: int) -> Iterator[list[str]]:
             cell_name(rec["suite"], rec["task_id"], rec["mode"], rec["provider"], rec["epoch"]),
             base,
             now,
-            fmt_usd(rec.get("cost_base", math.nan)),
-            fmt_usd(rec.get("cost_now", rec.get("cost_usd", math.nan))),
+            *distinct_pair(
+                _num(rec.get("cost_base")), _num(rec.get("cost_now", rec.get("cost_usd"))), _usd, 3
+            ),
             fmt_usd(rec.get("cost_delta", math.nan), sign=True),
         ]
 

@@ -64,6 +64,8 @@ def test_regressed_run_fails_and_names_the_cells(
         ("cost", "suite arith"),
         ("cost", "suite files"),
         ("pass_rate", "total"),
+        ("pass_rate", "suite arith"),  # -12.5 pts
+        ("pass_rate", "live / react"),  # -12.5 pts
         ("flips", "total"),
     }
     total = next(c for c in result.checks if (c.name, c.scope) == ("cost", "total"))
@@ -80,7 +82,7 @@ def test_regressed_run_fails_and_names_the_cells(
     )
     assert len(result.offending) == 16
     text = result.to_text()
-    assert text.startswith("harness gate: FAILED (5 of 8 checks)")
+    assert text.startswith("harness gate: FAILED (7 of 12 checks)")
     assert "arith/t1 [react, live, e0]" in text
     assert "fail (error_max_turns)" in text
     assert "+20.0%" in text
@@ -103,7 +105,7 @@ def test_clean_run_passes(base_run: pd.DataFrame, baseline_file: Path) -> None:
     assert result.passed
     assert result.offending.empty
     assert result.warnings == []
-    assert result.to_text().startswith(f"harness gate: PASSED (8 checks) against {baseline_file}")
+    assert result.to_text().startswith(f"harness gate: PASSED (12 checks) against {baseline_file}")
     assert result.annotations() == []
 
 
@@ -124,8 +126,19 @@ def test_thresholds_are_inclusive_and_configurable(
     run["cost_usd"] = 0.011  # exactly +10%
     run.loc[_cell(run, "files", "t0", "reflexion"), "passed"] = False  # one flip: -6.25 pts
     strict = run_gate(run, baseline_file)
-    assert [c.name for c in strict.failed_checks()] == ["pass_rate", "flips"]
-    lenient = run_gate(run, baseline_file, GateThresholds(max_pass_rate_drop=0.07, allow_flips=1))
+    # -6.25 pts in total, -12.5 in suite files and in live / reflexion.
+    assert [(c.name, c.scope) for c in strict.failed_checks()] == [
+        ("pass_rate", "total"),
+        ("pass_rate", "suite files"),
+        ("pass_rate", "live / reflexion"),
+        ("flips", "total"),
+    ]
+    total_only = GateThresholds(max_pass_rate_drop=0.07, allow_flips=1)
+    assert [c.scope for c in run_gate(run, baseline_file, total_only).failed_checks()] == [
+        "suite files",
+        "live / reflexion",
+    ]
+    lenient = run_gate(run, baseline_file, GateThresholds(max_pass_rate_drop=0.125, allow_flips=1))
     assert lenient.passed
     assert (
         run_gate(
@@ -344,3 +357,83 @@ def test_significance_mode_forgives_one_flaky_cell(
     lenient = run_gate(run, baseline_file, GateThresholds(significance=True))
     assert lenient.passed, lenient.to_text()
     assert "sign test p=" in lenient.to_text() or "not significant" in str(lenient.checks)
+
+
+def test_one_group_dropping_18_points_fails_while_the_total_drops_2(rows: Rows) -> None:
+    # 9 (provider, mode) groups of 100 tasks; in llamaserver-gemma / react 18 cells flip:
+    # the group drops 18 points, the total 2 (18 of 900), within a 5-point total limit.
+    groups = [(p, m) for p in ("llamaserver-gemma", "llamacpp-gemma", "live") for m in
+              ("react", "reflexion", "plan_and_solve")]  # fmt: skip
+    base = rows(
+        *[
+            {"provider": p, "mode": m, "task_id": f"t{i:03d}", "passed": i % 2 == 0}
+            for p, m in groups
+            for i in range(100)
+        ]
+    )
+    run = base.copy()
+    group = (run["provider"] == "llamaserver-gemma") & (run["mode"] == "react")
+    flip = group & run["passed"] & (run["task_id"] < "t036")
+    assert int(flip.sum()) == 18
+    run.loc[flip, "passed"] = False
+    result = run_gate(run, base, GateThresholds(allow_flips=30))
+    by_scope = {(c.name, c.scope): c for c in result.checks}
+    total = by_scope[("pass_rate", "total")]
+    assert total.ok
+    assert total.change == pytest.approx(0.02)
+    bad = by_scope[("pass_rate", "llamaserver-gemma / react")]
+    assert not bad.ok
+    assert (bad.baseline, bad.current, bad.change) == pytest.approx((0.5, 0.32, 0.18))
+    assert [(c.name, c.scope) for c in result.failed_checks()] == [
+        ("pass_rate", "llamaserver-gemma / react")
+    ]
+    assert result.exit_code == 1
+    lines = result.to_text().splitlines()
+    row = next(line for line in lines if "llamaserver-gemma / react" in line)
+    assert row.split() == ["FAIL", "pass_rate", "llamaserver-gemma", "/", "react", "50.0%",
+                           "32.0%", "-18.0", "pts", "-5", "pts"]  # fmt: skip
+    assert len(result.offending) == 18
+
+
+def test_failing_rows_print_enough_digits_to_show_the_change(rows: Rows) -> None:
+    base = rows({"cost_usd": 0.762}, {"task_id": "u", "cost_usd": 0.0})
+    run = rows({"cost_usd": 0.7620001}, {"task_id": "u", "cost_usd": 0.0})
+    result = run_gate(run, base, GateThresholds(max_cost_increase=0))
+    check = result.failed_checks()[0]
+    text = result.to_text()
+    assert "$0.762 " not in text
+    assert "$0.7620000  $0.7620001  +0.000013%" in text
+    from harness.report._gate_output import check_message
+
+    assert check_message(check) == (
+        "cost (total) rose by 0.000013%: $0.7620000 -> $0.7620001 (limit +0%)"
+    )
+
+
+def test_baseline_cells_outside_the_requested_matrix_are_not_requested(
+    base_run: pd.DataFrame,
+) -> None:
+    from harness.report import RequestedMatrix
+
+    # The run asked for react on tasks t0 and t1 only.
+    asked = RequestedMatrix(
+        suites=("arith", "files"), modes=("react",), providers=("live",), epochs=1,
+        tasks=("t0", "t1"),
+    )  # fmt: skip
+    run = base_run[asked.contains(base_run)]
+    assert len(run) == 4
+    result = run_gate(run, base_run, requested=asked)
+    assert result.passed, result.to_text()
+    missing = next(c for c in result.checks if c.name == "missing_cells")
+    assert (missing.baseline, missing.change) == (4.0, 0.0)
+    assert result.counts["not_requested"] == 12
+    assert any(
+        w.startswith("12 baseline cell(s) not requested by this run") for w in result.warnings
+    )
+    # Without the matrix, the same run is incomplete.
+    assert not run_gate(run, base_run).passed
+    # A requested cell that did not run is still missing.
+    short = run.iloc[1:]
+    assert [c.name for c in run_gate(short, base_run, requested=asked).failed_checks()] == [
+        "missing_cells"
+    ]
