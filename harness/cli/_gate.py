@@ -73,9 +73,11 @@ def gate(
     significance: bool | None,
     pyproject: str | None,
 ) -> None:
-    """Fail (exit 1) when a run is incomplete (baseline cells missing, cells errored, another
-    suite set) or regresses against the baseline: cost up, pass rate down, or cells that passed
-    now failing. Writes $GITHUB_STEP_SUMMARY when set."""
+    """Fail (exit 1) when a run is incomplete (baseline cells of its requested matrix missing,
+    cells errored, another suite set) or regresses against the baseline: cost up, pass rate
+    down (in total, per suite or per provider and mode), or cells that passed now failing.
+    Baseline cells outside the run's matrix are listed as not requested. Writes
+    $GITHUB_STEP_SUMMARY when set."""
 
     def action() -> int:
         from harness.report._gate import (
@@ -96,10 +98,12 @@ def gate(
             significance=significance or None,
         )
         from harness.report._baseline import load_baseline
+        from harness.report._requested import load_requested
 
         base = load_baseline(baseline_file)
         run_id, frame = load(db, run)
-        result = run_gate(frame, base, thresholds)
+        # Completeness is judged against the matrix the run was asked for (bench_runs).
+        result = run_gate(frame, base, thresholds, requested=load_requested(db, run_id))
         click.echo(f"run {run_id}")
         click.echo(result.to_text())
         if os.environ.get("GITHUB_ACTIONS") == "true":

@@ -192,3 +192,28 @@ def test_an_unwritable_report_out_is_bad_input(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "--out" in result.output
     assert "Traceback" not in result.output
+
+
+def test_gate_judges_a_subset_run_against_its_requested_matrix(
+    db: Path, cells: pd.DataFrame, tmp_path: Path
+) -> None:
+    base = tmp_path / "reports" / "baseline.json"
+    assert _invoke("baseline", "save", "--db", str(db), "-o", str(base)).exit_code == 0
+    subset = cells[(cells["mode"] == "react") & cells["task_id"].isin(["t0", "t1"])]
+    with store.Store.open(db) as s:
+        s.begin_run(
+            run_id="run-subset",
+            suites=["arith", "files"],
+            modes=["react"],
+            providers=["live"],
+            epochs=1,
+            config={"tasks": ["t0", "t1"]},
+        )
+        s.write_results(subset.assign(run_id="run-subset"))
+        s.finish_run("run-subset")
+    out = _invoke("gate", "--db", str(db), "--run", "run-subset", "--baseline", str(base))
+    assert out.exit_code == 0, out.output
+    assert "12 baseline cell(s) not requested by this run (it asked for suites arith,files; " in (
+        out.output
+    )
+    assert "missing" not in out.output.split("warning:")[0].replace("missing_cells", "")
