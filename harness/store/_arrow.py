@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from harness.store._text import utf8
+
 __all__ = ["column", "empty_table"]
 
 _EPOCH = datetime(1970, 1, 1)
@@ -49,7 +51,12 @@ def _micros(value: datetime) -> int:
 
 
 def _bytes_column(values: Sequence[Any], kind: pa.DataType) -> pa.Array[Any]:
-    parts = [b"" if v is None else (v.encode("utf-8") if isinstance(v, str) else v) for v in values]
+    try:
+        parts = [
+            b"" if v is None else (v.encode("utf-8") if isinstance(v, str) else v) for v in values
+        ]
+    except UnicodeEncodeError:  # a lone surrogate somewhere: replaced, never raised
+        parts = [b"" if v is None else (utf8(v) if isinstance(v, str) else v) for v in values]
     lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
     offsets = np.zeros(len(parts) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])

@@ -6,7 +6,9 @@ The stored document is ``{"v": 1, "messages": [...], "cut": NOTE | null}``; each
 marks the assistant turns that are not answers (``plan``, ``critique``). Bounds: a message's
 content (and a tool result's) keeps its first :data:`MAX_CONTENT_CHARS` characters, and a
 conversation longer than :data:`MAX_MESSAGES` keeps its first and last messages; both cuts are
-said in the message itself (``[... N characters cut ...]``) and in ``cut``.
+said in the message itself (``[... N characters cut ...]``) and in ``cut``. Text that is not
+valid Unicode (a lone surrogate in a reply, an undecodable byte in a file name) is replaced (see
+:mod:`harness.store._text`), never raised.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.core._messages import Message
+from harness.store._text import utf8
 
 __all__ = ["MAX_CONTENT_CHARS", "MAX_MESSAGES", "decode_transcript", "encode_transcript"]
 
@@ -81,7 +84,7 @@ def encode_transcript(
         out.append(_message(messages[i], turns.get(i), notes, i))
     doc = {"v": 1, "messages": out, "cut": "; ".join(notes) or None}
     text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), default=str)
-    return zlib.compress(text.encode("utf-8"), 6)
+    return zlib.compress(utf8(text), 6)  # a lone surrogate is replaced, never raised
 
 
 def decode_transcript(value: bytes | bytearray | memoryview | None) -> dict[str, Any] | None:

@@ -64,12 +64,17 @@ def test_nan_and_infinities_survive_a_float_column() -> None:
         (pa.int32(), 2**31),
         (pa.int64(), 2**63),
         (pa.float64(), "x"),
-        (pa.string(), "\ud800"),  # a lone surrogate is not UTF-8
     ],
 )
 def test_a_value_that_does_not_fit_raises(kind: pa.DataType, value: Any) -> None:
     with pytest.raises((TypeError, ValueError, OverflowError, UnicodeError)):
         column([None, value], kind)
+
+
+def test_a_lone_surrogate_is_replaced_not_raised() -> None:
+    # not UTF-8: one cell's odd text must never fail the shard (issue 27)
+    got = column([None, "ok", "a\ud800b", "f\udcff"], pa.string()).to_pylist()
+    assert got == [None, "ok", "a\ufffdb", "f\ufffd"]
 
 
 def test_a_wrong_value_in_a_shard_row_names_the_column() -> None:
