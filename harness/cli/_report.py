@@ -1,4 +1,5 @@
-"""``harness report``: write report.md and a self-contained report.html for a run.
+"""``harness report``: write report.md, a self-contained report.html and/or report.json for a
+run (``--format md,html,json``; JSON Schema in docs/report-schema.json).
 
 Exit codes: 0 success, 2 bad input (the message names the file, run or field).
 """
@@ -28,6 +29,14 @@ __all__ = ["COMMANDS", "report"]
     type=click.Path(file_okay=False),
     help="Folder for report.md and report.html.",
 )
+@click.option(
+    "--format",
+    "formats",
+    default="md,html",
+    show_default=True,
+    metavar="md,html,json",
+    help="Which files to write, comma-separated: report.md, report.html, report.json.",
+)
 @click.option("--title", default=None, help="Report title (default: 'harness report — RUN').")
 @click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
 @click.option(
@@ -42,16 +51,24 @@ def report(
     run: str,
     baseline_ref: str | None,
     out: str,
+    formats: str,
     title: str | None,
     seed: int,
     resamples: int,
 ) -> None:
-    """Write report.md and a self-contained report.html for a run."""
+    """Write report.md, a self-contained report.html and/or report.json for a run."""
 
     def action() -> int:
+        from harness.errors import ConfigError
         from harness.report._build import build_report
-        from harness.report._render import write_report
+        from harness.report._render import FORMATS, write_report
 
+        wanted = [f.strip().lower() for f in formats.split(",") if f.strip()]
+        bad = [f for f in wanted if f not in FORMATS]
+        if bad or not wanted:
+            raise ConfigError(
+                f"--format {formats}: expected a comma-separated list of {', '.join(FORMATS)}"
+            )
         check_out_dir(out)  # before any work: a bad --out is bad input (exit 2)
         run_id, frame = load(db, run)
         base, label = baseline_arg(db, baseline_ref) if baseline_ref else (None, None)
@@ -63,12 +80,14 @@ def report(
             n_resamples=resamples,
             seed=seed,
         )
-        paths = write_report(rep, out)
+        paths = write_report(rep, out, wanted)
         for verdict in rep.comparisons["verdict"].tolist():
             click.echo(verdict)
         for warning in rep.warnings:
             click.echo(f"warning: {warning}", err=True)
-        click.echo(f"wrote {paths['md']} and {paths['html']} ({rep.n_results} results)")
+        names = [str(p) for p in paths.values()]
+        written = names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+        click.echo(f"wrote {written} ({rep.n_results} results)")
         return 0
 
     raise SystemExit(guarded(action))

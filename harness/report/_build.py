@@ -58,6 +58,8 @@ class Report:
     scripted: frozenset[str] = frozenset()
     #: One verdict sentence per real provider (what the report opens with).
     headline: list[str] = field(default_factory=list)
+    #: The prepared cells (every row, errored ones too): the JSON report's totals.
+    cells: pd.DataFrame | None = None
 
 
 def iteration_stats(p: pd.DataFrame) -> pd.DataFrame:
@@ -140,4 +142,5 @@ def build_report(
         failures=failing_cells_frame(p),
         scripted=scripted,
         headline=headline(summary, comparisons, scripted, alpha),
+        cells=p,
     )

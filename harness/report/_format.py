@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ __all__ = [
     "fmt_usd",
     "isnan",
     "md_table",
+    "md_text",
     "text_table",
 ]
 
@@ -90,8 +92,32 @@ def cell_name(suite: Any, task_id: Any, mode: Any, provider: Any, epoch: Any) ->
     return f"{suite}/{task_id} [{mode}, {provider}, e{epoch}]"
 
 
+_MENTION = re.compile(r"@(?=[A-Za-z0-9_])")
+_ZWSP = "\u200b"
+#: What GitHub turns into a link by itself (``https://``, ``www.``): a zero-width space before
+#: the last character of the match keeps it text.
+_AUTOLINK = re.compile(r"(?i)(?:https?|ftp)://|www\.")
+
+
+def md_text(text: str) -> str:
+    """Model (or any untrusted) text made inert for GitHub-flavoured Markdown, on one line.
+
+    ``<`` becomes ``&lt;`` (no raw HTML, no ``<!--`` comment that hides the rest of the page,
+    no ``<http://...>`` autolink); ``@name`` gets a zero-width space after the ``@`` (no
+    mention notifies anyone); the brackets of ``[text](url)``, ``![alt](src)`` and
+    ``[text][ref]`` are backslash-escaped (no link or image); ``|`` is escaped and newlines
+    become spaces (one table cell); bare ``https://`` and ``www.`` get a zero-width space so
+    they are not turned into links. What is left renders as the same characters."""
+    out = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    out = out.replace("&", "&amp;").replace("<", "&lt;")
+    out = _MENTION.sub("@" + _ZWSP, out)
+    out = out.replace("](", "\\](").replace("][", "\\][").replace("![", "!\\[")
+    out = _AUTOLINK.sub(lambda m: m.group(0)[:-1] + _ZWSP + m.group(0)[-1], out)
+    return out.replace("|", "\\|")
+
+
 def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return md_text(text)
 
 
 def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], align: str = "") -> str:

@@ -13,6 +13,7 @@ from harness.report._format import (
     fmt_usd,
     isnan,
     md_table,
+    md_text,
     text_table,
 )
 
@@ -179,7 +180,7 @@ def gate_markdown(result: GateResult, max_cells: int = 50) -> str:
         if n > max_cells:
             parts.append(f"\n... and {n - max_cells} more")
     if result.warnings:
-        parts += ["", *[f"> :warning: {w}" for w in result.warnings]]
+        parts += ["", *[f"> :warning: {md_text(w)}" for w in result.warnings]]
     return "\n".join(parts) + "\n"
 
 

@@ -5,6 +5,7 @@ to fetch, so it opens offline and as a CI artifact)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
@@ -17,11 +18,13 @@ from harness.report._charts import (
     iterations_chart,
     pass_rate_chart,
 )
-from harness.report._format import md_table
+from harness.report._format import md_table, md_text
 from harness.report._sections import Section, Table, report_sections
+from harness.report._tables import ReportInputError
 
 __all__ = [
     "CSS",
+    "FORMATS",
     "render_charts",
     "render_charts_of",
     "render_html",
@@ -54,13 +57,13 @@ b.ok{color:#1a7f37}b.ko{color:#cf222e}b.er{color:#9a6700}
 
 
 def _md_section(s: Section) -> str:
-    parts = [f"## {s.title}", ""]
-    parts += [p + "\n" for p in s.intro]
+    parts = [f"## {md_text(s.title)}", ""]
+    parts += [md_text(p) + "\n" for p in s.intro]
     if s.bullets:
-        parts += [f"- {b}" for b in s.bullets] + [""]
+        parts += [f"- {md_text(b)}" for b in s.bullets] + [""]
     if s.table is not None:
         parts += [md_table(s.table.headers, s.table.rows, s.table.align), ""]
-    parts += [f"_{p}_\n" for p in s.outro]
+    parts += [f"_{md_text(p)}_\n" for p in s.outro]
     return "\n".join(parts)
 
 
@@ -71,7 +74,7 @@ def _meta(report: Report) -> str:
 
 def render_markdown(report: Report) -> str:
     """Markdown for terminals and PR comments (GitHub-flavoured tables, no charts)."""
-    parts = [f"# {report.title}", "", _meta(report), ""]
+    parts = [f"# {md_text(report.title)}", "", md_text(_meta(report)), ""]
     parts += [_md_section(s) for s in report_sections(report)]
     return "\n".join(parts).rstrip() + "\n"
 
@@ -155,11 +158,27 @@ def render_html(report: Report) -> str:
     )
 
 
-def write_report(report: Report, out_dir: str | Path) -> dict[str, Path]:
-    """Write ``report.md`` and ``report.html`` into ``out_dir`` (created if needed)."""
+#: What ``write_report`` can write: format -> (file name, renderer).
+FORMATS = ("md", "html", "json")
+
+
+def write_report(
+    report: Report, out_dir: str | Path, formats: Sequence[str] = ("md", "html")
+) -> dict[str, Path]:
+    """Write ``report.md``, ``report.html`` and/or ``report.json`` (``formats``) into
+    ``out_dir`` (created if needed); return format -> path."""
+    from harness.report._json import render_json
+
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise ReportInputError(
+            f"unknown report format(s) {', '.join(unknown)}; known: md, html, json"
+        )
+    render = {"md": render_markdown, "html": render_html, "json": render_json}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = {"md": out / "report.md", "html": out / "report.html"}
-    paths["md"].write_text(render_markdown(report), encoding="utf-8")
-    paths["html"].write_text(render_html(report), encoding="utf-8")
+    paths: dict[str, Path] = {}
+    for fmt in dict.fromkeys(formats):
+        paths[fmt] = out / f"report.{fmt}"
+        paths[fmt].write_text(render[fmt](report), encoding="utf-8")
     return paths
