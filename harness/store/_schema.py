@@ -276,34 +276,71 @@ FROM results r LEFT JOIN bench_runs b USING (run_id)
 QUALIFY row_number() OVER (
     PARTITION BY coalesce(b.label, r.run_id), {_CELL}
     ORDER BY r.finished_at DESC, r.result_id DESC) = 1""",
+    # Counted exactly as the report counts (harness/report/_tables.py): errored cells (status
+    # 'error': could not be scored) are left out of every rate and mean and counted in
+    # `errors`; the pass rate is the mean over tasks of each task's pass rate over its epochs;
+    # costs are over the scored cells whose cost is known.
     "v_mode_summary": """
+WITH scored AS (
+    SELECT * FROM v_run_cells WHERE status IS DISTINCT FROM 'error'
+),
+per_task AS (
+    SELECT run_id, mode, provider, suite, task_id, avg(passed::INTEGER) AS task_pass_rate
+    FROM scored GROUP BY run_id, mode, provider, suite, task_id
+),
+rates AS (
+    SELECT run_id, mode, provider, count(*) AS tasks, avg(task_pass_rate) AS pass_rate
+    FROM per_task GROUP BY run_id, mode, provider
+),
+means AS (
+    SELECT
+        run_id, mode, provider,
+        count(*) AS scored,
+        count(cost_usd) AS cost_known,
+        avg(cost_usd) AS mean_cost_usd,
+        median(cost_usd) AS median_cost_usd,
+        sum(cost_usd) AS total_cost_usd,
+        avg(input_tokens) AS mean_input_tokens,
+        avg(output_tokens) AS mean_output_tokens,
+        avg(input_tokens + output_tokens) AS mean_total_tokens,
+        sum(input_tokens) AS total_input_tokens,
+        sum(output_tokens) AS total_output_tokens,
+        avg(iterations) AS mean_iterations,
+        avg(llm_calls) AS mean_llm_calls,
+        avg(tool_calls) AS mean_tool_calls,
+        avg(duration_ms) AS mean_duration_ms
+    FROM scored GROUP BY run_id, mode, provider
+),
+everything AS (
+    SELECT
+        run_id,
+        any_value(label) AS label,
+        mode,
+        provider,
+        count(*) AS n,
+        count_if(status IS DISTINCT FROM 'error' AND passed)::BIGINT AS passed,
+        count_if(status IS DISTINCT FROM 'error' AND NOT passed)::BIGINT AS failed,
+        count_if(status = 'error')::BIGINT AS errors,
+        count_if(error IS NOT NULL)::BIGINT AS crashed,
+        histogram(coalesce(finish_reason, 'crashed')) AS finish_reasons
+    FROM v_run_cells GROUP BY run_id, mode, provider
+)
 SELECT
-    run_id,
-    any_value(label) AS label,
-    mode,
-    provider,
-    count(*) AS n,
-    count_if(status = 'passed')::BIGINT AS passed,
-    count_if(status = 'failed')::BIGINT AS failed,
-    count_if(status = 'error')::BIGINT AS errors,
-    count_if(status = 'passed') / nullif(count_if(status != 'error'), 0) AS pass_rate,
-    count_if(error IS NOT NULL)::BIGINT AS crashed,
-    count(cost_usd) AS cost_known,
-    avg(cost_usd) AS mean_cost_usd,
-    median(cost_usd) AS median_cost_usd,
-    sum(cost_usd) AS total_cost_usd,
-    avg(input_tokens) AS mean_input_tokens,
-    avg(output_tokens) AS mean_output_tokens,
-    avg(input_tokens + output_tokens) AS mean_total_tokens,
-    sum(input_tokens) AS total_input_tokens,
-    sum(output_tokens) AS total_output_tokens,
-    avg(iterations) AS mean_iterations,
-    avg(llm_calls) AS mean_llm_calls,
-    avg(tool_calls) AS mean_tool_calls,
-    avg(duration_ms) AS mean_duration_ms,
-    histogram(coalesce(finish_reason, 'crashed')) AS finish_reasons
-FROM v_run_cells
-GROUP BY run_id, mode, provider""",
+    e.run_id, e.label, e.mode, e.provider, e.n,
+    coalesce(m.scored, 0)::BIGINT AS scored,
+    e.passed, e.failed, e.errors,
+    r.pass_rate,
+    coalesce(r.tasks, 0)::BIGINT AS tasks,
+    e.crashed,
+    coalesce(m.cost_known, 0)::BIGINT AS cost_known,
+    m.mean_cost_usd, m.median_cost_usd, m.total_cost_usd,
+    m.mean_input_tokens, m.mean_output_tokens, m.mean_total_tokens,
+    m.total_input_tokens, m.total_output_tokens,
+    m.mean_iterations, m.mean_llm_calls, m.mean_tool_calls, m.mean_duration_ms,
+    e.finish_reasons
+FROM everything e
+LEFT JOIN means m USING (run_id, mode, provider)
+LEFT JOIN rates r USING (run_id, mode, provider)""",
     "v_tool_calls": """
 SELECT
     run_id,
