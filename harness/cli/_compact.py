@@ -1,7 +1,8 @@
 """``harness compact``: move the Parquet shards of runs that ended into the database's tables.
 
-Exit codes: 0 success (also when there was nothing to compact), 2 bad input (no database, or it
-is held by another program past the wait).
+Exit codes: 0 success (also when there was nothing to compact; damaged shards moved to quarantine
+are reported, not failed), 2 bad input (no database, or it is held by another program past the
+wait).
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ __all__ = ["COMMANDS", "compact"]
 
 @click.command("compact")
 @db_option("The results database.")
-def compact(db: str) -> None:
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="Read every shard whole first and move damaged ones to reports/runs/RUN/quarantine/ "
+    "(the run's error names the cells they held; `harness run --resume` runs them again).",
+)
+def compact(db: str, repair: bool) -> None:
     """Move the result and span shards of runs that ended (reports/runs/RUN/) into the tables
     of the database (runs still running are left alone). `harness run` does it at its end; run
     this after a run that was killed, or that ended while another program held the file."""
@@ -23,15 +30,24 @@ def compact(db: str) -> None:
 
     from harness.errors import HarnessError
     from harness.store import Store
+    from harness.store._damage import scan
+    from harness.store._shards import runs_dir
 
     path = Path(db)
     if not path.exists():
         fail(f"{path}: no results database (`harness run` creates it)")
+    damaged = scan(runs_dir(path.resolve()), full=True) if repair else []
     try:
         with Store.open(path) as store:
             stats = store.compact()
     except HarnessError as exc:
         fail(str(exc))
+    for d in damaged:
+        click.echo(f"quarantined: run {d.run_id}: {d.describe()} -> {d.moved_to}", err=True)
+    for why in stats.quarantined:
+        click.echo(f"quarantined: {why}", err=True)
+    if repair and not damaged:
+        click.echo("repair: every shard reads whole", err=True)
     click.echo(
         f"compacted {stats.runs} run(s): {stats.results} results, {stats.spans} spans, "
         f"{stats.files} shard files removed -> {db}"

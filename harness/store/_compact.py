@@ -7,6 +7,8 @@ trace and span id), and the shard files are listed in ``compacted_shards``, whic
 to skip them. Only then are the files deleted, so a process killed at any point loses nothing
 and duplicates nothing: before a batch's commit its rows are read from the shards, after it
 from the tables. Runs still ``running`` are left alone (their shards are still being written).
+A shard that cannot be read is moved to the run's quarantine (see :mod:`harness.store._damage`)
+and the run compacted without it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 
+from harness.store._damage import CELLS_INDEX, scan
 from harness.store._schema import JSON_COLUMNS, SPAN_JSON_COLUMNS
 from harness.store._shards import shard_files
 
@@ -37,6 +40,8 @@ class CompactStats:
     files: int = 0
     #: Runs left as shards, with why.
     skipped: list[str] = field(default_factory=list)
+    #: Damaged shards moved to quarantine while compacting.
+    quarantined: list[str] = field(default_factory=list)
 
 
 def _list(files: Sequence[Path]) -> str:
@@ -180,7 +185,16 @@ def _compact_all(
     for (run_id,) in rows:
         if (wanted is not None and run_id not in wanted) or not (runs / run_id).is_dir():
             continue
-        gone = _compact_run(con, runs, str(run_id), stats)
+        try:
+            gone = _compact_run(con, runs, str(run_id), stats)
+        except duckdb.Error as exc:  # a shard damaged inside: quarantine it, compact the rest
+            damaged = scan(runs, full=True, files=shard_files(runs / run_id, "results")
+                           + shard_files(runs / run_id, "spans"))  # fmt: skip
+            if not damaged:
+                raise
+            stats.quarantined.extend(d.describe() for d in damaged)
+            log.warning("harness: compaction of %s failed (%s); retried without them", run_id, exc)
+            gone = _compact_run(con, runs, str(run_id), stats)
         for f in gone:
             with contextlib.suppress(FileNotFoundError):
                 f.unlink()
@@ -191,9 +205,11 @@ def _compact_all(
                 [[str(f) for f in gone]],
             )
         folder = runs / str(run_id)
+        index = [] if shard_files(folder, "results") else [folder / CELLS_INDEX]
         for leftover in [
             *folder.glob(".*.tmp"),
             folder / "finish.json",
+            *index,  # which cells each shard held: needed only while shards are left
         ]:  # half-written by a killed process
             with contextlib.suppress(OSError):
                 leftover.unlink()

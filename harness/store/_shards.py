@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from harness.store._arrow import empty_table
+from harness.store._damage import index_cells
 from harness.store._rows import ARROW_SCHEMA, prepared_to_arrow
 from harness.store._spans import SPAN_ARROW_SCHEMA, spans_to_parquet
 from harness.store.errors import StoreError
@@ -265,8 +266,11 @@ class ShardWriter:
         ids = runs.unique()
         for run_id in ids:
             part = table if len(ids) == 1 else table.filter(pc.equal(runs, run_id))
-            _write_atomic(part, self.shard_path("results", str(run_id)), fsync=self.fsync)
+            dest = self.shard_path("results", str(run_id))
+            _write_atomic(part, dest, fsync=self.fsync)
             self.shards += 1
+            with contextlib.suppress(OSError):  # only for naming lost cells; never fails a write
+                index_cells(dest.parent, dest.name, map(str, part.column("cell_key").to_pylist()))
 
     def shard_path(self, kind: str, run_id: str) -> Path:
         """A new shard's name in ``run_id``'s folder (created)."""

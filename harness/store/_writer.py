@@ -50,6 +50,7 @@ from harness.store._catalog import (
     write_finish,
 )
 from harness.store._compact import CompactStats, compact
+from harness.store._damage import record_damage, scan
 from harness.store._rows import is_data_frame, json_text, normalize_table, prepare_row
 from harness.store._shards import ShardWriter, run_dir, runs_dir, write_schema_files
 from harness.store._streams import SpanStreams
@@ -122,6 +123,7 @@ class Store(SpanStreams):
         """
         path = Path(path).expanduser().resolve()
         steps = schema.MIGRATIONS if migrations is None else migrations
+        scan(runs_dir(path))  # a damaged shard goes to quarantine before any view reads it
         with _WRITERS_LOCK:
             writers = _WRITERS.get(path)
             if read_only and writers:
@@ -163,6 +165,7 @@ class Store(SpanStreams):
             log.info("harness: upgraded %s from schema v%d to v%d", self.path, before, after)
         live = {r for s in _WRITERS.get(self.path, []) for r in s._open_runs}
         recover_stale_runs(con, self.runs, live)
+        record_damage(con, self.runs)
 
     @classmethod
     def _open_reader(cls, path: Path, steps: Sequence[schema.Migration], wait_s: float) -> Store:

@@ -1,0 +1,203 @@
+"""Damaged shards: found, moved aside, and the run told which cells it lost.
+
+A shard is written to a hidden name, synced and renamed, so harness never leaves half a shard;
+a damaged one was damaged from outside (a disk, ``truncate``, a copy cut short). The views read
+every ``runs/*/results-*.parquet``, so one unreadable file failed every query of every run. Now
+each :meth:`Store.open <harness.store.Store.open>` checks the shards' Parquet footers (the
+``PAR1`` magic, a footer length that fits, the footer parsed) and moves a damaged shard to
+``runs/<run>/quarantine/``, outside the views' pattern, with a warning naming the file;
+compaction does the same when reading a shard fails. ``harness compact --repair`` reads every
+shard whole (:func:`scan` with ``full=True``), for damage inside a file.
+
+The cells a quarantined results shard held come from ``runs/<run>/cells.jsonl``, where the shard
+writer lists each shard's cells as it writes it; they are written to
+``quarantine/quarantined.jsonl`` and into the run's ``bench_runs.error`` (by the next writer), so
+the run says which cells it lost (a ``--resume`` runs them again).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import struct
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+__all__ = [
+    "CELLS_INDEX",
+    "QUARANTINE",
+    "Damaged",
+    "index_cells",
+    "quarantine",
+    "record_damage",
+    "scan",
+]
+
+log = logging.getLogger("harness.store")
+
+QUARANTINE = "quarantine"
+CELLS_INDEX = "cells.jsonl"
+_LOG = "quarantined.jsonl"
+_KINDS = ("results", "spans")
+
+
+@dataclass(slots=True)
+class Damaged:
+    """A shard moved to quarantine: where it was, where it is, why, and the cells it held."""
+
+    run_id: str
+    file: Path
+    moved_to: Path
+    reason: str
+    cells: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        lost = f"; lost cells: {', '.join(self.cells)}" if self.cells else ""
+        return f"damaged shard {self.file.name} quarantined ({self.reason}){lost}"
+
+
+def index_cells(folder: Path, shard: str, cells: Iterable[str]) -> None:
+    """Note which cells the shard ``shard`` of a run holds (one JSON line, appended)."""
+    line = json.dumps({"shard": shard, "cells": sorted(set(cells))}, ensure_ascii=True) + "\n"
+    fd = os.open(folder / CELLS_INDEX, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+    try:
+        os.write(fd, line.encode("ascii"))  # one write: lines from several writers never mix
+    finally:
+        os.close(fd)
+
+
+def _footer_problem(path: Path) -> str | None:
+    """Why the shard's Parquet footer is unusable, or None."""
+    try:
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < 12:
+                return f"{size} bytes: too short for Parquet"
+            f.seek(size - 8)
+            tail = f.read(8)
+    except FileNotFoundError:
+        return None  # compacted meanwhile
+    (length,) = struct.unpack("<I", tail[:4])
+    if tail[4:] != b"PAR1":
+        return f"{size} bytes: no Parquet footer (cut short?)"
+    if length + 12 > size:
+        return f"{size} bytes: the footer says {length} bytes"
+    import pyarrow.parquet as pq
+
+    try:
+        pq.read_metadata(path)
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # any reader failure means the footer is damaged
+        return f"unreadable footer: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _full_problem(path: Path) -> str | None:
+    """Why the shard cannot be read whole, or None."""
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path)
+        for i in range(pf.num_row_groups):
+            pf.read_row_group(i)
+    except FileNotFoundError:
+        return None
+    except Exception as exc:  # any reader failure means the file is damaged
+        return f"unreadable: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _shards(runs: Path) -> Iterable[Path]:
+    try:
+        folders = [p for p in runs.iterdir() if p.is_dir() and not p.name.startswith("_")]
+    except OSError:
+        return
+    for folder in folders:
+        for kind in _KINDS:
+            yield from sorted(folder.glob(f"{kind}-*.parquet"))
+
+
+def _cells_of(folder: Path, shard: str) -> list[str]:
+    cells: list[str] = []
+    try:
+        lines = (folder / CELLS_INDEX).read_text("utf-8", "replace").splitlines()
+    except OSError:
+        return cells
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a torn last line
+        if isinstance(entry, dict) and entry.get("shard") == shard:
+            cells.extend(str(c) for c in entry.get("cells") or [])
+    return sorted(set(cells))
+
+
+def quarantine(shard: Path, reason: str) -> Damaged | None:
+    """Move ``shard`` to its run's quarantine folder (None when it is gone already)."""
+    folder = shard.parent
+    dest_dir = folder / QUARANTINE
+    dest_dir.mkdir(exist_ok=True)
+    dest = dest_dir / shard.name
+    try:
+        os.replace(shard, dest)
+    except FileNotFoundError:
+        return None
+    cells = _cells_of(folder, shard.name) if shard.name.startswith("results-") else []
+    damaged = Damaged(folder.name, shard, dest, reason, cells)
+    entry = {
+        "shard": shard.name,
+        "reason": reason,
+        "cells": cells,
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    with (dest_dir / _LOG).open("a", encoding="utf-8") as f:
+        f.write(json.dumps(entry) + "\n")
+    log.warning("harness: run %s: %s; moved to %s", damaged.run_id, damaged.describe(), dest)
+    return damaged
+
+
+def scan(runs: Path, *, full: bool = False, files: Sequence[Path] | None = None) -> list[Damaged]:
+    """Check the shards under ``runs`` (or just ``files``): footers only, or (``full``) every
+    row group; quarantine the damaged ones and return them."""
+    found: list[Damaged] = []
+    for shard in _shards(runs) if files is None else files:
+        why = _footer_problem(shard)
+        if why is None and full:
+            why = _full_problem(shard)
+        if why is not None:
+            damaged = quarantine(shard, why)
+            if damaged is not None:
+                found.append(damaged)
+    return found
+
+
+def record_damage(con: duckdb.DuckDBPyConnection, runs: Path) -> None:
+    """Write what the quarantine logs say into ``bench_runs.error`` of their runs (once per
+    shard: a shard already named there is skipped)."""
+    for log_file in runs.glob(f"*/{QUARANTINE}/{_LOG}"):
+        run_id = log_file.parent.parent.name
+        try:
+            lines = log_file.read_text("utf-8", "replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            cells = entry.get("cells") or []
+            lost = f"; lost cells: {', '.join(cells)}" if cells else ""
+            note = f"damaged shard {entry.get('shard')} quarantined ({entry.get('reason')}){lost}"
+            con.execute(
+                "UPDATE bench_runs SET error = CASE WHEN error IS NULL OR error = '' THEN $n "
+                "ELSE error || '; ' || $n END "
+                "WHERE run_id = $r AND coalesce(strpos(error, $s), 0) = 0",
+                {"n": note, "r": run_id, "s": str(entry.get("shard"))},
+            )
