@@ -32,7 +32,8 @@ import ray
 from harness.bench._matrix import Cell, expand
 from harness.bench._ray_executor import RayOptions, RayRunner
 from harness.bench._runner import CellOutcome, MatrixSummary, Runner, RunnerOptions
-from harness.suites._suite import Suite, load_suites
+from harness.suites._load import load_suites
+from harness.suites._suite import Suite
 from harness.telemetry._setup import configure_tracing
 
 ROOT = Path(__file__).resolve().parents[1]

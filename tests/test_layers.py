@@ -2,7 +2,8 @@
 
 The layers, bottom to top (issue 16, "one-way layers"):
 
-0. ``errors``, ``_version`` and ``_exports``: leaves, they import nothing from harness.
+0. ``errors``, ``_version``, ``_exports``, ``_plugins`` (the registries) and ``_yaml``: leaves
+   (``_plugins`` imports only ``errors``).
 1. ``core`` (messages, terminations, budget and call records, Result, the halt signal) and
    ``harness.events``, the home of the event classes, which are built from core's messages and
    call records: events imports core, core never imports events.
@@ -36,6 +37,8 @@ LAYER = {
     "errors": 0,
     "_version": 0,
     "_exports": 0,
+    "_plugins": 0,
+    "_yaml": 0,
     "core": 1,
     "events": 1,
     "providers": 2,
@@ -59,6 +62,7 @@ LAYER = {
 ALLOWED_WITHIN_LAYER = {
     ("events", "core"): "the event classes carry core's messages and call records (not reverse)",
     ("harness", "api"): "the root package re-exports the facade's run/arun",
+    ("_plugins", "errors"): "a registry raises ConfigError for an unknown name",
     ("view", "report"): "the viewer shows a run with the report's own tables and charts",
 }
 
@@ -173,8 +177,8 @@ def _find_cycle(nodes: set[str], graph: dict[tuple[str, str], list[str]]) -> lis
 
 def test_the_graph_sees_function_level_imports_and_skips_type_checking_ones() -> None:
     edges = {(src, dst) for src, dst, _ in import_edges()}
-    # A function-level import (resolve_mode imports the builtin modes when asked for one) ...
-    assert ("harness.modes._base", "harness.modes._react") in edges
+    # A function-level import (the suite model checks extra_modes with the mode registry) ...
+    assert ("harness.suites._suite", "harness.modes._base") in edges
     # ... and none under `if TYPE_CHECKING:` (State is only a type hint in kernel.mode).
     assert ("harness.kernel._mode", "harness.kernel._state") not in edges
     assert ("harness", "harness.events") in edges  # `from harness import events`
@@ -219,3 +223,71 @@ def test_the_listed_exceptions_are_still_needed() -> None:
     graph = package_graph(import_edges())
     stale = [edge for edge in (*UPWARD_EXCEPTIONS, *ALLOWED_WITHIN_LAYER) if edge not in graph]
     assert stale == [], f"no longer imported, remove from the lists: {stale}"
+
+
+def test_no_module_imports_itself_back() -> None:
+    """No import cycle between modules, at any depth (function-level imports count, as they run
+    some time; `if TYPE_CHECKING:` ones do not). Package ``__init__`` edges are left out: a
+    package's lazy table imports its modules on first use, never at import."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for src, dst, _ in import_edges():
+        if src != dst and not _is_init(src):
+            graph[src].add(dst)
+    cycles = [c for c in _strongly_connected(graph) if len(c) > 1]
+    assert cycles == [], "import cycles:\n" + "\n".join(" <-> ".join(sorted(c)) for c in cycles)
+
+
+def test_no_module_is_over_450_lines() -> None:
+    long = {
+        str(p.relative_to(ROOT.parent)): n
+        for p in ROOT.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450
+    }
+    assert long == {}, "split these by job: " + ", ".join(f"{k} ({v})" for k, v in long.items())
+
+
+def _is_init(module: str) -> bool:
+    base = ROOT.parent.joinpath(*module.split("."))
+    return (base / "__init__.py").is_file()
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Tarjan's algorithm, iteratively (the graph has hundreds of modules)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+    counter = itertools.count()
+    for root in list(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = next(counter)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = next(counter)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    component.add(top)
+                    if top == node:
+                        break
+                found.append(component)
+    return found

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.grading._base import Grader
+from harness.grading._judge import JudgeGrader
 from harness.grading._python import check_imports, python_graders
 from harness.suites._suite import Suite
 
@@ -86,11 +88,8 @@ def check_providers(providers: Sequence[str], record_mode: str) -> None:
         raise ConfigError("\n".join(problems))
 
 
-def _judges(grader: Any) -> list[Any]:
-    found = [grader] if grader.kind == "judge" else []
-    for part in grader.graders or []:
-        found.extend(_judges(part))
-    return found
+def _judges(grader: Grader) -> list[JudgeGrader]:
+    return [g for g in grader.walk() if isinstance(g, JudgeGrader)]
 
 
 def check_judges(suites: Sequence[Suite], record_mode: str) -> None:

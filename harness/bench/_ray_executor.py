@@ -33,7 +33,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.bench._matrix import Cell
 from harness.bench._ray_reaper import start_reaper
@@ -42,7 +42,10 @@ from harness.bench._runner import CellOutcome, MatrixSummary, OnOutcome, RunnerO
 from harness.errors import ConfigError
 from harness.suites._suite import Suite
 
-__all__ = ["INSTALL_HINT", "RayOptions", "RayRunner", "import_ray"]
+if TYPE_CHECKING:
+    from harness.bench._executors import ExecutorContext
+
+__all__ = ["INSTALL_HINT", "RayOptions", "RayRunner", "import_ray", "ray_executor"]
 
 #: How to get Ray (the ``ray`` extra).
 INSTALL_HINT = "pip install 'athena-harness[ray]'"
@@ -318,3 +321,18 @@ def _first_line(exc: BaseException) -> str:
 
     cause = exc.__cause__
     return f"{line(exc)} ({line(cause)})" if cause is not None else line(exc)
+
+
+def ray_executor(options: RunnerOptions, sink: Sink, context: ExecutorContext) -> RayRunner:
+    """The ``ray`` entry of the executor registry: cells on Ray actors."""
+    if context.workers is not None and context.workers < 1:
+        raise ConfigError(f"--workers: must be >= 1, got {context.workers}")
+    import_ray()  # not installed: ConfigError with the install command
+    return RayRunner(
+        options,
+        sink,
+        suites=context.suites,
+        ray_options=RayOptions(address=context.address, workers=context.workers),
+        trace_file=context.trace_file,
+        otlp_endpoint=context.otlp_endpoint,
+    )

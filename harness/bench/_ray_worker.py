@@ -25,7 +25,7 @@ from harness.bench._matrix import Cell
 from harness.bench._runner import CellOutcome, Runner, RunnerOptions
 from harness.core._result import Result
 from harness.errors import ConfigError
-from harness.grading._graders import Grade
+from harness.grading import Grade
 from harness.suites._suite import Suite, Task
 
 #: Scratch folders: ``$TMPDIR/harness-ray-worker-<pid>-<random>``.

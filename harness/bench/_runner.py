@@ -29,7 +29,8 @@ from harness.cassettes._transport import CassetteTransport, profile_secrets
 from harness.core._result import Result
 from harness.core._terminations import FinishReason
 from harness.grading import _python as python_grader
-from harness.grading._graders import Grade, Grader, grade
+from harness.grading._base import grade
+from harness.grading._grade import Grade
 from harness.suites._suite import Task
 
 #: A cell's status (the ``results.status`` column).
@@ -97,8 +98,8 @@ class CellOutcome:
     def _expected_ending(self, result: Result) -> bool:
         """A ``finish_reason`` grader that names this ending (a task about fault handling, e.g.
         a scripted 401) scores the cell: the ending is what the task is about."""
-        expect = self.cell.task.expect
-        return expect.kind == "finish_reason" and result.finish_reason.value in (expect.value or [])
+        names = getattr(self.cell.task.expect, "names_ending", None)
+        return callable(names) and bool(names(result.finish_reason.value))
 
     @property
     def cost_usd(self) -> float:
@@ -321,7 +322,7 @@ class Runner:
                 **task.run_options(),
             )
             result = await apply_approvals(task, result)
-            if _has(task.expect, ("judge",)):  # the judge's calls go in the cell's cassette
+            if task.expect.needs("records_calls"):  # a judge's calls go in the cell's cassette
                 if transport is None:
                     cassette = cell.cassette(opts.cassettes, judge=True)
                     assert cassette is not None
@@ -357,18 +358,9 @@ class Runner:
         found = self._workspace_graders.get(key)
         if found is None:
             files = task.workspace is not None and bool(task.workspace.files)
-            found = self._workspace_graders[key] = (task, files or _reads_files(task.expect))
+            reads = task.expect.needs("reads_workspace")
+            found = self._workspace_graders[key] = (task, files or reads)
         return found[1]
-
-
-def _reads_files(grader: Any) -> bool:
-    if getattr(grader, "kind", None) in ("file_contains", "python", "command"):
-        return True
-    for value in getattr(grader, "__dict__", {}).values():
-        for item in value if isinstance(value, list) else [value]:
-            if hasattr(item, "kind") and _reads_files(item):
-                return True
-    return False
 
 
 async def apply_approvals(task: Task, result: Result) -> Result:
@@ -386,19 +378,14 @@ async def apply_approvals(task: Task, result: Result) -> Result:
 
 
 async def _grade(task: Task, result: Result, workspace: Path | None, cassette: Any) -> Grade:
-    """Grade a cell; python, command and judge graders (child processes or model calls that may
-    take seconds) in a thread, so the other cells and Ctrl-C are not held up."""
+    """Grade a cell; slow graders (child processes or model calls that may take seconds) in a
+    thread, so the other cells and Ctrl-C are not held up."""
     expect, on_error = task.expect, task.grade_on_error
-    if _has(expect, ("python", "command", "judge")):
+    if expect.needs("slow"):
         return await asyncio.to_thread(
             grade, expect, result, workspace, grade_on_error=on_error, cassette=cassette
         )
     return grade(expect, result, workspace, grade_on_error=on_error)
-
-
-def _has(grader: Grader, kinds: tuple[str, ...]) -> bool:
-    """Is ``grader``, or one it combines, of one of these kinds?"""
-    return grader.kind in kinds or any(_has(g, kinds) for g in grader.graders or [])
 
 
 def recording_metadata(cell: Cell) -> dict[str, Any]:

@@ -40,7 +40,8 @@ from harness.bench._runner import (
 from harness.cassettes._secrets import scrub_file, scrub_text, secret_values
 from harness.errors import ConfigError
 from harness.grading._python import DEFAULT_TIMEOUT_S
-from harness.suites._suite import Suite, SuiteError, load_suites, suite_files
+from harness.suites._load import load_suites, suite_files
+from harness.suites._suite import Suite, SuiteError
 
 __all__ = ["BenchReport", "BenchRequest", "Drive", "discover_providers", "drive_plain", "run_bench"]
 
@@ -225,19 +226,17 @@ def _executor(
     suites: Sequence[Suite],
     trace_file: Path,
 ) -> Executor:
-    """The local runner, or the Ray executor (same sink: rows take the same store path)."""
-    if request.executor != "ray":
-        return Runner(options, sink)
-    from harness.bench._ray_executor import RayOptions, RayRunner
+    """The executor the request names (same sink: rows take the same store path)."""
+    from harness.bench._executors import ExecutorContext, make_executor
 
-    return RayRunner(
-        options,
-        sink,
+    context = ExecutorContext(
         suites=suites,
-        ray_options=RayOptions(address=request.ray_address, workers=request.workers),
         trace_file=trace_file,
         otlp_endpoint=request.otlp_endpoint,
+        workers=request.workers,
+        address=request.ray_address,
     )
+    return make_executor(request.executor, options, sink, context)
 
 
 def _row(outcome: CellOutcome, run_id: str) -> dict[str, Any]:
@@ -291,7 +290,9 @@ def _prepare(
     auto = providers == ["auto"]
     if auto:
         providers = discover_providers(request.cassettes, [s.suite for s in suites])
-    modes = dedupe(request.modes, "--modes", warn)
+    from harness.modes._base import mode_label
+
+    modes = dedupe([mode_label(m) for m in request.modes], "--modes", warn)
     providers = dedupe(providers, "--providers", warn)
     _check_names(modes, providers)
     cells = expand(suites, modes, providers, request.epochs, tasks=request.tasks)
@@ -316,8 +317,13 @@ def _prepare(
 
 
 def _check_executor(request: BenchRequest) -> None:
-    if request.executor not in ("local", "ray"):
-        raise ConfigError(f"--executor: must be 'local' or 'ray', got {request.executor!r}")
+    """An unknown executor, or flags it does not take, are bad input (exit 2, no run row)."""
+    from harness.bench._executors import EXECUTORS
+
+    try:
+        EXECUTORS.get(request.executor)
+    except ConfigError as exc:
+        raise ConfigError(f"--executor: {exc}") from None
     if request.executor == "local":
         for flag, value in (("--workers", request.workers), ("--ray-address", request.ray_address)):
             if value is not None:
@@ -325,9 +331,10 @@ def _check_executor(request: BenchRequest) -> None:
         return
     if request.workers is not None and request.workers < 1:
         raise ConfigError(f"--workers: must be >= 1, got {request.workers}")
-    from harness.bench._ray_executor import import_ray
+    if request.executor == "ray":
+        from harness.bench._ray_executor import import_ray
 
-    import_ray()  # not installed: ConfigError with the install command (exit 2, no run row)
+        import_ray()  # not installed: ConfigError with the install command (exit 2, no run row)
 
 
 def _suite_files_or_none(path: str) -> list[Path]:

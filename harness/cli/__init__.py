@@ -23,6 +23,7 @@ from harness.cli import _baseline as baseline
 from harness.cli import _cassettes as cassettes
 from harness.cli import _compact as compact
 from harness.cli import _gate as gate
+from harness.cli import _plugins as plugins
 from harness.cli import _report as report
 from harness.cli import _run as run
 from harness.cli import _suites as suites
@@ -40,7 +41,7 @@ def main() -> None:
 
 def _register() -> None:
     """Add every command group's commands to the root group (the help lists them sorted)."""
-    for module in (run, traces, cassettes, suites, report, gate, baseline, view, compact):
+    for module in (run, traces, cassettes, suites, report, gate, baseline, view, compact, plugins):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -63,8 +63,8 @@ def _csv(value: str) -> list[str]:
     "--executor",
     default="local",
     show_default=True,
-    type=click.Choice(["local", "ray"]),
-    help="Where cells run: this process, or Ray actors (pip install 'athena-harness[ray]').",
+    help="Where cells run: local (this process), ray (Ray actors; pip install "
+    "'athena-harness[ray]'), or a plug-in executor by name or package.module:factory.",
 )
 @click.option(
     "--workers",

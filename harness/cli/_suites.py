@@ -23,7 +23,7 @@ def suites_validate(paths: tuple[str, ...]) -> None:
     file is invalid or a python grader cannot be imported (from the suite file's folder)."""
     from harness.bench._preflight import check_graders
     from harness.errors import ConfigError
-    from harness.suites._suite import collect_suites
+    from harness.suites._load import collect_suites
 
     found, issues = collect_suites(paths)
     try:
@@ -54,7 +54,7 @@ def suites_audit(paths: tuple[str, ...]) -> None:
 
     from harness.errors import HarnessError
     from harness.suites._audit import ADVERSARIES, audit_suites
-    from harness.suites._suite import load_suites
+    from harness.suites._load import load_suites
 
     console = Console()
     try:

@@ -21,59 +21,75 @@ import math
 import re
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
+from pydantic import Field, model_validator
+
+from harness.core._result import Result
+from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error
+from harness.grading._grade import Grade
 from harness.tools._sandbox import Limits, SandboxUnavailable, run_command
 
-if TYPE_CHECKING:
-    from harness.grading._graders import Grade, Grader
-
-__all__ = ["DEFAULT_TIMEOUT_S", "check_command_fields", "command_grade", "run_sync"]
+__all__ = ["DEFAULT_TIMEOUT_S", "CommandGrader", "run_sync"]
 
 T = TypeVar("T")
 #: Seconds a grading command may run (``timeout_s`` overrides it).
 DEFAULT_TIMEOUT_S = 60.0
 
 
-def check_command_fields(grader: Grader) -> None:
-    """Raise a located field error for a bad ``command`` / ``score_regex``."""
-    if grader.command is not None and not grader.command.strip():
-        raise field_error("command", "give the command to run, e.g. 'python -m pytest -q'")
-    if grader.score_regex is not None:
+class CommandGrader(Grader):
+    """``command``: run a command in the sandboxed workspace after the run; pass on exit 0."""
+
+    kind: Literal["command"] = "command"
+    reads_workspace: ClassVar[bool] = True
+    needs_process: ClassVar[bool] = True
+    slow: ClassVar[bool] = True
+    field_help: ClassVar[dict[str, str]] = {
+        "command": "the command to run in the workspace, e.g. 'python -m pytest -q'"
+    }
+
+    command: str
+    timeout_s: float | None = Field(default=None, gt=0)
+    score_regex: str | None = None
+    score_max: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _fields(self) -> CommandGrader:
+        if not self.command.strip():
+            raise field_error("command", "give the command to run, e.g. 'python -m pytest -q'")
+        if self.score_regex is not None:
+            try:
+                pattern = re.compile(self.score_regex)
+            except re.error as exc:
+                raise field_error(
+                    "score_regex", f"invalid regular expression {self.score_regex!r}: {exc}"
+                ) from None
+            if pattern.groups < 1:
+                raise field_error(
+                    "score_regex", "needs a group around the number, e.g. '(\\d+) passed'"
+                )
+        return self
+
+    def evaluate(self, result: Result, context: GradeContext) -> Grade:
+        """Run the command in the sandboxed workspace and judge its exit status."""
+        command, workspace = self.command, context.workspace
+        if workspace is None:
+            return Grade.of(False, f"no workspace to run {command!r} in (the runner gave none)")
+        timeout = self.timeout_s or DEFAULT_TIMEOUT_S
+        limits = Limits(cpu_s=math.ceil(timeout) + 1)
+        job = run_command(command, Path(workspace), timeout_s=timeout, limits=limits)
         try:
-            pattern = re.compile(grader.score_regex)
-        except re.error as exc:
-            raise field_error(
-                "score_regex", f"invalid regular expression {grader.score_regex!r}: {exc}"
-            ) from None
-        if pattern.groups < 1:
-            raise field_error(
-                "score_regex", "needs a group around the number, e.g. '(\\d+) passed'"
-            )
-
-
-def command_grade(grader: Grader, workspace: Path | None) -> Grade:
-    """Run the grader's command in the sandboxed workspace and judge its exit status."""
-    from harness.grading._graders import Grade
-
-    command = grader.command or ""
-    if workspace is None:
-        return Grade.of(False, f"no workspace to run {command!r} in (the runner gave none)")
-    timeout = grader.timeout_s or DEFAULT_TIMEOUT_S
-    limits = Limits(cpu_s=math.ceil(timeout) + 1)
-    job = run_command(command, Path(workspace), timeout_s=timeout, limits=limits)
-    try:
-        done = run_sync(job)
-    except SandboxUnavailable as exc:
-        return Grade(False, 0.0, f"command grader: {exc}", error=True)
-    score = 1.0 if done.ok else 0.0
-    scored = ""
-    if grader.score_regex is not None:
-        score, scored = _score(grader.score_regex, grader.score_max or 1.0, done.output)
-    tail = " ".join(done.output.split())[-160:]
-    detail = f"; output: …{tail}" if tail else ""
-    return Grade(done.ok, score, f"`{command}`: {done.describe()}{scored}{detail}")
+            done = run_sync(job)
+        except SandboxUnavailable as exc:
+            return Grade(False, 0.0, f"command grader: {exc}", error=True)
+        score = 1.0 if done.ok else 0.0
+        scored = ""
+        if self.score_regex is not None:
+            score, scored = _score(self.score_regex, self.score_max or 1.0, done.output)
+        tail = " ".join(done.output.split())[-160:]
+        detail = f"; output: …{tail}" if tail else ""
+        return Grade(done.ok, score, f"`{command}`: {done.describe()}{scored}{detail}")
 
 
 def run_sync(job: Coroutine[Any, Any, T]) -> T:

@@ -22,16 +22,18 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar, Literal
 
+from pydantic import Field, model_validator
+
+from harness.core._result import Result
 from harness.grading._answer import final_answer
+from harness.grading._base import GradeContext, Grader
+from harness.grading._command import run_sync
 from harness.grading._fields import field_error
+from harness.grading._grade import PASS_THRESHOLD, Grade
 
-if TYPE_CHECKING:
-    from harness.core._result import Result
-    from harness.grading._graders import Grade, Grader
-
-__all__ = ["JUDGE_SYSTEM_PROMPT", "check_judge_fields", "judge_grade", "judge_prompt"]
+__all__ = ["JUDGE_SYSTEM_PROMPT", "JudgeGrader", "judge_prompt"]
 
 JUDGE_SYSTEM_PROMPT = (
     "You are a strict, fair grader. Judge the ANSWER to the TASK against the RUBRIC. Reply with "
@@ -43,19 +45,41 @@ TRANSCRIPT_CHARS = 12_000
 DEFAULT_TIMEOUT_S = 120.0
 
 
-def check_judge_fields(grader: Grader) -> None:
-    """Raise a located field error for a bad judge grader."""
-    if grader.rubric is not None and not grader.rubric.strip():
-        raise field_error("rubric", "say what a good answer does")
-    if grader.provider_opts is not None and "transport" in grader.provider_opts:
-        raise field_error("provider_opts", "`transport` is set by the harness (the cassette)")
-    if grader.provider is not None:
+class JudgeGrader(Grader):
+    """``judge``: a model judges the run's answer against ``rubric``."""
+
+    kind: Literal["judge"] = "judge"
+    reads_answer: ClassVar[bool] = True
+    slow: ClassVar[bool] = True
+    records_calls: ClassVar[bool] = True
+    field_help: ClassVar[dict[str, str]] = {
+        "provider": "the judge's provider spec, e.g. 'openai:gpt-4o-mini'",
+        "rubric": "what a good answer does",
+    }
+
+    provider: str
+    rubric: str
+    transcript: bool = False
+    provider_opts: dict[str, Any] | None = None
+    response_format: dict[str, Any] | None = None
+    timeout_s: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _fields(self) -> JudgeGrader:
+        if not self.rubric.strip():
+            raise field_error("rubric", "say what a good answer does")
+        if self.provider_opts is not None and "transport" in self.provider_opts:
+            raise field_error("provider_opts", "`transport` is set by the harness (the cassette)")
         from harness.providers._profiles import resolve_profile
 
         try:
-            resolve_profile(grader.provider)
+            resolve_profile(self.provider)
         except Exception as exc:
             raise field_error("provider", str(exc)) from None
+        return self
+
+    def evaluate(self, result: Result, context: GradeContext) -> Grade:
+        return judge_grade(self, result, context.cassette)
 
 
 def _transcript(result: Result) -> str:
@@ -72,7 +96,7 @@ def _transcript(result: Result) -> str:
     return flat if len(flat) <= TRANSCRIPT_CHARS else "…" + flat[-TRANSCRIPT_CHARS:]
 
 
-def judge_prompt(grader: Grader, result: Result) -> str:
+def judge_prompt(grader: JudgeGrader, result: Result) -> str:
     """The user message the judge gets."""
     task = next((m.content for m in result.messages if m.role == "user"), "")
     answer: Any = result.deliverable if result.deliverable is not None else final_answer(result)
@@ -97,11 +121,8 @@ def _verdict(text: str) -> dict[str, Any] | None:
     return None
 
 
-def judge_grade(grader: Grader, result: Result, transport: Any = None) -> Grade:
+def judge_grade(grader: JudgeGrader, result: Result, transport: Any = None) -> Grade:
     """Ask the judge; ``transport`` (the cell's cassette) carries its HTTP calls."""
-    from harness.grading._command import run_sync
-    from harness.grading._graders import PASS_THRESHOLD, Grade
-
     spec = grader.provider or ""
     opts = dict(grader.provider_opts or {})
     if transport is not None and not spec.startswith("mock"):

@@ -10,7 +10,7 @@ back as JSON. The parent waits at most ``timeout_s`` (default :data:`DEFAULT_TIM
 grader's ``timeout_s`` field overrides it) and then kills the worker's whole process group.
 
 Whatever the grader does (raise, ``sys.exit``, ``KeyboardInterrupt``, ``os._exit``, loop forever,
-print megabytes), the outcome is a :class:`~harness.grading._graders.Grade`; when the grader could
+print megabytes), the outcome is a :class:`~harness.grading._grade.Grade`; when the grader could
 not give a verdict the grade has ``error=True`` (an ``error`` cell, not a failed one).
 
 :func:`terminate_all` kills every grader still running (the runner calls it on Ctrl-C, so a stuck
@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -30,17 +31,20 @@ import tempfile
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar, Literal
 
+from pydantic import Field, model_validator
+
+from harness.core._result import Result
 from harness.grading import _pool as grader_pool
-
-if TYPE_CHECKING:
-    from harness.core._result import Result
-    from harness.grading._graders import Grade
+from harness.grading._base import GradeContext, Grader
+from harness.grading._fields import field_error
+from harness.grading._grade import Grade
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "IMPORT_TIMEOUT_S",
+    "PythonGrader",
     "check_imports",
     "close",
     "python_graders",
@@ -83,16 +87,43 @@ def terminate_all() -> int:
     return busy + len(live)
 
 
-def python_graders(grader: Any) -> list[tuple[str, Path | None]]:
+_FUNCTION_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+class PythonGrader(Grader):
+    """``python``: ``function`` (``"package.module:function"``, imported beside the suite file)
+    called as ``fn(result, workspace)`` in a child process killed after ``timeout_s``."""
+
+    kind: Literal["python"] = "python"
+    reads_workspace: ClassVar[bool] = True
+    needs_process: ClassVar[bool] = True
+    slow: ClassVar[bool] = True
+    field_help: ClassVar[dict[str, str]] = {"function": "'package.module:function'"}
+
+    function: str
+    timeout_s: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _reference(self) -> PythonGrader:
+        if not _FUNCTION_RE.match(self.function):
+            raise field_error("function", f"{self.function!r} must look like 'package.module:name'")
+        return self
+
+    def evaluate(self, result: Result, context: GradeContext) -> Grade:
+        """Run the grader in a child process with a timeout: nothing it does (loop, exit,
+        crash) reaches the harness; a grader that gives no verdict is an error."""
+        return run_python_grader(
+            self.function,
+            result,
+            context.workspace,
+            base_dir=self.base_dir,
+            timeout_s=self.timeout_s,
+        )
+
+
+def python_graders(grader: Grader) -> list[tuple[str, Path | None]]:
     """Every python grader in ``grader`` (nested ones too): ``(module:function, folder)``."""
-    found: list[tuple[str, Path | None]] = []
-    if getattr(grader, "kind", None) == "python" and grader.function:
-        found.append((grader.function, grader.base_dir))
-    for value in getattr(grader, "__dict__", {}).values():
-        for item in value if isinstance(value, list) else [value]:
-            if hasattr(item, "kind") and hasattr(item, "base_dir"):
-                found.extend(python_graders(item))
-    return found
+    return [(g.function, g.base_dir) for g in grader.walk() if isinstance(g, PythonGrader)]
 
 
 def run_python_grader(
@@ -104,8 +135,6 @@ def run_python_grader(
     timeout_s: float | None = None,
 ) -> Grade:
     """Call the grader ``ref`` (``module:function``) on ``result`` in a child process."""
-    from harness.grading._graders import Grade
-
     limit = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
     paths = _paths(base_dir)
     payload = {
@@ -169,8 +198,6 @@ def _paths(base_dir: Path | None) -> list[str]:
 
 
 def _error(explanation: str) -> Grade:
-    from harness.grading._graders import Grade
-
     return Grade(False, 0.0, explanation, error=True)
 
 

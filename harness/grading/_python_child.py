@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from harness.grading._graders import Grade
+    from harness.grading._grade import Grade
 
 __all__ = ["main"]
 
@@ -50,7 +50,7 @@ def _describe(exc: BaseException) -> str:
 
 
 def _valid(out: Any) -> bool:
-    from harness.grading._graders import Grade
+    from harness.grading._grade import Grade
 
     if isinstance(out, Grade):
         return True
@@ -63,7 +63,7 @@ def _valid(out: Any) -> bool:
 
 def _coerce(out: Any, ref: str) -> Grade:
     """A grader function's return value as a :class:`Grade` (``_valid`` has checked its shape)."""
-    from harness.grading._graders import PASS_THRESHOLD, Grade, _one_line
+    from harness.grading._grade import PASS_THRESHOLD, Grade, one_line
 
     explanation = None
     if isinstance(out, Grade):
@@ -77,7 +77,7 @@ def _coerce(out: Any, ref: str) -> Grade:
         return Grade(score >= PASS_THRESHOLD, score, explanation or f"{ref}: score {score:.2f}")
     return Grade.of(
         False,
-        f"grader {ref} returned {_one_line(repr(out), 40)}; expected a bool, a score in [0, 1], "
+        f"grader {ref} returned {one_line(repr(out), 40)}; expected a bool, a score in [0, 1], "
         "a Grade or (bool, explanation)",
     )
 

@@ -7,46 +7,73 @@ The Mode protocol itself, with ``Continue``, ``Halt`` and ``ContextOverflow``, l
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from typing import Any
 
+from harness._plugins import Registry, is_reference
 from harness.errors import ConfigError
 from harness.kernel._mode import ContextOverflow, Continue, Halt, Mode
 
-__all__ = ["BUILTIN_MODES", "ContextOverflow", "Continue", "Halt", "Mode", "resolve_mode"]
+__all__ = [
+    "BUILTIN_MODES",
+    "MODES",
+    "ContextOverflow",
+    "Continue",
+    "Halt",
+    "Mode",
+    "check_mode_spec",
+    "mode_label",
+    "resolve_mode",
+]
 
 
+#: The built-in modes, by name (``plan`` is accepted for ``plan_and_solve``).
 BUILTIN_MODES = ("react", "plan_and_solve", "reflexion", "orchestrate")
+
+#: Modes by name: the built-ins, modes registered in code, and the entry points of the group
+#: ``harness.modes``; a ``"package.module:Class"`` reference works wherever a name does.
+MODES: Registry[Any] = Registry(
+    "mode",
+    "harness.modes",
+    {
+        "react": "harness.modes._react:ReAct",
+        "plan_and_solve": "harness.modes._plan_and_solve:PlanAndSolve",
+        "reflexion": "harness.modes._reflexion:Reflexion",
+        "orchestrate": "harness.modes._orchestrate:Orchestrate",
+    },
+    normalize=lambda name: name if is_reference(name) else _mode_key(name),
+)
+
+
+def _mode_key(name: str) -> str:
+    key = name.strip().lower().replace("-", "_")
+    return "plan_and_solve" if key == "plan" else key
+
+
+def mode_label(spec: str) -> str:
+    """The name a mode given as ``spec`` is stored under (results.mode): a registered name in
+    its canonical form (``Plan-And-Solve`` -> ``plan_and_solve``), a reference as given."""
+    spec = spec.strip()
+    return spec if is_reference(spec) else _mode_key(spec)
+
+
+def check_mode_spec(spec: str) -> str:
+    """Resolve ``spec`` once (raising :class:`ConfigError` when it is not a mode) and return its
+    label (:func:`mode_label`)."""
+    resolve_mode(spec)
+    return mode_label(spec)
 
 
 def resolve_mode(spec: Any) -> Mode:
-    """``"react"``, ``"plan_and_solve"``, ``"reflexion"``, ``"orchestrate"``, a Mode class or a
-    Mode object."""
+    """A mode name (built-in or registered: :data:`MODES`), a ``"package.module:Class"``
+    reference, a Mode class or a Mode object -> the Mode a run uses."""
     if isinstance(spec, str):
-        key = spec.strip().lower().replace("-", "_")
-        if key == "react":
-            from harness.modes._react import ReAct
-
-            return ReAct()
-        if key in ("plan_and_solve", "plan"):
-            from harness.modes._plan_and_solve import PlanAndSolve
-
-            return PlanAndSolve()
-        if key == "reflexion":
-            from harness.modes._reflexion import Reflexion
-
-            return Reflexion()
-        if key == "orchestrate":
-            from harness.modes._orchestrate import Orchestrate
-
-            return Orchestrate()
-        close = difflib.get_close_matches(key, BUILTIN_MODES, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(
-            f"mode: unknown mode {spec!r}{hint} Builtins: {', '.join(BUILTIN_MODES)}, "
-            "or pass an object with init(state) and async iterate(state)"
-        )
+        try:
+            spec = MODES.get(spec)
+        except ConfigError as exc:
+            raise ConfigError(
+                f"mode: {exc}; a mode is an object with init(state) and async iterate(state)"
+            ) from None
     if isinstance(spec, type):
         try:
             spec = spec()

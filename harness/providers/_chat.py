@@ -45,6 +45,8 @@ class ChatProvider(ABC):
 
     path: ClassVar[str]
     framing: ClassVar[Literal["sse", "ndjson"]]
+    #: The wire format takes a JSON Schema for the reply (``response_format``).
+    structured_output: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -68,7 +70,7 @@ class ChatProvider(ABC):
             native_tool_calls=profile.tool_calls == "native",
             streaming=profile.stream if stream is None else stream,
             json_mode=True,
-            structured_output=profile.kind == "openai",
+            structured_output=self.structured_output,
             context_window=context_window or profile.context_window,
         )
         self.http = HTTPClient(

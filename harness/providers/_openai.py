@@ -64,6 +64,7 @@ class OpenAIProvider(ChatProvider):
 
     path: ClassVar[str] = "/chat/completions"
     framing: ClassVar[Literal["sse", "ndjson"]] = "sse"
+    structured_output: ClassVar[bool] = True
 
     def headers(self, api_key: str | None) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}

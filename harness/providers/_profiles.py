@@ -38,7 +38,8 @@ __all__ = [
     "resolve_profile",
 ]
 
-Kind = Literal["openai", "anthropic", "ollama", "mock"]
+#: A provider kind: a built-in wire format or a registered one (harness.providers._kinds).
+Kind = str
 
 
 class Prices(BaseModel):
@@ -119,6 +120,15 @@ class ProviderProfile(BaseModel):
     price_as: str | None = None
     #: Whether the server honours a request's ``seed`` (recorded in docs and cassettes).
     seeds: Literal["honoured", "ignored", "unknown"] = "unknown"
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        from harness.providers._kinds import PROVIDER_KINDS
+
+        if kind not in PROVIDER_KINDS:
+            raise ValueError(PROVIDER_KINDS.unknown(kind))
+        return kind
 
     @model_validator(mode="after")
     def _one_price_source(self) -> ProviderProfile:

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.errors import ConfigError
 from harness.providers._base import Provider
-
-if TYPE_CHECKING:
-    from harness.providers._chat import ChatProvider
 
 __all__ = ["HTTP_OPTS", "resolve_provider"]
 
@@ -63,24 +60,13 @@ def _http_provider(profile: Any, model: str | None, opts: Mapping[str, Any]) -> 
             f"provider_opts: unknown keys for provider {profile.name!r}: {sorted(unknown)}; "
             f"known: {sorted(HTTP_OPTS)}"
         )
-    cls: type[ChatProvider]
-    if profile.kind == "openai":
-        from harness.providers._openai import OpenAIProvider
+    from harness.providers._kinds import PROVIDER_KINDS
 
-        cls = OpenAIProvider
-    elif profile.kind == "anthropic":
-        from harness.providers._anthropic import AnthropicProvider
-
-        cls = AnthropicProvider
-    elif profile.kind == "ollama":
-        from harness.providers._ollama import OllamaProvider
-
-        cls = OllamaProvider
-    else:  # pragma: no cover - the profile model restricts kinds
-        raise ConfigError(f"provider {profile.name!r}: unsupported kind {profile.kind!r}")
+    cls = PROVIDER_KINDS.get(profile.kind)
     if not model:
         raise ConfigError(
             f"provider {profile.name!r}: no model; use '{profile.name}:MODEL' or set "
             "model in the profile"
         )
-    return cls(profile, model, **dict(opts))
+    provider: Provider = cls(profile, model, **dict(opts))
+    return provider

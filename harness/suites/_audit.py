@@ -27,7 +27,7 @@ from typing import Any
 
 from harness.api import arun
 from harness.cassettes._transport import CassetteTransport
-from harness.grading._graders import Grade, grade
+from harness.grading import Grade, grade
 from harness.suites._suite import Suite, Task
 
 __all__ = ["ADVERSARIES", "AuditFinding", "AuditReport", "audit_suites"]

@@ -7,9 +7,9 @@ A suite is a mapping with ``suite`` (a name, ``^[a-z0-9][a-z0-9_-]*$``), ``descr
 (``{turns: [...], when_exhausted: error | repeat_last}``, the mock provider's format), ``tags`` and
 any of the run-option overrides in :data:`RUN_OPTION_KEYS`. Unknown keys are errors everywhere.
 
-The grader fields (and how each kind judges a run) are documented in
-:mod:`harness.grading._graders`; :class:`Grader` is re-exported here. A task's ``run_options()`` are
-the keyword options for :func:`harness.arun`, and ``mock_provider_opts()`` its mock script.
+The grader fields (and how each kind judges a run) are documented in :mod:`harness.grading`
+(one class per kind); :class:`Grader` is re-exported here. A task's ``run_options()`` are the
+keyword options for :func:`harness.arun`, and ``mock_provider_opts()`` its mock script.
 
 Every error names the file, the line, the task id and the field, and says what to do; all errors
 of a file (up to 20) come in one :class:`SuiteError`, one per line.
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,24 +28,21 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from harness.errors import ConfigError, SuiteError
-from harness.grading._graders import GRADER_KINDS, Grader, field_error, relative_path_ok
+from harness.grading._base import Grader, GraderField
+from harness.grading._fields import field_error, relative_path_ok
 from harness.kernel._options import parse_options
 from harness.kernel._permissions import Phase
 from harness.providers._mock import MockProvider
-from harness.suites._errors import describe
 from harness.suites._tools import ToolCatalog
-from harness.suites._yaml_nodes import YAMLSyntaxError, duplicate_keys, line_of, parse_yaml
 from harness.tools._registry import BUILTIN_TOOLS
 
 __all__ = [
-    "GRADER_KINDS",
     "RUN_OPTION_KEYS",
     "Grader",
     "MockScript",
@@ -53,11 +50,8 @@ __all__ = [
     "Suite",
     "SuiteError",
     "Task",
+    "UserTurn",
     "Workspace",
-    "collect_suites",
-    "load_suite",
-    "load_suites",
-    "suite_files",
 ]
 
 MAX_ERRORS = SuiteError.max_shown
@@ -194,12 +188,27 @@ class AuditPolicy(BaseModel):
     reason: str = Field(min_length=3)
 
 
+class UserTurn(BaseModel):
+    """A follow-up user message of a conversation (``turns:``), optionally adding tools."""
+
+    model_config = _STRICT
+
+    user: str = Field(min_length=1)
+    add_tools: list[str] = Field(default_factory=list)
+
+
 class Task(RunOverrides):
     """One task; after loading, the suite's defaults are merged in (the task's own values win)."""
 
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    prompt: str = Field(min_length=1)
-    expect: Grader
+    #: The first user message (or ``turns[0]`` when the task is a conversation).
+    prompt: str = Field(default="", min_length=0)
+    #: A conversation: the user's messages in order (the first is the prompt); each is answered
+    #: by the mode until a text reply, with the same tools and workspace; a turn may add tools.
+    turns: list[str | UserTurn] | None = None
+    #: Tool-calling steps allowed per user turn (the run ends error_max_steps_per_turn past it).
+    max_steps_per_turn: int | None = Field(default=None, ge=1)
+    expect: GraderField
     workspace: Workspace | None = None
     mock: MockScript | None = None
     tags: list[str] = Field(default_factory=list)
@@ -208,15 +217,61 @@ class Task(RunOverrides):
     #: ``harness suites audit``: excuse this task when a do-nothing model passes it.
     audit: AuditPolicy | None = None
     _catalog: ToolCatalog | None = PrivateAttr(default=None)
+    _tool_factory: Callable[[], dict[str, Any]] | None = PrivateAttr(default=None)
     #: Reviewer decisions for ``interrupt_before`` pauses, in order, one per pending call.
     approvals: list[Literal["approve", "deny"] | dict[Literal["edit"], dict[str, Any]]] = []
+
+    @model_validator(mode="after")
+    def _prompt_or_turns(self) -> Task:
+        if self.turns is not None:
+            if not self.turns:
+                raise field_error("turns", "give at least one user message")
+            first = self.turns[0]
+            text = first if isinstance(first, str) else first.user
+            if not isinstance(first, str) and first.add_tools:
+                raise field_error("turns.0.add_tools", "the first turn's tools are `tools:`")
+            if "prompt" in self.model_fields_set and self.prompt != text:
+                raise field_error("prompt", "give the prompt or turns, not both")
+            self.prompt = text
+        elif not self.prompt:
+            raise field_error("prompt", "missing required field; add `prompt:` here")
+        if self.max_steps_per_turn is not None and self.turns is None:
+            raise field_error("max_steps_per_turn", "only for conversations (`turns:`)")
+        return self
+
+    @property
+    def prompt_text(self) -> str:
+        """Every user message of the task, joined (what an echo would copy)."""
+        rest = [t if isinstance(t, str) else t.user for t in (self.turns or [])[1:]]
+        return "\n".join([self.prompt, *rest])
+
+    def with_tools(self, factory: Callable[[], dict[str, Any]]) -> None:
+        """Make this task's tools per run with ``factory`` (fresh objects, by name, for every
+        cell: e.g. tools bound to per-run state). ``tools:`` and ``add_tools`` name them."""
+        self._tool_factory = factory
 
     def run_options(self) -> dict[str, Any]:
         """Keyword options for :func:`harness.arun` (not prompt, provider, mode or cwd; the
         runner gives each run a fresh ``cwd``, seeded from ``workspace_files``)."""
         options = super().run_options()
-        if self._catalog is not None and options.get("tools"):
-            options["tools"] = self._catalog.objects(options["tools"])
+        made = self._tool_factory() if self._tool_factory is not None else None
+
+        def objects(names: list[str]) -> list[Any]:
+            if made is not None:
+                return [made.get(n, n) for n in names]
+            if self._catalog is not None:
+                return list(self._catalog.objects(names) or [])
+            return list(names)
+
+        if options.get("tools"):
+            options["tools"] = objects(options["tools"])
+        if self.turns is not None:
+            options["turns"] = [
+                t if isinstance(t, str) else {"user": t.user, "add_tools": objects(t.add_tools)}
+                for t in self.turns[1:]
+            ]
+            if self.max_steps_per_turn is not None:
+                options["max_steps_per_turn"] = self.max_steps_per_turn
         if self.workspace is not None and self.workspace.files:
             options["workspace_files"] = dict(self.workspace.files)
         return options
@@ -270,14 +325,13 @@ class Suite(BaseModel):
 
     @model_validator(mode="after")
     def _merge_defaults(self) -> Suite:
-        from harness.modes import BUILTIN_MODES
+        from harness.modes._base import check_mode_spec
 
         for i, mode in enumerate(self.extra_modes):
-            if mode not in BUILTIN_MODES:
-                raise field_error(
-                    f"extra_modes.{i}",
-                    f"unknown mode {mode!r}; builtins: {', '.join(BUILTIN_MODES)}",
-                )
+            try:
+                self.extra_modes[i] = check_mode_spec(mode)
+            except ConfigError as exc:
+                raise field_error(f"extra_modes.{i}", str(exc)) from None
         first: dict[str, int] = {}
         for i, t in enumerate(self.tasks):
             if t.id in first:
@@ -306,114 +360,3 @@ class Suite(BaseModel):
             merged.append(task)
         self.tasks = merged
         return self
-
-
-def suite_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Files named by ``paths``: a directory means every ``*.yaml`` / ``*.yml`` in it, sorted."""
-    files, issues = _expand(paths)
-    if issues:
-        raise SuiteError(issues)
-    return files
-
-
-def _expand(paths: Iterable[str | Path]) -> tuple[list[Path], list[str]]:
-    files: dict[Path, Path] = {}  # resolved -> as given, so a file named twice loads once
-    issues = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found = sorted(f for f in p.iterdir() if f.suffix in (".yaml", ".yml") and f.is_file())
-            if not found:
-                issues.append(f"{p}: no *.yaml or *.yml suite files in this directory")
-        elif p.is_file():
-            found = [p]
-        else:
-            found = []
-            issues.append(f"{p}: no such file or directory; give a suite file or a folder of them")
-        for f in found:
-            files.setdefault(f.resolve(), f)
-    return list(files.values()), issues
-
-
-def load_suite(path: str | Path) -> Suite:
-    """Load and validate one suite file, raising :class:`SuiteError` with every problem found."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError([f"{path}: cannot read the file: {exc}"]) from None
-    try:
-        data, node = parse_yaml(text)
-    except YAMLSyntaxError as exc:
-        where = f"{path}:{exc.line}:{exc.column}" if exc.line is not None else str(path)
-        raise SuiteError([f"{where}: invalid YAML: {exc.problem}; fix the syntax there"]) from None
-    if not isinstance(data, dict):
-        raise SuiteError(
-            [f"{path}: a suite file must be a mapping with `suite:` and `tasks:` at the top level"]
-        )
-    found = [
-        (line, f"{path}:{line}: duplicate key {key!r} (first on line {first}); keep only one")
-        for line, key, first in duplicate_keys(node)
-    ]
-    folder = path.resolve().parent
-    module = data.get("tools_module")
-    try:
-        catalog = ToolCatalog(folder, module if isinstance(module, str) else None)
-    except ConfigError as exc:
-        line = line_of(node, ("tools_module",)) or 0
-        found.append((line, f"{path}:{line}: tools_module: {exc}"))
-        catalog = ToolCatalog(folder)
-    try:
-        suite = Suite.model_validate(data, context={"tools": catalog})
-    except ValidationError as exc:
-        found += [describe(path, node, data, err, _MODELS) for err in exc.errors()]
-    if found:  # in file order
-        raise SuiteError([text for _, text in sorted(found, key=lambda item: item[0])])
-    suite._source = path
-    for task in suite.tasks:  # python graders and custom tools import from the suite's folder
-        task.expect.with_base_dir(folder)
-        task._catalog = catalog
-    return suite
-
-
-def collect_suites(paths: Iterable[str | Path]) -> tuple[list[Suite], list[str]]:
-    """Load every suite under ``paths``; returns the valid suites and the problems found (suite
-    names must be unique across files)."""
-    suites: list[Suite] = []
-    files, issues = _expand(paths)
-    seen: dict[str, Path | None] = {}
-    for file in files:
-        try:
-            suite = load_suite(file)
-        except SuiteError as exc:
-            issues.extend(exc.issues)
-            continue
-        if suite.name in seen:
-            issues.append(
-                f"{file}: suite name {suite.name!r} is also used by {seen[suite.name]}; "
-                "suite names must be unique"
-            )
-            continue
-        seen[suite.name] = file
-        suites.append(suite)
-    return suites, issues
-
-
-def load_suites(paths: Iterable[str | Path]) -> list[Suite]:
-    """Load the suites under ``paths`` (files or folders); raises SuiteError with all problems."""
-    suites, issues = collect_suites(paths)
-    if issues:
-        raise SuiteError(issues)
-    return suites
-
-
-# --- error messages -----------------------------------------------------------------------------
-
-#: The model behind each key, for "unknown key" hints; ``"tasks[]"`` is a task entry.
-_MODELS: dict[str, type[BaseModel]] = {
-    "": Suite,
-    "tasks[]": Task,
-    "defaults": RunOverrides,
-    "expect": Grader,
-    "workspace": Workspace,
-    "mock": MockScript,
-}

@@ -26,7 +26,7 @@ from typing import Any
 
 from harness.errors import ConfigError
 from harness.tools._base import Tool, tool
-from harness.tools._registry import BUILTIN_TOOLS, resolve_tools
+from harness.tools._registry import BUILTIN_TOOLS, TOOLS, resolve_tools
 
 __all__ = ["ToolCatalog", "is_tool_ref"]
 
@@ -120,7 +120,9 @@ class ToolCatalog:
             if name not in self._refs:
                 self._refs[name] = self._import_ref(name)
             return self._refs[name]
-        known = ", ".join(sorted(BUILTIN_TOOLS))
+        if name in TOOLS:  # a plug-in tool, by its registered name
+            return TOOLS.get(name)
+        known = ", ".join(TOOLS.names())
         defined = (
             f"; {self.tools_module} defines: {', '.join(sorted(self.module_tools))}"
             if self.tools_module

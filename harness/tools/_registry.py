@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from harness._plugins import Registry
 from harness.errors import ConfigError
 from harness.tools._base import Tool
 from harness.tools._builtins import (
@@ -27,7 +28,7 @@ from harness.tools._shell import ShellTool
 from harness.tools._subagent import SpawnAgentTool
 from harness.tools._todos import TodoWriteTool
 
-__all__ = ["BUILTIN_TOOLS", "OPT_IN_TOOLS", "builtin_names", "resolve_tools"]
+__all__ = ["BUILTIN_TOOLS", "OPT_IN_TOOLS", "TOOLS", "builtin_names", "resolve_tools"]
 
 #: Builtin tool name -> class (instantiate with no arguments).
 BUILTIN_TOOLS: dict[str, type[BuiltinTool]] = {
@@ -48,6 +49,27 @@ BUILTIN_TOOLS: dict[str, type[BuiltinTool]] = {
         TodoWriteTool,
     )
 }
+
+
+def _tool_object(obj: Any, spec: str) -> Tool:
+    """A registered tool: a Tool object, or a class / factory that makes one with no arguments."""
+    if isinstance(obj, type) or (callable(obj) and not isinstance(obj, Tool)):
+        try:
+            obj = obj()
+        except TypeError as exc:
+            raise ConfigError(f"tool {spec!r}: cannot make it with no arguments: {exc}") from None
+    return _check_tool(obj, f"tool {spec!r}")
+
+
+#: Tools by name: the built-ins, tools registered in code and the entry points of the group
+#: ``harness.tools`` (a Tool object, or a class or factory called with no arguments); a
+#: ``"package.module:attr"`` reference works wherever a tool name does.
+TOOLS: Registry[Tool] = Registry(
+    "tool",
+    "harness.tools",
+    {name: f"{cls.__module__}:{cls.__qualname__}" for name, cls in BUILTIN_TOOLS.items()},
+    check=_tool_object,
+)
 
 #: Builtins that ``tools="all"`` leaves out (they change what a run is): name them to use them.
 OPT_IN_TOOLS = frozenset({"spawn_agent", "todo_write"})
@@ -106,13 +128,17 @@ def resolve_tools(spec: str | Sequence[Tool | str] | None) -> list[Tool]:
 
 def _builtin(name: str) -> list[Tool]:
     cls = BUILTIN_TOOLS.get(name)
-    if cls is None:
-        close = difflib.get_close_matches(name, list(BUILTIN_TOOLS), n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(
-            f"tools: unknown tool {name!r}; builtins are: {', '.join(builtin_names())}{hint}"
-        )
-    return [cls()]
+    if cls is not None:
+        return [cls()]
+    if name in TOOLS:  # a plug-in tool (entry point, registered in code) or module:attr
+        return [TOOLS.get(name)]
+    close = difflib.get_close_matches(name, TOOLS.names(), n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    plugins = [n for n in TOOLS.names() if n not in BUILTIN_TOOLS]
+    extra = f"; plug-ins: {', '.join(plugins)}" if plugins else ""
+    raise ConfigError(
+        f"tools: unknown tool {name!r}; builtins are: {', '.join(builtin_names())}{extra}{hint}"
+    )
 
 
 def _check_tool(item: Any, where: str) -> Tool:

@@ -9,8 +9,9 @@ import pytest
 
 import harness
 from harness.bench._runner import apply_approvals
-from harness.grading._graders import grade
-from harness.suites._suite import Suite, SuiteError, load_suites
+from harness.grading import grade
+from harness.suites._load import load_suites
+from harness.suites._suite import Suite, SuiteError
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 

@@ -20,7 +20,7 @@ from harness.bench._ray_worker import Batch, CellWorker, WorkerOptions, spec_of
 from harness.bench._runner import CellOutcome, Runner, RunnerOptions
 from harness.bench._session import BenchRequest, run_bench
 from harness.errors import ConfigError, ProviderError
-from harness.suites._suite import load_suites
+from harness.suites._load import load_suites
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITES = ROOT / "suites"

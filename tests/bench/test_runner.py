@@ -19,7 +19,7 @@ from harness.bench._runner import CellOutcome, Runner, RunnerOptions, rerecord_c
 from harness.bench._session import BenchRequest, discover_providers, run_bench
 from harness.cli import main
 from harness.errors import ConfigError
-from harness.suites._suite import load_suites
+from harness.suites._load import load_suites
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITES = ROOT / "suites"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.suites._suite import load_suites
+from harness.suites._load import load_suites
 
 ROOT = Path(__file__).resolve().parents[2]
 CASSETTES = ROOT / "cassettes"

@@ -13,8 +13,9 @@ import pytest
 import harness
 from harness.bench._session import BenchRequest, run_bench
 from harness.core._result import Result
-from harness.grading._graders import Grader, grade
-from harness.suites._suite import SuiteError, load_suite
+from harness.grading import Grader, grade, parse_grader
+from harness.suites._load import load_suite
+from harness.suites._suite import SuiteError
 from harness.tools import _sandbox as sandbox
 
 ADD = "def add(a, b):\n    return a - b\n"
@@ -36,7 +37,7 @@ def result() -> Result:
 
 
 def g(**fields: Any) -> Grader:
-    return Grader.model_validate({"kind": "command", **fields})
+    return parse_grader({"kind": "command", **fields})
 
 
 def test_passes_on_exit_0_and_fails_otherwise(ws: Path) -> None:
@@ -93,11 +94,11 @@ def test_all_and_any_combine_command_graders(ws: Path) -> None:
         {"kind": "command", "command": "test -f calc.py"},
         {"kind": "command", "command": PYTEST},
     ]
-    both = Grader.model_validate({"kind": "all", "graders": parts})
+    both = parse_grader({"kind": "all", "graders": parts})
     verdict = grade(both, result(), ws)
     assert not verdict.passed
     assert verdict.explanation.startswith("all: `test -f calc.py`: exit code 0")
-    either = Grader.model_validate({"kind": "any", "graders": parts})
+    either = parse_grader({"kind": "any", "graders": parts})
     assert grade(either, result(), ws).passed
 
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 import harness
-from harness.grading._graders import PASS_THRESHOLD, Grade, Grader, grade
+from harness.grading import PASS_THRESHOLD, Grade, Grader, grade, parse_grader
+from harness.grading._text import FileContainsGrader
 from harness.kernel.result import Result
 from harness.kernel.terminations import FinishReason
 
@@ -33,7 +34,7 @@ async def run(*turns: dict[str, Any], cwd: Path | None = None, **options: Any) -
 
 
 def g(**fields: Any) -> Grader:
-    return Grader.model_validate(fields)
+    return parse_grader(fields)
 
 
 async def text_result(text: str) -> Result:
@@ -196,7 +197,9 @@ async def test_file_contains_refuses_paths_outside_the_workspace(tmp_path: Path)
     via_link = grade(g(kind="file_contains", path="link.txt", value="secret"), result, ws)
     assert via_link == Grade(False, 0.0, "refused: 'link.txt' is outside the workspace")
     # Suites cannot say ../ (checked at load); a grader built in code is refused at grading.
-    dotdot = Grader.model_construct(kind="file_contains", path="../secret.txt", value=["top"])
+    dotdot = FileContainsGrader.model_construct(
+        kind="file_contains", path="../secret.txt", value=["top"]
+    )
     assert grade(dotdot, result, ws).explanation == (
         "refused: '../secret.txt' is outside the workspace"
     )
@@ -228,7 +231,7 @@ async def test_finish_reason() -> None:
 
 
 GRADER_MODULE = """
-from harness.grading._graders import Grade
+from harness.grading import Grade
 
 def is_395(result, workspace):
     return (result.text or "").strip() == "395"

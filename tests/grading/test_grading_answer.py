@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 import harness
-from harness.grading._graders import Grader, final_answer, grade
+from harness.grading import Grader, final_answer, grade, parse_grader
 from harness.providers._mock import MockProvider
 
-CONTAINS = Grader(kind="contains", value=["395"])
+CONTAINS = parse_grader({"kind": "contains", "value": ["395"]})
 LOOPING_CALL = {"tool_calls": [{"name": "calculator", "arguments": {"expression": "1"}}]}
 
 
@@ -56,7 +56,7 @@ def test_the_final_reply_of_a_stopped_run_is_graded(mode: str) -> None:
     assert result.finish_reason == "stop"
     assert final_answer(result) == "395"
     assert grade(CONTAINS, result).passed
-    assert not grade(Grader(kind="contains", value=["400"]), result).passed
+    assert not grade(parse_grader({"kind": "contains", "value": ["400"]}), result).passed
 
 
 def test_grade_on_error_reads_the_last_main_reply() -> None:
@@ -69,7 +69,7 @@ def test_grade_on_error_reads_the_last_main_reply() -> None:
 
 def test_non_text_graders_still_see_failed_runs() -> None:
     result = run([LOOPING_CALL], "react")
-    assert grade(Grader(kind="finish_reason", value=["error_no_progress"]), result).passed
+    assert grade(parse_grader({"kind": "finish_reason", "value": ["error_no_progress"]}), result).passed
 
 
 def test_an_empty_final_reply_is_the_answer_of_a_stopped_run() -> None:

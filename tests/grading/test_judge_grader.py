@@ -19,8 +19,9 @@ from werkzeug import Response as WResponse
 import harness
 from harness.bench._session import BenchRequest, run_bench
 from harness.core._result import Result
-from harness.grading._graders import Grader, grade
-from harness.suites._suite import SuiteError, load_suite
+from harness.grading import Grader, grade, parse_grader
+from harness.suites._load import load_suite
+from harness.suites._suite import SuiteError
 
 KEY = "sk-judge-test-key-0123456789"
 
@@ -32,7 +33,7 @@ def answered(text: str = "Paris is the capital of France.") -> Result:
 
 
 def mock_judge(reply: str, *, transcript: bool = False, cost: float = 0.0) -> Grader:
-    return Grader.model_validate(
+    return parse_grader(
         {
             "kind": "judge",
             "provider": "mock",
@@ -94,7 +95,7 @@ def test_the_judge_sees_rubric_answer_and_optionally_the_transcript() -> None:
 
 
 def test_all_and_any_add_up_grading_costs() -> None:
-    both = Grader.model_validate(
+    both = parse_grader(
         {"kind": "all", "graders": [
             mock_judge('{"passed": true}', cost=0.25).model_dump(exclude_unset=True),
             mock_judge('{"passed": true}', cost=0.5).model_dump(exclude_unset=True),

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 import harness
+from harness.grading import Grade, Grader, grade, parse_grader
 from harness.grading import _python as python_grader
-from harness.grading._graders import Grade, Grader, grade
 from harness.providers._mock import MockProvider
-from harness.suites._suite import load_suite
+from harness.suites._load import load_suite
 
 CHECKS = """
 import os, sys, time
@@ -63,7 +63,7 @@ def folder(tmp_path: Path) -> Path:
 
 
 def python(folder: Path, name: str, **fields: object) -> Grader:
-    grader = Grader.model_validate({"kind": "python", "function": f"my_checks:{name}", **fields})
+    grader = parse_grader({"kind": "python", "function": f"my_checks:{name}", **fields})
     grader.with_base_dir(folder)
     return grader
 
@@ -116,9 +116,9 @@ def test_python_grader_within_its_timeout_passes(folder: Path, result: harness.R
 def test_python_grader_default_timeout_is_30s() -> None:
     assert python_grader.DEFAULT_TIMEOUT_S == 30.0
     with pytest.raises(ValueError, match="timeout_s"):
-        Grader.model_validate({"kind": "python", "function": "a:b", "timeout_s": 0})
+        parse_grader({"kind": "python", "function": "a:b", "timeout_s": 0})
     with pytest.raises(ValueError, match="not used by contains"):
-        Grader.model_validate({"kind": "contains", "value": "x", "timeout_s": 3})
+        parse_grader({"kind": "contains", "value": "x", "timeout_s": 3})
 
 
 def test_python_grader_stopped_by_terminate_all_within_2s(
@@ -189,7 +189,7 @@ def test_python_graders_of_two_suites_never_share_a_module(
         (tmp_path / name / "same_name_checks.py").write_text(
             f"def check(result, ws):\n    return {verdict}\n"
         )
-        grader = Grader.model_validate({"kind": "python", "function": "same_name_checks:check"})
+        grader = parse_grader({"kind": "python", "function": "same_name_checks:check"})
         grader.with_base_dir(tmp_path / name)
         graders.append(grader)
     assert [grade(g, result).passed for g in graders * 2] == [True, False, True, False]

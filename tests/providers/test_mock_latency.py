@@ -12,7 +12,8 @@ import pytest
 import harness
 from harness.errors import ConfigError
 from harness.providers._mock import MockProvider
-from harness.suites._suite import SuiteError, load_suites
+from harness.suites._load import load_suites
+from harness.suites._suite import SuiteError
 
 
 @pytest.fixture

@@ -94,7 +94,7 @@ def test_defaults_to_the_working_directory(tmp_path: Path, monkeypatch: pytest.M
 @pytest.mark.parametrize(
     ("table", "field", "detail"),
     [
-        ('kind = "gemini"', "kind", "'openai'"),
+        ('kind = "gemini"', "kind", "unknown provider kind 'gemini'"),
         ('kind = "openai"\ntimeout_s = -1', "timeout_s", "greater than 0"),
         ('kind = "openai"\nbase_ur = "http://x"', "base_ur", "Extra inputs"),
         ('kind = "openai"\ntool_calls = "xml"', "tool_calls", "'native'"),

@@ -18,7 +18,8 @@ from ray_helpers import latency_suite
 from harness.bench._matrix import expand
 from harness.bench._ray_executor import RayOptions, RayRunner
 from harness.bench._runner import CellOutcome, MatrixSummary, Runner, RunnerOptions
-from harness.suites._suite import Suite, load_suites
+from harness.suites._load import load_suites
+from harness.suites._suite import Suite
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(300)  # a Ray cluster's start counts too, on 2 busy cores

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness.grading._graders import Grader, grade
+from harness.grading import Grader, grade, parse_grader
 from harness.providers._mock import MockProvider
 from harness.suites._audit import audit_suites
-from harness.suites._suite import load_suites
+from harness.suites._load import load_suites
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -93,17 +93,17 @@ def test_tool_calls_and_combined_graders() -> None:
         {"text": "42"},
     ]
     result = harness.run("6*7?", provider=MockProvider(turns), tools=["calculator", "kv_get"])
-    assert grade(Grader(kind="tool_calls"), result).passed
-    assert grade(Grader(kind="tool_calls", value=["calculator"], min=1), result).passed
-    assert not grade(Grader(kind="tool_calls", value=["kv_get"]), result).passed
-    assert not grade(Grader(kind="tool_calls", min=2), result).passed
-    both = Grader.model_validate(
+    assert grade(parse_grader({"kind": "tool_calls"}), result).passed
+    assert grade(parse_grader({"kind": "tool_calls", "value": ["calculator"], "min": 1}), result).passed
+    assert not grade(parse_grader({"kind": "tool_calls", "value": ["kv_get"]}), result).passed
+    assert not grade(parse_grader({"kind": "tool_calls", "min": 2}), result).passed
+    both = parse_grader(
         {"kind": "all", "graders": [{"kind": "tool_calls"}, {"kind": "contains", "value": "42"}]}
     )
     verdict = grade(both, result)
     assert verdict.passed
     assert verdict.explanation.startswith("all: ")
-    either = Grader.model_validate(
+    either = parse_grader(
         {"kind": "any", "graders": [{"kind": "contains", "value": "7"},
                                     {"kind": "contains", "value": "nope"}]}
     )  # fmt: skip

@@ -15,10 +15,11 @@ from click.testing import CliRunner
 import harness
 from harness.bench._runner import apply_approvals
 from harness.cli import main
-from harness.grading._graders import Grade, grade
+from harness.grading import Grade, grade
 from harness.kernel.result import Result
 from harness.kernel.terminations import FinishReason
-from harness.suites._suite import Suite, Task, load_suites
+from harness.suites._load import load_suites
+from harness.suites._suite import Suite, Task
 
 SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 MODES = ("react", "plan_and_solve", "reflexion")

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from harness.bench._session import BenchRequest, run_bench
 from harness.cli import main
-from harness.suites._suite import SuiteError, load_suite
+from harness.suites._load import load_suite
+from harness.suites._suite import SuiteError
 
 TOOLS = """\
 import harness

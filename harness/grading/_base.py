@@ -1,0 +1,226 @@
+"""The grader seam: :class:`Grader` (one pydantic model per kind), the :data:`GRADERS` registry
+of kinds, :data:`GraderField` (the ``expect:`` of a task: a union discriminated by ``kind`` that
+plug-ins extend) and :func:`grade`, which judges a run.
+
+A grader kind is a subclass of :class:`Grader` with ``kind: Literal["NAME"]``, its own fields,
+and :meth:`Grader.evaluate`. It declares, as class variables, what the runner needs to know about
+it: whether it reads the workspace after the run, runs a process, may take seconds, makes model
+calls that the cell's cassette records, and whether it reads the run's answer (text graders fail
+a run that has none). Register it under its kind (entry point group ``harness.graders``, or
+:meth:`GRADERS.register <harness._plugins.Registry.register>`), or name it in a suite as
+``kind: package.module:Class``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidatorFunctionWrapHandler
+from pydantic import WrapValidator as _Wrap
+
+from harness._plugins import Registry, is_reference
+from harness.core._result import Result
+from harness.errors import ConfigError
+from harness.grading._fields import field_error
+from harness.grading._grade import Grade
+
+__all__ = [
+    "GRADERS",
+    "GradeContext",
+    "Grader",
+    "GraderField",
+    "grade",
+    "parse_grader",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class GradeContext:
+    """What a grader may read besides the Result."""
+
+    #: The run's workspace folder after the run (None when the runner made none).
+    workspace: Path | None = None
+    #: Grade the answer of runs that did not end in success too.
+    grade_on_error: bool = False
+    #: The httpx transport that carries a judge's calls (the cell's cassette).
+    cassette: Any = None
+
+
+class Grader(BaseModel):
+    """How a task's run is judged (the ``expect:`` of a suite task). Subclass per kind."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    kind: str
+
+    #: Reads the run's workspace folder after the run (the runner keeps one for the cell).
+    reads_workspace: ClassVar[bool] = False
+    #: Runs a child process (the runner stops such graders on Ctrl-C).
+    needs_process: ClassVar[bool] = False
+    #: May take seconds: graded on a worker thread, off the event loop.
+    slow: ClassVar[bool] = False
+    #: Makes model calls, recorded in (and replayed from) the cell's cassette.
+    records_calls: ClassVar[bool] = False
+    #: Reads the run's answer: fails a run that did not stop or submit, unless grade_on_error.
+    reads_answer: ClassVar[bool] = False
+    #: What each required field holds, for "needs `field`" messages.
+    field_help: ClassVar[dict[str, str]] = {}
+
+    _base_dir: Path | None = PrivateAttr(default=None)
+
+    @property
+    def base_dir(self) -> Path | None:
+        """The folder python graders are imported from first (the suite file's folder)."""
+        return self._base_dir
+
+    def with_base_dir(self, folder: Path | None) -> None:
+        """Import python graders (this one and any it combines) from ``folder`` first."""
+        self._base_dir = folder
+        for part in self.parts():
+            part.with_base_dir(folder)
+
+    def parts(self) -> list[Grader]:
+        """The graders this one combines (``all`` / ``any``); none for a plain kind."""
+        return []
+
+    def walk(self) -> Iterator[Grader]:
+        """This grader and every grader it combines, depth first."""
+        yield self
+        for part in self.parts():
+            yield from part.walk()
+
+    def needs(self, flag: str) -> bool:
+        """Does this grader, or one it combines, declare ``flag`` (e.g. ``"reads_workspace"``)?"""
+        return any(getattr(type(g), flag) for g in self.walk())
+
+    def evaluate(self, result: Result, context: GradeContext) -> Grade:
+        """Judge ``result``; may raise (:func:`grade` turns an exception into an error grade)."""
+        raise NotImplementedError(f"{type(self).__name__}.evaluate")
+
+
+def _grader_class(obj: Any, spec: str) -> type[Grader]:
+    if not (isinstance(obj, type) and issubclass(obj, Grader)):
+        raise ConfigError(f"grader kind {spec!r}: {obj!r} is not a harness.grading.Grader subclass")
+    return obj
+
+
+#: Grader kinds by name: the built-ins, kinds registered in code and the entry points of the
+#: group ``harness.graders``; ``kind: package.module:Class`` works in a suite too.
+GRADERS: Registry[type[Grader]] = Registry(
+    "grader kind",
+    "harness.graders",
+    {
+        "equals": "harness.grading._text:EqualsGrader",
+        "contains": "harness.grading._text:ContainsGrader",
+        "regex": "harness.grading._text:RegexGrader",
+        "number": "harness.grading._text:NumberGrader",
+        "json_schema": "harness.grading._structured:JsonSchemaGrader",
+        "file_contains": "harness.grading._text:FileContainsGrader",
+        "finish_reason": "harness.grading._structured:FinishReasonGrader",
+        "tool_calls": "harness.grading._structured:ToolCallsGrader",
+        "python": "harness.grading._python:PythonGrader",
+        "command": "harness.grading._command:CommandGrader",
+        "judge": "harness.grading._judge:JudgeGrader",
+        "all": "harness.grading._combine:AllGrader",
+        "any": "harness.grading._combine:AnyGrader",
+    },
+    check=_grader_class,
+)
+
+
+def _pick(value: Any, handler: ValidatorFunctionWrapHandler) -> Grader:
+    """Validate ``value`` as the grader class its ``kind`` names."""
+    if isinstance(value, Grader):
+        return value
+    if not isinstance(value, dict):
+        raise field_error((), f"a grader is a mapping with `kind:`, got {type(value).__name__}")
+    kind = value.get("kind")
+    if not isinstance(kind, str):
+        raise field_error("kind", f"give the grader kind, one of: {', '.join(GRADERS.names())}")
+    try:
+        cls = GRADERS.get(kind)
+    except ConfigError as exc:
+        raise field_error("kind", str(exc)) from None
+    # The messages of the fields kind by kind: required ones, and keys the kind does not use.
+    fields = {(f.alias or n): f for n, f in cls.model_fields.items()}
+    for name in sorted(set(value) - set(fields)):
+        raise field_error(name, _unused(name, kind, sorted(fields)))
+    for name, info in fields.items():
+        if info.is_required() and name not in value:
+            what = cls.field_help.get(name) or info.description or "required"
+            raise field_error(name, f"{kind} needs `{name}`: {what}")
+    data = dict(value)
+    if is_reference(kind):  # the class's own Literal kind, whatever the suite called it
+        data["kind"] = cls.model_fields["kind"].default or kind
+    return cls.model_validate(data)
+
+
+def _unused(name: str, kind: str, allowed: list[str]) -> str:
+    """The message for a key that grader ``kind`` does not take."""
+    import difflib
+
+    for other in GRADERS.names():
+        try:
+            cls = GRADERS.get(other)
+        except ConfigError:
+            continue
+        if name in {(f.alias or n) for n, f in cls.model_fields.items()}:
+            return f"`{name}` is not used by {kind} graders; remove it"
+    close = difflib.get_close_matches(name, allowed, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown key {name!r}; {hint}allowed here: {', '.join(allowed)}"
+
+
+#: The ``expect:`` of a task: validated as the class its ``kind`` names (see :data:`GRADERS`).
+GraderField = Annotated[Grader, _Wrap(_pick)]
+
+
+def parse_grader(data: dict[str, Any]) -> Grader:
+    """A grader from its mapping (``{"kind": "contains", "value": "395"}``)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(GraderField).validate_python(data)
+
+
+def grade(
+    grader: Grader,
+    result: Result,
+    workspace: Path | None = None,
+    *,
+    grade_on_error: bool = False,
+    cassette: Any = None,
+) -> Grade:
+    """Judge ``result`` (and, for graders that read it, the run's ``workspace`` after the run).
+    Never raises. ``cassette``: the httpx transport that carries a judge's calls.
+
+    Text graders read the run's answer: the deliverable of a submitted run, or the final
+    assistant reply of a run that stopped. A run that ended any other way has no answer (a plan
+    or a critique is never one), so text graders fail it, unless ``grade_on_error`` is set."""
+    context = GradeContext(workspace, grade_on_error, cassette)
+    return evaluate(grader, result, context)
+
+
+def evaluate(grader: Grader, result: Result, context: GradeContext) -> Grade:
+    """:func:`grade` with a :class:`GradeContext` (what combined graders call for their parts)."""
+    if type(grader).reads_answer and not result.success and not context.grade_on_error:
+        reason = result.finish_reason.value
+        return Grade.of(
+            False,
+            f"no answer: the run ended with {reason} ({result.category.value}); text graders "
+            "grade only runs that stop or submit (set grade_on_error: true to grade anyway)",
+        )
+    try:
+        verdict = grader.evaluate(result, context)
+    except Exception as exc:  # a broken grader is an error cell; it never stops a matrix
+        return Grade(
+            False, 0.0, f"{grader.kind} grader error: {type(exc).__name__}: {exc}", error=True
+        )
+    reason = result.finish_reason.value
+    if verdict.passed or verdict.error or result.success or reason in verdict.explanation:
+        return verdict
+    # Say how a failed run ended (e.g. it ran out of turns before answering).
+    why = f"{verdict.explanation} (run ended with {reason})"
+    return Grade(False, verdict.score, why, cost_usd=verdict.cost_usd)

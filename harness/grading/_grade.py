@@ -1,0 +1,47 @@
+"""The verdict on one cell (:class:`Grade`): a leaf module every grader kind imports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["PASS_THRESHOLD", "Grade", "one_line", "show"]
+
+#: A float score passes at or above this (python graders, judges that give only a score).
+PASS_THRESHOLD = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Grade:
+    """The verdict on one run: passed, a score in [0, 1] and a one-line explanation."""
+
+    passed: bool
+    score: float
+    explanation: str
+    #: The grader itself failed (crashed, timed out, could not be imported): the cell cannot
+    #: be scored, which is an ``error`` cell, not a failed one.
+    error: bool = False
+    #: What grading itself cost (LLM judges), USD: ``results.grading_cost_usd``.
+    cost_usd: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.score, int | float) and 0.0 <= self.score <= 1.0):
+            raise ValueError(f"score must be a number in [0, 1], got {self.score!r}")
+        object.__setattr__(self, "explanation", one_line(self.explanation, 300))
+
+    @classmethod
+    def of(cls, passed: bool, explanation: str) -> Grade:
+        return cls(passed, 1.0 if passed else 0.0, explanation)
+
+
+def one_line(text: str, limit: int = 60) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def show(text: str, limit: int = 60) -> str:
+    """A short quoted excerpt (the end of a long text, where answers usually are)."""
+    flat = " ".join(text.replace("\r", "").replace("\n", "\\n").split())
+    if len(flat) > limit:
+        flat = "…" + flat[-(limit - 1) :]
+    return f"'{flat}'"
