@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 
 from harness.store import _locking as locking
+from harness.store._damage import record_damage
 from harness.store.errors import StoreError
 
 __all__ = [
@@ -91,7 +92,9 @@ def connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnec
 def recover_stale_runs(con: duckdb.DuckDBPyConnection, runs: Path, live: set[str]) -> None:
     """Close runs still ``running`` whose process is gone (this host only: another host's
     process cannot be checked): with the status their ``finish.json`` recorded when the
-    file was busy at their end, else ``interrupted``, finished at their last result."""
+    file was busy at their end, else ``interrupted``, finished at their last result. Shards
+    moved to quarantine are recorded in their runs' ``error`` (see :mod:`._damage`)."""
+    record_damage(con, runs)
     host, me = socket.gethostname(), os.getpid()
     rows = con.execute(
         "SELECT run_id, pid FROM bench_runs WHERE status = 'running' AND host = ?", [host]

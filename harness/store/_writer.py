@@ -50,7 +50,7 @@ from harness.store._catalog import (
     write_finish,
 )
 from harness.store._compact import CompactStats, compact
-from harness.store._damage import record_damage, scan
+from harness.store._damage import scan
 from harness.store._rows import is_data_frame, json_text, normalize_table, prepare_row
 from harness.store._shards import ShardWriter, run_dir, runs_dir, write_schema_files
 from harness.store._streams import SpanStreams
@@ -165,7 +165,6 @@ class Store(SpanStreams):
             log.info("harness: upgraded %s from schema v%d to v%d", self.path, before, after)
         live = {r for s in _WRITERS.get(self.path, []) for r in s._open_runs}
         recover_stale_runs(con, self.runs, live)
-        record_damage(con, self.runs)
 
     @classmethod
     def _open_reader(cls, path: Path, steps: Sequence[schema.Migration], wait_s: float) -> Store:

@@ -1,0 +1,115 @@
+"""YAML loading with bounds: what a suite, a cassette or a baseline file may cost to load.
+
+A YAML file is small on disk and can still be huge in memory: nine nested aliases (765 bytes)
+expand to a billion nodes when something walks the data (validation, JSON), and 500 levels of
+nesting overflow the composer's recursion. :func:`safe_load_bounded` first reads the file's
+event stream (the parser is a state machine, nothing recursive), counting the nesting depth and
+the nodes each alias stands for once expanded; past :data:`MAX_DEPTH` levels or
+:data:`MAX_ALIAS_NODES` nodes reached through aliases it raises a
+:class:`~harness.errors.YAMLSyntaxError` naming the file and the line, before anything is built.
+Only then is the document constructed, with the safe loader. A file without aliases may be as
+large as it likes (a 10,000-task suite is fine); only its depth is bounded.
+
+This module is a leaf: it imports nothing from harness but :mod:`harness.errors`.
+"""
+
+from __future__ import annotations
+
+from typing import IO, Any
+
+import yaml
+
+from harness.errors import YAMLSyntaxError
+
+__all__ = ["MAX_ALIAS_NODES", "MAX_DEPTH", "check_yaml_bounds", "safe_load_bounded"]
+
+#: Nodes a document may reach through aliases, counted expanded (an alias of a 3-item list
+#: counts 4); a billion-laughs document passes it within a few levels.
+MAX_ALIAS_NODES = 10_000
+#: Collections nested inside one another.
+MAX_DEPTH = 100
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _error(source: str, problem: str, mark: Any) -> YAMLSyntaxError:
+    line = None if mark is None else int(mark.line) + 1
+    column = None if mark is None else int(mark.column) + 1
+    where = source if line is None else f"{source}:{line}"
+    exc = YAMLSyntaxError(f"{where}: {problem}", line, column)
+    exc.source = source  # type: ignore[attr-defined]
+    return exc
+
+
+def check_yaml_bounds(
+    text: str, *, source: str, max_alias_nodes: int = MAX_ALIAS_NODES, max_depth: int = MAX_DEPTH
+) -> None:
+    """Raise :class:`~harness.errors.YAMLSyntaxError` (``source:line: ...``) when ``text`` nests
+    deeper than ``max_depth`` or reaches more than ``max_alias_nodes`` nodes through aliases;
+    also for malformed YAML."""
+    sizes: dict[str, int] = {}  # anchor -> expanded node count of what it names
+    frames: list[list[Any]] = []  # [anchor, nodes so far] of each open collection
+    expanded = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.AliasEvent):
+                size = sizes.get(str(event.anchor), 1)
+                expanded += size
+                if expanded > max_alias_nodes:
+                    raise _error(
+                        source,
+                        f"aliases expand to more than {max_alias_nodes:,} nodes "
+                        f"(alias *{event.anchor}); refused",
+                        event.start_mark,
+                    )
+                if frames:
+                    frames[-1][1] += size
+            elif isinstance(event, yaml.ScalarEvent):
+                if event.anchor is not None:
+                    sizes[str(event.anchor)] = 1
+                if frames:
+                    frames[-1][1] += 1
+            elif isinstance(event, yaml.CollectionStartEvent):
+                if len(frames) >= max_depth:
+                    raise _error(
+                        source,
+                        f"nested more than {max_depth} levels deep; refused",
+                        event.start_mark,
+                    )
+                frames.append([event.anchor, 1])
+            elif isinstance(event, yaml.CollectionEndEvent) and frames:
+                anchor, size = frames.pop()
+                if anchor is not None:
+                    sizes[str(anchor)] = size
+                if frames:
+                    frames[-1][1] += size
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise _error(source, str(problem), mark) from None
+
+
+def safe_load_bounded(
+    text_or_stream: str | bytes | IO[str] | IO[bytes],
+    *,
+    source: str,
+    max_alias_nodes: int = MAX_ALIAS_NODES,
+    max_depth: int = MAX_DEPTH,
+) -> Any:
+    """The document in ``text_or_stream`` (safe types only), after :func:`check_yaml_bounds`.
+    ``source`` (a file name) is named in every error."""
+    raw = text_or_stream if isinstance(text_or_stream, str | bytes) else text_or_stream.read()
+    if isinstance(raw, bytes):
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise _error(source, f"not UTF-8 text (byte {exc.start})", None) from None
+    else:
+        text = raw
+    check_yaml_bounds(text, source=source, max_alias_nodes=max_alias_nodes, max_depth=max_depth)
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise _error(source, str(problem), mark) from None
