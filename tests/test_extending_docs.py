@@ -1,4 +1,5 @@
-"""docs/extending.md: every Python block runs as written (a tool, a mode, a provider, a suite)."""
+"""docs/extending.md: every Python block runs as written (a tool, a mode, a grader kind, a
+provider, an executor, a task source, a suite)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,14 @@ BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), fla
 
 
 def test_the_page_has_one_example_per_extension_point() -> None:
-    assert len(BLOCKS) == 4
+    assert len(BLOCKS) == 7
 
 
-@pytest.mark.parametrize("source", BLOCKS, ids=["tool", "mode", "provider", "suite"])
+@pytest.mark.parametrize(
+    "source", BLOCKS, ids=["tool", "mode", "grader", "provider", "executor", "source", "suite"]
+)
 def test_example_runs(source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    exec(compile(source, str(DOC), "exec"), {"__name__": "extending_example"})
+    # dont_inherit: the blocks run as a user runs them, without this file's __future__ imports.
+    code = compile(source, str(DOC), "exec", dont_inherit=True)
+    exec(code, {"__name__": "extending_example"})

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from harness._exports import lazy_exports
 
 if TYPE_CHECKING:
+    from harness.bench._executors import EXECUTORS as EXECUTORS
+    from harness.bench._executors import ExecutorContext as ExecutorContext
     from harness.bench._matrix import Cell as Cell
     from harness.bench._matrix import expand as expand
     from harness.bench._runner import CellOutcome as CellOutcome
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 
 #: Each private module and the public names it exports here (``__all__`` derives from it).
 _EXPORTS: dict[str, tuple[str, ...]] = {
+    "harness.bench._executors": ("EXECUTORS", "ExecutorContext"),
     "harness.bench._matrix": ("Cell", "expand"),
     "harness.bench._runner": ("CellOutcome", "MatrixSummary", "Runner", "RunnerOptions"),
     "harness.bench._session": ("BenchReport", "BenchRequest", "run_bench"),

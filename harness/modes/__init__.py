@@ -11,6 +11,7 @@ from harness._exports import lazy_exports
 
 if TYPE_CHECKING:
     from harness.modes._base import BUILTIN_MODES as BUILTIN_MODES
+    from harness.modes._base import MODES as MODES
     from harness.modes._base import resolve_mode as resolve_mode
     from harness.modes._plan_and_solve import PlanAndSolve as PlanAndSolve
     from harness.modes._react import ReAct as ReAct
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 #: Each private module and the public names it exports here (``__all__`` derives from it).
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "harness.modes._base": ("BUILTIN_MODES", "resolve_mode"),
+    "harness.modes._base": ("BUILTIN_MODES", "MODES", "resolve_mode"),
     "harness.modes._plan_and_solve": ("PlanAndSolve",),
     "harness.modes._react": ("ReAct",),
     "harness.modes._reflexion": ("Reflexion",),

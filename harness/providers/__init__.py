@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from harness.providers._chat import ChatProvider as ChatProvider
     from harness.providers._http import HTTPClient as HTTPClient
     from harness.providers._http import RetryPolicy as RetryPolicy
+    from harness.providers._kinds import PROVIDER_KINDS as PROVIDER_KINDS
     from harness.providers._mock import MockProvider as MockProvider
     from harness.providers._mock import MockTurn as MockTurn
     from harness.providers._ollama import OllamaProvider as OllamaProvider
@@ -57,6 +58,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "load_profiles",
         "resolve_profile",
     ),
+    "harness.providers._kinds": ("PROVIDER_KINDS",),
     "harness.providers._registry": ("resolve_provider",),
 }
 __all__, __getattr__ = lazy_exports(__name__, _EXPORTS)

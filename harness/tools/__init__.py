@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from harness.tools._builtins import ReadFileTool as ReadFileTool
     from harness.tools._builtins import WriteFileTool as WriteFileTool
     from harness.tools._registry import BUILTIN_TOOLS as BUILTIN_TOOLS
+    from harness.tools._registry import TOOLS as TOOLS
     from harness.tools._registry import builtin_names as builtin_names
     from harness.tools._registry import resolve_tools as resolve_tools
     from harness.tools._sandbox import Limits as Limits
@@ -50,7 +51,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ReadFileTool",
         "WriteFileTool",
     ),
-    "harness.tools._registry": ("BUILTIN_TOOLS", "builtin_names", "resolve_tools"),
+    "harness.tools._registry": ("BUILTIN_TOOLS", "TOOLS", "builtin_names", "resolve_tools"),
     "harness.tools._sandbox": ("Limits", "sandbox_problem"),
     "harness.tools._shell": ("ShellTool",),
     "harness.tools._subagent": ("SpawnAgentTool",),
