@@ -188,7 +188,8 @@ def test_harness_run_takes_the_plugin_mode_by_name_and_reference(
     )
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "report.md").read_text()
-    assert mode in text and "react" in text
+    assert mode in text
+    assert "react" in text
 
 
 def test_the_plugin_grader_and_source_by_name_and_reference(
