@@ -1,7 +1,9 @@
 """``harness view``: serve the local web viewer over the results store (read-only).
 
 Exit codes: 0 stopped (Ctrl-C), 2 bad input (no database, a bad --trace-url, the ``view``
-extra not installed).
+extra not installed, an address it cannot listen on). It prints the URL it really listens on
+(``--port 0`` picks a free port), warns loudly when bound beyond loopback, and answers only
+requests naming it by a loopback name, the ``--host`` address or an ``--allow-host`` name.
 """
 
 from __future__ import annotations
@@ -24,7 +26,17 @@ __all__ = ["COMMANDS", "view"]
     help="Link each cell to its trace: a URL with {trace_id}, e.g. "
     "http://localhost:16686/trace/{trace_id} (Jaeger).",
 )
-def view(db: str, host: str, port: int, trace_url: str | None) -> None:
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer requests whose Host header is NAME (repeatable); by default only "
+    "127.0.0.1, localhost, [::1] and the --host address (against DNS rebinding).",
+)
+def view(
+    db: str, host: str, port: int, trace_url: str | None, allow_hosts: tuple[str, ...]
+) -> None:
     """Browse runs, the task x mode grid, each cell's transcript and spans in a browser."""
     from pathlib import Path
 
@@ -35,10 +47,25 @@ def view(db: str, host: str, port: int, trace_url: str | None) -> None:
         fail(f"--trace-url {trace_url}: put {{trace_id}} where the trace id goes")
     try:
         from harness.view import ViewConfig, serve
+        from harness.view._hosts import is_loopback
     except ImportError as exc:
         fail(f"{exc}: install the viewer's dependencies: pip install 'athena-harness[view]'")
-    click.echo(f"harness view: http://{host}:{port}/ over {path} (Ctrl-C stops)", err=True)
-    serve(ViewConfig(path.resolve(), trace_url), host=host, port=port)
+    if not is_loopback(host):
+        click.secho(
+            f"WARNING: --host {host} serves the viewer beyond this machine, and it has no "
+            "login: anyone who can reach this port reads every run, transcript and trace. "
+            "Use --host 127.0.0.1 (the default) unless that is what you want.",
+            err=True, fg="red", bold=True,
+        )  # fmt: skip
+
+    def listening(url: str) -> None:
+        click.echo(f"harness view: {url} over {path} (Ctrl-C stops)", err=True)
+
+    try:
+        serve(ViewConfig(path.resolve(), trace_url, allowed_hosts=allow_hosts), host=host,
+              port=port, on_listen=listening)  # fmt: skip
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
 
 
 #: The commands this module adds to the root group.

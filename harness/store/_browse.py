@@ -216,7 +216,7 @@ tasks AS (
     FROM per_column GROUP BY ALL)
 SELECT suite, task_id, spread, count(*) OVER () AS total FROM tasks
 ORDER BY {order} LIMIT ? OFFSET ?"""
-    page = max(1, page)
+    page = min(max(1, page), 1_000_000)  # OFFSET stays a BIGINT whatever is asked
     found = _rows(con, tasks_sql, [run_id, *params, per_page, (page - 1) * per_page])
     grid = GridPage(columns, total_tasks=int(found[0]["total"]) if found else 0, page=page)
     grid.per_page = per_page

@@ -3,7 +3,9 @@ Jinja2 templates (no JavaScript build step; one small vanilla script for the gri
 
 Every request opens the store read-only and closes it before answering, so a run that starts
 writing later is not kept out; while a writer holds the DuckDB file, pages answer 503 with a
-page that says so (:class:`~harness.errors.StoreLocked`), never a traceback.
+page that says so (:class:`~harness.errors.StoreLocked`), never a traceback. A request whose
+``Host`` is not a loopback name or an allowed one gets 400 (DNS rebinding); query parameters out
+of range are clamped.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
@@ -27,8 +30,9 @@ from harness.errors import HarnessError, StoreLocked
 from harness.store import Store
 from harness.view import _pages as pages
 from harness.view._format import FILTERS
+from harness.view._hosts import HostCheck
 
-__all__ = ["DEFAULT_PER_PAGE", "ViewConfig", "create_app"]
+__all__ = ["DEFAULT_PER_PAGE", "MAX_PAGE", "ViewConfig", "create_app"]
 
 DEFAULT_PER_PAGE = 50
 _STATIC = Path(__file__).parent / "static"
@@ -37,11 +41,13 @@ _STATIC = Path(__file__).parent / "static"
 @dataclass(frozen=True, slots=True)
 class ViewConfig:
     """What the app serves: the database, and the trace link template (``{trace_id}`` is
-    replaced, e.g. ``http://localhost:16686/trace/{trace_id}``)."""
+    replaced, e.g. ``http://localhost:16686/trace/{trace_id}``); ``allowed_hosts``: names the
+    ``Host`` header may give besides the loopback ones (see :mod:`harness.view._hosts`)."""
 
     db: Path
     trace_url: str | None = None
     per_page: int = DEFAULT_PER_PAGE
+    allowed_hosts: tuple[str, ...] = ()
 
 
 def _env() -> Environment:
@@ -172,9 +178,14 @@ class _App:
                            counts=counts, total=total)  # fmt: skip
 
 
+#: The largest page number asked for that is honoured (a larger one shows this page, empty).
+MAX_PAGE = 1_000_000
+
+
 def _int(value: str | None, default: int) -> int:
+    """A positive page number: clamped to 1..MAX_PAGE; not a number gives ``default``."""
     try:
-        return max(1, int(value)) if value else default
+        return min(max(1, int(value)), MAX_PAGE) if value else default
     except ValueError:
         return default
 
@@ -190,4 +201,5 @@ def create_app(config: ViewConfig) -> Starlette:
         Route("/compare", app.guard(app.compare)),
         Mount("/static", StaticFiles(directory=_STATIC), name="static"),
     ]
-    return Starlette(routes=routes)
+    checked = [Middleware(HostCheck, allowed=config.allowed_hosts)]
+    return Starlette(routes=routes, middleware=checked)

@@ -130,7 +130,7 @@ def test_a_locked_store_gives_a_page_that_says_so(tmp_path: Path) -> None:
     try:
         assert holder.stdout is not None
         assert holder.stdout.readline().strip() == "ready"
-        client = TestClient(create_app(ViewConfig(db)))
+        client = TestClient(create_app(ViewConfig(db)), base_url="http://127.0.0.1")
         page = client.get("/")
         assert page.status_code == 503
         assert "locked by a running writer" in page.text
@@ -138,7 +138,10 @@ def test_a_locked_store_gives_a_page_that_says_so(tmp_path: Path) -> None:
     finally:
         holder.communicate("", timeout=30)
     deadline = time.monotonic() + 10
-    while TestClient(create_app(ViewConfig(db))).get("/").status_code != 200:
+    while (
+        TestClient(create_app(ViewConfig(db)), base_url="http://127.0.0.1").get("/").status_code
+        != 200
+    ):
         assert time.monotonic() < deadline  # readable again once the writer is gone
         time.sleep(0.1)
 
