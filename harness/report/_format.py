@@ -92,7 +92,8 @@ def cell_name(suite: Any, task_id: Any, mode: Any, provider: Any, epoch: Any) ->
     return f"{suite}/{task_id} [{mode}, {provider}, e{epoch}]"
 
 
-_MENTION = re.compile(r"@(?=[A-Za-z0-9_])")
+#: An ``@`` that GitHub reads as a mention: not inside a word (``pass@k``, ``a@b.c`` are not).
+_MENTION = re.compile(r"(?<![A-Za-z0-9_.`])@(?=[A-Za-z0-9_])")
 _ZWSP = "\u200b"
 #: What GitHub turns into a link by itself (``https://``, ``www.``): a zero-width space before
 #: the last character of the match keeps it text.
