@@ -1,6 +1,8 @@
 """``harness traces show FILE [--run ID]``: a run's span tree in the terminal.
 
 Each node shows its span name, duration, tokens (chat spans) and cost; failed spans are red.
+Text from the file (span and tool names, messages) is printed with control characters escaped
+(``\\x1b[31m``), never raw: a tool name can hold terminal escape sequences.
 ``--run`` takes a trace id (or a unique prefix), a session id (``gen_ai.conversation.id``) or a
 bench task (``task`` or ``suite/task``: every mode, provider and epoch of it). A file with many
 runs and no ``--run`` gets a one-line-per-run table instead of trees: suite, task, mode,
@@ -10,6 +12,7 @@ the grades are), never cut to the terminal's width.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,6 +36,22 @@ __all__ = [
 
 #: Above this many runs (and without --run), a summary table is printed instead of trees.
 MAX_TREES = 10
+
+# What a span file may hold that must never reach a terminal raw: C0/C1 control characters (ESC
+# sequences recolour, move the cursor, retitle the window, or hide text), bidirectional
+# overrides, and lone surrogates (no encoder takes them).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _t(value: object) -> str:
+    """``value`` as text safe for the terminal: control characters shown escaped (``\\x1b``),
+    rich markup escaped."""
+    return escape(_UNSAFE.sub(_escape_char, str(value)))
 
 
 def group_traces(spans: Sequence[SpanRecord]) -> dict[str, list[SpanRecord]]:
@@ -90,27 +109,27 @@ def _fmt_ms(ms: float) -> str:
 def _label(s: SpanRecord) -> str:
     a = s.attributes
     style = "bold red" if s.is_error else "bold"
-    parts = [f"[{style}]{escape(s.name)}[/]", f"[dim]{_fmt_ms(s.duration_ms)}[/]"]
+    parts = [f"[{style}]{_t(s.name)}[/]", f"[dim]{_fmt_ms(s.duration_ms)}[/]"]
     if c.GEN_AI_USAGE_INPUT_TOKENS in a or c.GEN_AI_USAGE_OUTPUT_TOKENS in a:
         inp = a.get(c.GEN_AI_USAGE_INPUT_TOKENS, 0)
         out = a.get(c.GEN_AI_USAGE_OUTPUT_TOKENS, 0)
         parts.append(f"[cyan]{inp}→{out} tok[/]")
     purpose = a.get(c.HARNESS_CALL_PURPOSE)
     if purpose and purpose != "main":
-        parts.append(f"[magenta]{escape(str(purpose))}[/]")
+        parts.append(f"[magenta]{_t(str(purpose))}[/]")
     cost = a.get(c.HARNESS_COST_USD, a.get(c.HARNESS_RUN_COST_USD))
     if isinstance(cost, int | float):
         parts.append(f"[green]${cost:.4f}[/]")
     reason = a.get(c.HARNESS_RUN_FINISH_REASON)
     if reason:
-        parts.append(f"[{'red' if s.is_error else 'green'}]{escape(str(reason))}[/]")
+        parts.append(f"[{'red' if s.is_error else 'green'}]{_t(str(reason))}[/]")
     if s.is_error and s.status_message and not reason:
-        parts.append(f"[red]✗ {escape(s.status_message[:120])}[/]")
+        parts.append(f"[red]✗ {_t(s.status_message[:120])}[/]")
     if s.events:
         names: dict[str, int] = defaultdict(int)
         for e in s.events:
             names[e.name.rsplit(".", 1)[-1]] += 1
-        parts.append("[dim]· " + ", ".join(f"{n}×{k}" for k, n in names.items()) + "[/]")
+        parts.append("[dim]· " + ", ".join(f"{n}×{_t(k)}" for k, n in names.items()) + "[/]")
     return " ".join(parts)
 
 
@@ -129,7 +148,7 @@ def _totals(spans: Sequence[SpanRecord]) -> tuple[int, int, float | None]:
 def render_trace(trace_id: str, spans: Sequence[SpanRecord]) -> Tree:
     """One trace as a rich Tree (children in start order)."""
     inp, out, cost = _totals(spans)
-    head = f"[bold]trace {trace_id}[/] [dim]{len(spans)} spans[/] [cyan]{inp}→{out} tok[/]"
+    head = f"[bold]trace {_t(trace_id)}[/] [dim]{len(spans)} spans[/] [cyan]{inp}→{out} tok[/]"
     if cost is not None:
         head += f" [green]${cost:.4f}[/]"
     tree = Tree(head)
@@ -163,12 +182,12 @@ def _summary(traces: dict[str, list[SpanRecord]], grades: dict[str, str]) -> Tab
         status = grades.get(tid, "")
         style = {"passed": "green", "failed": "red", "error": "yellow"}.get(status, "dim")
         table.add_row(
-            tid,
-            *(escape(str(a.get(f"harness.{k}", ""))) for k in ("suite", "task")),
-            escape(str(a.get("harness.mode", a.get(c.GEN_AI_AGENT_NAME, "")))),
-            escape(str(a.get("harness.provider", a.get(c.GEN_AI_PROVIDER_NAME, "")))),
-            escape(str(a.get("harness.epoch", ""))),
-            escape(str(a.get(c.HARNESS_RUN_FINISH_REASON, ""))),
+            _t(tid),
+            *(_t(str(a.get(f"harness.{k}", ""))) for k in ("suite", "task")),
+            _t(str(a.get("harness.mode", a.get(c.GEN_AI_AGENT_NAME, "")))),
+            _t(str(a.get("harness.provider", a.get(c.GEN_AI_PROVIDER_NAME, "")))),
+            _t(str(a.get("harness.epoch", ""))),
+            _t(str(a.get(c.HARNESS_RUN_FINISH_REASON, ""))),
             f"[{style}]{status or '?'}[/]",
             str(len(spans)),
             f"{inp}→{out}",
@@ -218,16 +237,16 @@ def show_traces(
     try:
         traces = group_traces(read_spans(path))
     except (OSError, UnicodeDecodeError) as exc:
-        console.print(f"[red]cannot read {escape(str(path))}: {escape(str(exc))}[/]")
+        console.print(f"[red]cannot read {_t(str(path))}: {_t(str(exc))}[/]")
         return 2
     if not traces:
-        console.print(f"[yellow]no spans in {escape(str(path))}[/] (is it a harness trace file?)")
+        console.print(f"[yellow]no spans in {_t(str(path))}[/] (is it a harness trace file?)")
         return 2
     if run is not None:
         traces = select_traces(traces, run)
         if not traces:
             console.print(
-                f"[red]no run {escape(run)!s} in {escape(str(path))}[/] "
+                f"[red]no run {_t(run)!s} in {_t(str(path))}[/] "
                 "(give a trace id, a session id, or a task: TASK or SUITE/TASK)"
             )
             return 2
