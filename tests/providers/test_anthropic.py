@@ -63,6 +63,8 @@ def _drain(value: Any) -> Any:
     """Materialise what pydantic validated lazily (Iterable fields) into plain lists."""
     if isinstance(value, dict):
         return {k: _drain(v) for k, v in value.items()}
+    if hasattr(value, "model_dump"):  # newer SDKs validate some params into models
+        return _drain(value.model_dump(exclude_unset=True, by_alias=True))
     if isinstance(value, str | bytes | int | float | bool) or value is None:
         return value
     return [_drain(v) for v in value]
