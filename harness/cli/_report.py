@@ -81,6 +81,8 @@ def report(
             seed=seed,
         )
         paths = write_report(rep, out, wanted)
+        for line in rep.headline:  # the verdict per real provider, then every comparison
+            click.echo(line)
         for verdict in rep.comparisons["verdict"].tolist():
             click.echo(verdict)
         for warning in rep.warnings:
