@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-__all__ = ["COMMANDS", "suites", "suites_audit", "suites_validate"]
+__all__ = ["COMMANDS", "suites", "suites_audit", "suites_schema", "suites_validate"]
 
 
 @click.group()
@@ -79,4 +79,15 @@ def suites_audit(paths: tuple[str, ...]) -> None:
 
 
 #: The commands this module adds to the root group.
+@suites.command("schema")
+def suites_schema() -> None:
+    """Print the suite file's JSON Schema (every registered grader kind included), for editors
+    that validate YAML: e.g. `harness suites schema > suite.schema.json`."""
+    import json
+
+    from harness.suites._schema import suite_json_schema
+
+    click.echo(json.dumps(suite_json_schema(), indent=2, sort_keys=True))
+
+
 COMMANDS: tuple[click.Command, ...] = (suites,)
