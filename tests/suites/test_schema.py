@@ -63,3 +63,27 @@ def test_a_registered_plugin_kind_is_in_the_schema() -> None:
     branch = schema["$defs"]["Grader_shout_schema_test"]
     assert branch["properties"]["kind"] == {"const": "shout_schema_test", "title": "Kind"}
     assert "min_bangs" in branch["required"]
+
+
+def test_the_field_reference_in_docs_is_up_to_date() -> None:
+    from harness.suites._reference import BEGIN, END, field_reference
+
+    page = (ROOT / "docs" / "suites.md").read_text(encoding="utf-8")
+    block = page.split(BEGIN, 1)[1].split(END, 1)[0]
+    assert block.strip() == field_reference().strip(), (
+        "run: python -m harness.suites._reference docs/suites.md"
+    )
+
+
+def test_the_complete_suite_at_the_top_of_the_docs_loads(tmp_path: Path) -> None:
+    import re
+
+    from harness.suites import load_suite
+
+    page = (ROOT / "docs" / "suites.md").read_text(encoding="utf-8")
+    first = re.search(r"```yaml\n(.*?)```", page, re.S)
+    assert first is not None
+    path = tmp_path / "first.yaml"
+    path.write_text(first.group(1))
+    suite = load_suite(path)
+    assert [t.id for t in suite.tasks] == ["total", "note"]
