@@ -9,6 +9,9 @@ import nox
 
 nox.options.sessions = ["tests", "lint", "typecheck"]
 nox.options.reuse_venv = "yes"
+# uv makes the virtual environments and installs into them (a fresh `nox -s bench` in under two
+# minutes here, docs/performance.md); without uv on the PATH nox falls back to virtualenv + pip.
+nox.options.default_venv_backend = "uv|virtualenv"
 # Never download an interpreter: this project runs on the machine's own Python.
 os.environ.setdefault("NOX_DOWNLOAD_PYTHON", "never")
 
@@ -178,6 +181,10 @@ def telemetry_latest(session: nox.Session) -> None:
     pyproject.toml (pip warns that the bound is broken; that is the point): a failure here
     means the bound must stay, a pass that it can be raised. nox -s telemetry_latest."""
     session.install("-e", ".[test]")
-    session.install("-U", "--upgrade-strategy", "eager", *OTEL_PACKAGES)
-    session.run("pip", "list")  # which versions were tested, in the log
+    session.install("-U", *OTEL_PACKAGES)
+    session.run(  # which versions were tested, in the log
+        "python", "-c", "import importlib.metadata as m; "
+        "print('\\n'.join(f'{d.name} {d.version}' for d in m.distributions() "
+        "if d.name.startswith('opentelemetry')))",
+    )  # fmt: skip
     session.run("pytest", "tests/telemetry", "-p", "no:cacheprovider", *session.posargs)

@@ -1,6 +1,6 @@
 """How a cassette is stored, matched and scrubbed (the vcrpy side of
-:class:`~harness.cassettes._transport.CassetteTransport`): vcrpy's ``Cassette`` with an index of match
-keys, a strict and atomic persister, and the scrubbing hooks.
+:class:`~harness.cassettes._transport.CassetteTransport`): vcrpy's ``Cassette`` with an index of
+match keys, a strict and atomic persister, and the scrubbing hooks.
 
 Matching is on the method, the path, the query (sorted, secrets scrubbed) and the normalised
 JSON body, through a key computed once per request and cached (stored requests: once at load),
@@ -65,6 +65,7 @@ __all__ = [
     "IndexedCassette",
     "Persister",
     "Scrubber",
+    "drifted_answer",
     "miss_reason",
     "normalise_body",
 ]
@@ -346,6 +347,19 @@ def miss_reason(cassette: IndexedCassette, request: Any) -> str:
     mine = _loads(normalise_body(_body_bytes(request), cassette.volatile))
     theirs = _loads(normalise_body(_body_bytes(cassette.data[fresh[0]][0]), cassette.volatile))
     return f"the next recorded request, #{fresh[0]}, differs at {_first_difference(theirs, mine)}"
+
+
+def drifted_answer(cassette: IndexedCassette, request: Any) -> tuple[int, str] | None:
+    """Drift: the first unplayed recording with this request's method, path and query, in
+    recorded order, and where its body differs from the sent one (``None``: there is none)."""
+    key = cassette.key(request)
+    counts = cassette.play_counts
+    for i, (recorded, _) in enumerate(cassette.data):
+        if not counts[i] and cassette.key(recorded)[:3] == key[:3]:
+            mine = _loads(normalise_body(_body_bytes(request), cassette.volatile))
+            theirs = _loads(normalise_body(_body_bytes(recorded), cassette.volatile))
+            return i, f"request #{i} differs at {_first_difference(theirs, mine)}"
+    return None
 
 
 def _loads(data: bytes) -> Any:

@@ -1,5 +1,5 @@
-"""Per-cell cassettes (harness.cassettes._transport): real HTTP on 127.0.0.1 (pytest-httpserver), real
-files in tmp_path, real harness runs through the OpenAI provider.
+"""Per-cell cassettes (harness.cassettes._transport): real HTTP on 127.0.0.1
+(pytest-httpserver), real files in tmp_path, real harness runs through the OpenAI provider.
 
 - record then replay, plain and streamed (same Result text, tool calls and Content deltas; the
   stream is replayed byte-for-byte, SSE and NDJSON), with the server stopped during replay;

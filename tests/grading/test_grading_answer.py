@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import harness
-from harness.grading import Grader, final_answer, grade, parse_grader
+from harness.grading import final_answer, grade, parse_grader
 from harness.providers._mock import MockProvider
 
 CONTAINS = parse_grader({"kind": "contains", "value": ["395"]})
@@ -69,7 +69,9 @@ def test_grade_on_error_reads_the_last_main_reply() -> None:
 
 def test_non_text_graders_still_see_failed_runs() -> None:
     result = run([LOOPING_CALL], "react")
-    assert grade(parse_grader({"kind": "finish_reason", "value": ["error_no_progress"]}), result).passed
+    assert grade(
+        parse_grader({"kind": "finish_reason", "value": ["error_no_progress"]}), result
+    ).passed
 
 
 def test_an_empty_final_reply_is_the_answer_of_a_stopped_run() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import harness
-from harness.grading import Grader, grade, parse_grader
+from harness.grading import grade, parse_grader
 from harness.providers._mock import MockProvider
 from harness.suites._audit import audit_suites
 from harness.suites._load import load_suites
@@ -94,7 +94,9 @@ def test_tool_calls_and_combined_graders() -> None:
     ]
     result = harness.run("6*7?", provider=MockProvider(turns), tools=["calculator", "kv_get"])
     assert grade(parse_grader({"kind": "tool_calls"}), result).passed
-    assert grade(parse_grader({"kind": "tool_calls", "value": ["calculator"], "min": 1}), result).passed
+    assert grade(
+        parse_grader({"kind": "tool_calls", "value": ["calculator"], "min": 1}), result
+    ).passed
     assert not grade(parse_grader({"kind": "tool_calls", "value": ["kv_get"]}), result).passed
     assert not grade(parse_grader({"kind": "tool_calls", "min": 2}), result).passed
     both = parse_grader(
