@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from harness.errors import ConfigError, ToolError
 from harness.tools._beneath import Beneath
 
 __all__ = ["Workspace"]
+
+_CREATING = threading.Lock()
 
 
 class Workspace:
@@ -56,10 +59,16 @@ class Workspace:
         self._real = path.resolve(strict=True)
 
     def _seed(self) -> None:
+        assert self._root is not None
+        self._seed_at(self._root)
+
+    def _seed_at(self, root: Path) -> None:
+        """Write the initial files under ``root`` (before it is published as :attr:`root`)."""
+        assert self._real is not None
         for rel, content in self._files.items():
-            beneath = self.beneath(rel)
+            beneath = Beneath(str(self._real), (os.path.abspath(root),), rel)
             try:
-                spot = beneath.spot(self.parts(rel), create_parents=True)
+                spot = beneath.spot(self._split(rel, root), create_parents=True)
                 try:
                     beneath.replace(spot, content.encode("utf-8", "replace"))
                 finally:
@@ -78,8 +87,12 @@ class Workspace:
     def root(self) -> Path:
         """The workspace directory (created on first access when temporary)."""
         if self._root is None:
-            self._set_root(Path(tempfile.mkdtemp(prefix="harness-ws-")))
-            self._seed()
+            with _CREATING:  # file tools run in threads: two first calls must make one folder
+                if self._root is None:
+                    path = Path(tempfile.mkdtemp(prefix="harness-ws-"))
+                    self._real = path.resolve(strict=True)
+                    self._seed_at(path)
+                    self._root = path
         assert self._root is not None
         return self._root
 
@@ -91,7 +104,9 @@ class Workspace:
             raise ToolError("path must be a non-empty string")
         if "\x00" in path:
             raise ToolError("path refused: it contains a NUL byte")
-        root = self.root
+        return self._split(path, self.root)
+
+    def _split(self, path: str, root: Path) -> list[str]:
         real_root = self._real
         assert real_root is not None
         candidate = Path(path)
