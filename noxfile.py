@@ -24,11 +24,22 @@ def _need_bubblewrap(session: nox.Session) -> None:
         session.run("apt-get", "install", "-y", "-qq", "bubblewrap", external=True)
 
 
+#: BFCL's data and checkers (the bfcl: task source). Its own pins (numpy 1.26, openai, torch...)
+#: cannot live beside the harness, so it is installed without its dependencies, plus mpmath.
+BFCL = "bfcl-eval==2026.3.23"
+
+
+def _install_bfcl(session: nox.Session) -> None:
+    session.install("--no-deps", BFCL)
+    session.install("mpmath>=1.3")
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite: nox -s tests [-- pytest args]."""
     _need_bubblewrap(session)
     session.install("-e", ".[test]")
+    _install_bfcl(session)
     session.run("pytest", *session.posargs)
     # No built-in task may pass a model that does nothing (or calls its tools with no arguments).
     session.run("harness", "suites", "audit", "suites")
