@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ConfigError
 from harness.grading._base import Grader

@@ -36,9 +36,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.bench._matrix import Cell
+from harness.bench._outcome import CellOutcome, MatrixSummary, OnOutcome, Sink
 from harness.bench._ray_reaper import start_reaper
 from harness.bench._ray_worker import Batch, CellSpec, CellWorker, WorkerOptions, spec_of
-from harness.bench._runner import CellOutcome, MatrixSummary, OnOutcome, RunnerOptions, Sink
+from harness.bench._runner import RunnerOptions
 from harness.errors import ConfigError
 from harness.suites._suite import Suite
 
@@ -167,6 +168,7 @@ class RayRunner:
             ignore_hosts=opts.ignore_hosts,
             run_id=opts.run_id,
             otlp_endpoint=self.otlp_endpoint,
+            drift=opts.drift,
         )
         # Inline, not ray.put: a restarted actor needs its arguments again (ray#53727).
         return [remote.remote(self.suites, worker_options) for _ in range(workers)]

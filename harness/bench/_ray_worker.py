@@ -18,14 +18,16 @@ import os
 import shutil
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.bench._matrix import Cell
-from harness.bench._runner import CellOutcome, Runner, RunnerOptions
+from harness.bench._outcome import CellOutcome, DriftPolicy
+from harness.bench._runner import Runner, RunnerOptions
 from harness.core._result import Result
 from harness.errors import ConfigError
 from harness.grading import Grade
+from harness.suites._approvals import Review
 from harness.suites._suite import Suite, Task
 
 #: Scratch folders: ``$TMPDIR/harness-ray-worker-<pid>-<random>``.
@@ -57,10 +59,24 @@ class RemoteOutcome:
     result: Result | None
     grade: Grade | None
     error: str | None
+    drift: int = 0
+    drift_note: str | None = None
+    drift_is_error: bool = False
+    reviews: list[Review] = field(default_factory=list)
 
     def outcome(self, cell: Cell) -> CellOutcome:
         cassette = Path(self.cassette) if self.cassette is not None else None
-        return CellOutcome(cell, cassette, self.result, self.grade, self.error)
+        return CellOutcome(
+            cell,
+            cassette,
+            self.result,
+            self.grade,
+            self.error,
+            drift=self.drift,
+            drift_note=self.drift_note,
+            drift_is_error=self.drift_is_error,
+            reviews=self.reviews,
+        )
 
 
 @dataclass(slots=True)
@@ -85,6 +101,7 @@ class WorkerOptions:
     ignore_hosts: tuple[str, ...] = ()
     run_id: str | None = None
     otlp_endpoint: str | None = None
+    drift: DriftPolicy = "warn"
 
 
 def spec_of(cell: Cell, cassettes: Path) -> CellSpec:
@@ -151,6 +168,7 @@ class CellWorker:
                 run_id=opts.run_id,
                 work_root=self._scratch,
                 slots=self._semaphore(),
+                drift=opts.drift,
             ),
             sink,
         )
@@ -167,6 +185,10 @@ class CellWorker:
                 o.result,
                 o.grade,
                 o.error,
+                o.drift,
+                o.drift_note,
+                o.drift_is_error,
+                o.reviews,
             )
             for o in outcomes
         ]

@@ -7,6 +7,12 @@ crashes becomes a failed row carrying the error; the matrix goes on. Rows reach 
 cell finishes, so an interrupted run keeps everything it finished. Stopping (``request_stop()``,
 which the CLI calls on Ctrl-C) schedules nothing new and cancels the cells in flight; they are not
 recorded, so ``--resume`` runs them again.
+
+A runner owns the processes its cells use: its python graders' warm workers (a
+:class:`~harness.grading._pool.GraderPool`) and grep's worker (a
+:class:`~harness.tools._grep_worker.GrepWorker`, which its cells inherit through a context
+variable). Stopping or closing one runner never touches another's, so several runners may share
+a process (a Ray worker overlaps its batches).
 """
 
 from __future__ import annotations
@@ -17,99 +23,48 @@ import shlex
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any
 
-from harness.api import adiscard, aresume, arun
+from harness.api import arun
 from harness.bench._matrix import Cell
+from harness.bench._outcome import (
+    CellOutcome,
+    CellStatus,
+    DriftPolicy,
+    Executor,
+    MatrixSummary,
+    OnOutcome,
+    Sink,
+)
 from harness.cassettes._transport import CassetteTransport, profile_secrets
 from harness.core._result import Result
-from harness.core._terminations import FinishReason
-from harness.grading import _python as python_grader
 from harness.grading._base import grade
 from harness.grading._grade import Grade
+from harness.grading._pool import GraderPool
+from harness.suites._approvals import Review, apply_approvals
 from harness.suites._suite import Task
+from harness.tools._grep_worker import GrepWorker, using
 
-#: A cell's status (the ``results.status`` column).
-CellStatus = Literal["passed", "failed", "error"]
-#: Endings that come from the provider, its transport or the kernel, never from the model:
-#: error_during_execution (a provider error after retries, a cassette miss, an internal error)
-#: and error_provider_auth.
-_INFRA_ENDINGS = frozenset({FinishReason.ERROR_DURING_EXECUTION, FinishReason.ERROR_PROVIDER_AUTH})
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 __all__ = [
     "CellOutcome",
     "CellStatus",
+    "DriftPolicy",
     "Executor",
     "MatrixSummary",
+    "OnOutcome",
     "Runner",
     "RunnerOptions",
     "Sink",
     "apply_approvals",
     "rerecord_command",
 ]
-
-
-@dataclass(slots=True)
-class CellOutcome:
-    """What one cell produced: a graded Result, or the error that kept it from running."""
-
-    cell: Cell
-    cassette: Path | None
-    result: Result | None = None
-    grade: Grade | None = None
-    error: str | None = None
-
-    @property
-    def passed(self) -> bool:
-        return self.status == "passed"
-
-    @property
-    def status(self) -> CellStatus:
-        """``passed``/``failed`` (the model's behaviour was graded), or ``error``: the cell
-        could not be scored for a reason outside the model (see :func:`error_cause`)."""
-        if self.error_cause is not None:
-            return "error"
-        return "passed" if self.grade is not None and self.grade.passed else "failed"
-
-    @property
-    def error_cause(self) -> str | None:
-        """Why the cell could not be scored, or None: the runner crashed, the provider or its
-        transport failed (cassette missing or corrupt, key, auth, 5xx after retries, garbage),
-        the kernel hit an internal error, or the grader crashed, timed out or was not found."""
-        if self.error is not None:
-            return self.error
-        result = self.result
-        if (
-            result is not None
-            and result.finish_reason in _INFRA_ENDINGS
-            and not self._expected_ending(result)
-        ):
-            return f"{result.finish_reason.value}: {result.halted_reason or 'no detail'}"
-        if self.grade is not None and self.grade.error:
-            return f"grader: {self.grade.explanation}"
-        if result is None or self.grade is None:
-            return "no result"
-        return None
-
-    def _expected_ending(self, result: Result) -> bool:
-        """A ``finish_reason`` grader that names this ending (a task about fault handling, e.g.
-        a scripted 401) scores the cell: the ending is what the task is about."""
-        names = getattr(self.cell.task.expect, "names_ending", None)
-        return callable(names) and bool(names(result.finish_reason.value))
-
-    @property
-    def cost_usd(self) -> float:
-        return (self.result.cost_usd or 0.0) if self.result is not None else 0.0
-
-
-class Sink(Protocol):
-    """Receives each finished cell (the CLI's sink writes it to the store right away)."""
-
-    def __call__(self, outcome: CellOutcome) -> None: ...
 
 
 @dataclass(slots=True)
@@ -120,7 +75,7 @@ class RunnerOptions:
     #: Cells at once per provider; default: ``concurrency`` when replaying, 1 when recording
     #: (a local model server answers one request at a time anyway).
     provider_concurrency: int | None = None
-    tracer_provider: Any = None
+    tracer_provider: TracerProvider | None = None
     #: Hosts never recorded into cassettes (the OTLP collector, ...).
     ignore_hosts: tuple[str, ...] = ()
     run_id: str | None = None
@@ -128,58 +83,9 @@ class RunnerOptions:
     work_root: Path | None = None
     #: An ``asyncio.Semaphore`` shared by runs in one process (a Ray worker overlaps its
     #: batches under one ``concurrency`` limit); None: this run's ``concurrency`` alone.
-    slots: Any = None
-
-
-@dataclass(slots=True)
-class MatrixSummary:
-    total: int
-    done: int = 0
-    passed: int = 0
-    failed: int = 0
-    #: Cells that could not be scored (status ``error``); not in passed or failed.
-    errored: int = 0
-    crashed: int = 0
-    skipped: int = 0
-    cost_usd: float = 0.0
-    interrupted: bool = False
-    elapsed_s: float = 0.0
-    errors: list[str] = field(default_factory=list)
-
-    def count(self, outcome: CellOutcome) -> None:
-        """Add one finished cell (already handed to the sink) to the tallies."""
-        self.done += 1
-        if outcome.error is not None:
-            self.crashed += 1
-        status = outcome.status
-        if status == "error":
-            self.errored += 1
-            self.errors.append(f"{outcome.cell.key}: {outcome.error_cause}")
-        elif status == "passed":
-            self.passed += 1
-        else:
-            self.failed += 1
-        self.cost_usd += outcome.cost_usd
-
-    @property
-    def cells_per_s(self) -> float:
-        return self.done / self.elapsed_s if self.elapsed_s > 0 else 0.0
-
-
-OnOutcome = Callable[[CellOutcome, MatrixSummary], None]
-
-
-class Executor(Protocol):
-    """What runs a matrix: :class:`Runner` (this process) or the Ray executor
-    (:class:`harness.bench._ray_executor.RayRunner`). ``run`` hands every finished cell to the
-    sink it was built with, once, and returns when all are done or ``request_stop()`` stopped it
-    (then ``summary.interrupted`` is set and the cells not handed over are not recorded)."""
-
-    def request_stop(self) -> None: ...
-
-    async def run(
-        self, cells: Sequence[Cell], on_outcome: OnOutcome | None = None
-    ) -> MatrixSummary: ...
+    slots: asyncio.Semaphore | None = None
+    #: A replayed request unlike its recording: counted (``warn``) or an error cell (``error``).
+    drift: DriftPolicy = "warn"
 
 
 class Runner:
@@ -187,6 +93,8 @@ class Runner:
         self.options = options
         self.sink = sink
         self._stop = asyncio.Event()
+        #: This runner's python-grader workers (killed by request_stop, closed when run ends).
+        self.graders = GraderPool()
         # id(task) -> (task, whether its grader reads the workspace); the task is kept so that
         # its id stays unique.
         self._workspace_graders: dict[int, tuple[Task, bool]] = {}
@@ -195,15 +103,20 @@ class Runner:
     def request_stop(self) -> None:
         """Schedule no new cell and cancel the cells in flight."""
         self._stop.set()
-        python_grader.terminate_all()  # a grader stuck in a loop must not hold up the exit
+        self.graders.kill_all()  # a grader stuck in a loop must not hold up the exit
 
     async def run(
         self, cells: Sequence[Cell], on_outcome: OnOutcome | None = None
     ) -> MatrixSummary:
         """Run ``cells`` with ``concurrency`` workers; returns when all are done or stopped."""
+        with using(GrepWorker()):  # the cells' tasks, created in it, inherit it
+            return await self._run(cells, on_outcome)
+
+    async def _run(self, cells: Sequence[Cell], on_outcome: OnOutcome | None) -> MatrixSummary:
         opts = self.options
         summary = MatrixSummary(total=len(cells))
-        python_grader.reset()
+        if not self._stop.is_set():
+            self.graders.reset()
         started = time.perf_counter()
         # Workspaces are removed by a thread: deleting files is mostly waiting on the disk.
         self._reaper = ThreadPoolExecutor(1, thread_name_prefix="harness-rm")
@@ -265,7 +178,7 @@ class Runner:
                     raise value
         finally:
             stopper.cancel()
-            python_grader.close()  # idle grader workers
+            self.graders.close_idle()
             self._reaper.shutdown(wait=True)
             summary.elapsed_s = time.perf_counter() - started
             summary.skipped = summary.total - summary.done
@@ -281,6 +194,7 @@ class Runner:
             ignore_hosts=opts.ignore_hosts,
             drop_unused_requests=opts.record_mode == "all",
             metadata=recording_metadata(cell),
+            tolerate_drift=True,
         )
 
     async def _cell(self, cell: Cell) -> CellOutcome:
@@ -321,7 +235,8 @@ class Runner:
                 },
                 **task.run_options(),
             )
-            result = await apply_approvals(task, result)
+            reviews: list[Review] = []
+            result = await apply_approvals(task, result, reviews)
             if task.expect.needs("records_calls"):  # a judge's calls go in the cell's cassette
                 if transport is None:
                     cassette = cell.cassette(opts.cassettes, judge=True)
@@ -329,11 +244,16 @@ class Runner:
                     transport = self._transport(cell, cassette)
                 transport.reopen()
             try:
-                verdict = await _grade(task, result, workspace, transport)
+                verdict = await _grade(task, result, workspace, transport, self.graders)
             finally:
                 if transport is not None:
                     await transport.aclose()
-            return CellOutcome(cell, cassette, result, verdict)
+            outcome = CellOutcome(cell, cassette, result, verdict, reviews=reviews)
+            if transport is not None and transport.drift:
+                outcome.drift = transport.drift
+                outcome.drift_note = transport.drift_notes[0]
+                outcome.drift_is_error = opts.drift == "error"
+            return outcome
         except asyncio.CancelledError:
             me = asyncio.current_task()
             if self._stop.is_set() or me is None or me.cancelling():
@@ -363,29 +283,27 @@ class Runner:
         return found[1]
 
 
-async def apply_approvals(task: Task, result: Result) -> Result:
-    """Answer ``interrupt_before`` pauses with the task's scripted ``approvals``, in order; a
-    pause with none left stays ``interrupted`` (the run is released)."""
-    approvals = list(task.approvals)
-    while result.finish_reason is FinishReason.INTERRUPTED and result.pending_tool_calls:
-        pending = result.pending_tool_calls
-        if len(approvals) < len(pending):
-            await adiscard(result)
-            return result
-        decisions = {call.id: approvals.pop(0) for call in pending}
-        result = await aresume(result, decisions=decisions)
-    return result
-
-
-async def _grade(task: Task, result: Result, workspace: Path | None, cassette: Any) -> Grade:
+async def _grade(
+    task: Task,
+    result: Result,
+    workspace: Path | None,
+    cassette: CassetteTransport | None,
+    pool: GraderPool,
+) -> Grade:
     """Grade a cell; slow graders (child processes or model calls that may take seconds) in a
     thread, so the other cells and Ctrl-C are not held up."""
     expect, on_error = task.expect, task.grade_on_error
     if expect.needs("slow"):
         return await asyncio.to_thread(
-            grade, expect, result, workspace, grade_on_error=on_error, cassette=cassette
+            grade,
+            expect,
+            result,
+            workspace,
+            grade_on_error=on_error,
+            cassette=cassette,
+            pool=pool,
         )
-    return grade(expect, result, workspace, grade_on_error=on_error)
+    return grade(expect, result, workspace, grade_on_error=on_error, pool=pool)
 
 
 def recording_metadata(cell: Cell) -> dict[str, Any]:

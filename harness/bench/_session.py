@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.bench._matrix import Cell, expand
+from harness.bench._outcome import CellOutcome, Executor, MatrixSummary, Sink
 from harness.bench._preflight import (
     check_graders,
     check_judges,
@@ -29,14 +30,7 @@ from harness.bench._preflight import (
     dedupe,
 )
 from harness.bench._rundir import RunFolder, remove_stale
-from harness.bench._runner import (
-    CellOutcome,
-    Executor,
-    MatrixSummary,
-    Runner,
-    RunnerOptions,
-    Sink,
-)
+from harness.bench._runner import RunnerOptions
 from harness.cassettes._secrets import scrub_file, scrub_text, secret_values
 from harness.errors import ConfigError
 from harness.grading._python import DEFAULT_TIMEOUT_S
@@ -267,6 +261,8 @@ def _row(outcome: CellOutcome, run_id: str) -> dict[str, Any]:
             grading_cost_usd=outcome.grade.cost_usd,
             cassette=cassette,
             turns=turn_marks(outcome.result),
+            reviews=[r.as_entry() for r in outcome.reviews],
+            drift=outcome.drift,
             **common,
         )
     return crashed_row(error=outcome.error or "unknown error", cassette=cassette, **common)

@@ -13,6 +13,12 @@ replace the loaded ones they match, the others are kept unless ``drop_unused_req
 Each recorded interaction plays at most once, in recorded order, so a recorded ``429`` then
 ``200`` retry replays as ``429`` then ``200`` (no ``allow_playback_repeats``).
 
+Drift: with ``tolerate_drift=True`` (the bench's replays), a request that matches no recording
+but has the method, path and query of one not yet played gets that recording's answer (the first
+in recorded order) instead of a :class:`CassetteMiss`; it is counted in ``drift`` and described
+in ``drift_notes`` (where its body differs). Differences that matching already ignores (volatile
+fields, durations such as pytest's "in 0.08s") are not drift.
+
 How requests are matched (method, path, query and normalised JSON body) and what is scrubbed
 before anything is stored: see :mod:`harness.cassettes._store`.
 
@@ -53,6 +59,7 @@ from harness.cassettes._store import (
     IndexedCassette,
     Persister,
     Scrubber,
+    drifted_answer,
     miss_reason,
 )
 from harness.errors import ConfigError
@@ -133,6 +140,7 @@ class CassetteTransport(httpx.AsyncBaseTransport):
         drop_unused_requests: bool = False,
         real_transport: httpx.AsyncBaseTransport | None = None,
         metadata: Mapping[str, Any] | None = None,
+        tolerate_drift: bool = False,
     ) -> None:
         if record_mode not in RECORD_MODES:
             raise ConfigError(
@@ -143,6 +151,10 @@ class CassetteTransport(httpx.AsyncBaseTransport):
         self.rerecord_hint = rerecord_hint
         self.ignore_hosts = frozenset(h.lower() for h in ignore_hosts)
         self.played = self.recorded = self.misses = self.passed_through = 0
+        self.tolerate_drift = tolerate_drift
+        #: Replayed requests that matched no recording but got the next one to their endpoint.
+        self.drift = 0
+        self.drift_notes: list[str] = []
         self._real = real_transport
         self._closed = False
         #: Written beside the interactions when this cassette records (e.g. whether the server
@@ -204,6 +216,14 @@ class CassetteTransport(httpx.AsyncBaseTransport):
             self.played += 1
             return _replayed(cassette.play_response(vcr_request))
         if cassette.write_protected:
+            drifted = drifted_answer(cassette, vcr_request) if self.tolerate_drift else None
+            if drifted is not None:
+                index, note = drifted
+                cassette.play_counts[index] += 1
+                self.played += 1
+                self.drift += 1
+                self.drift_notes.append(note)
+                return _replayed(cassette.data[index][1])
             self.misses += 1
             raise CassetteMiss(self._miss_message(vcr_request))
         response = await self._real_transport().handle_async_request(request)

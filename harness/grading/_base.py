@@ -26,6 +26,7 @@ from harness.core._result import Result
 from harness.errors import ConfigError
 from harness.grading._fields import field_error
 from harness.grading._grade import Grade
+from harness.grading._pool import GraderPool
 
 __all__ = [
     "GRADERS",
@@ -47,6 +48,8 @@ class GradeContext:
     grade_on_error: bool = False
     #: The httpx transport that carries a judge's calls (the cell's cassette).
     cassette: Any = None
+    #: The worker processes of python graders (the runner's own; None: the default pool).
+    pool: GraderPool | None = None
 
 
 class Grader(BaseModel):
@@ -192,14 +195,16 @@ def grade(
     *,
     grade_on_error: bool = False,
     cassette: Any = None,
+    pool: GraderPool | None = None,
 ) -> Grade:
     """Judge ``result`` (and, for graders that read it, the run's ``workspace`` after the run).
-    Never raises. ``cassette``: the httpx transport that carries a judge's calls.
+    Never raises. ``cassette``: the httpx transport that carries a judge's calls; ``pool``:
+    where python graders run (default: the process's default pool).
 
     Text graders read the run's answer: the deliverable of a submitted run, or the final
     assistant reply of a run that stopped. A run that ended any other way has no answer (a plan
     or a critique is never one), so text graders fail it, unless ``grade_on_error`` is set."""
-    context = GradeContext(workspace, grade_on_error, cassette)
+    context = GradeContext(workspace, grade_on_error, cassette, pool)
     return evaluate(grader, result, context)
 
 

@@ -3,8 +3,12 @@
 Starting an interpreter and importing harness costs about a quarter of a second, so a worker
 serves grade after grade: one JSON line in, one JSON line out. Workers are kept per import path
 (the suite folder first), so two suites that each have a ``checks.py`` never share a module
-cache. A worker that times out, dies, or is busy when :func:`kill_all` runs is killed (its whole
-process group) and never reused; the next grade starts a fresh one.
+cache. A worker that times out, dies, or is busy when :meth:`GraderPool.kill_all` runs is
+killed (its whole process group) and never reused; the next grade starts a fresh one.
+
+Workers belong to a :class:`GraderPool`: each bench runner owns one (passed to graders in their
+:class:`~harness.grading._base.GradeContext`), and :data:`DEFAULT_POOL` serves graders called
+outside a runner.
 """
 
 from __future__ import annotations
@@ -21,17 +25,12 @@ import threading
 import time
 from typing import IO, Any
 
-__all__ = ["Answer", "Worker", "ask", "close_idle", "kill_all", "reset", "stopped"]
+__all__ = ["DEFAULT_POOL", "Answer", "GraderPool", "Worker"]
 
 #: (exit status, None while alive | verdict line | "" | stderr tail, timed out)
 Answer = tuple[int | None, str, str, bool]
 _MAX_IDLE_PER_KEY = 8
 _TAIL_BYTES = 1600
-
-_LOCK = threading.Lock()
-_IDLE: dict[tuple[str, ...], list[Worker]] = {}
-_BUSY: set[Worker] = set()
-_STOPPED = threading.Event()
 
 
 class Worker:
@@ -110,66 +109,82 @@ class Worker:
                     stream.close()
 
 
-def ask(key: tuple[str, ...], payload: dict[str, Any], timeout_s: float) -> Answer | None:
-    """Grade ``payload`` on an idle worker for ``key`` (or a new one); None once
-    :func:`kill_all` has stopped the pool (until :func:`reset`)."""
-    with _LOCK:
-        if _STOPPED.is_set():
-            return None
-        idle = _IDLE.get(key, [])
-        worker = idle.pop() if idle else None
-        if worker is not None and not worker.alive:
+class GraderPool:
+    """The warm grader workers of one owner (a bench :class:`~harness.bench._runner.Runner`
+    makes its own, so two runs in one process never stop or reuse each other's workers)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: dict[tuple[str, ...], list[Worker]] = {}
+        self._busy: set[Worker] = set()
+        self._stopped = threading.Event()
+
+    def ask(self, key: tuple[str, ...], payload: dict[str, Any], timeout_s: float) -> Answer | None:
+        """Grade ``payload`` on an idle worker for ``key`` (or a new one); None once
+        :meth:`kill_all` has stopped the pool (until :meth:`reset`)."""
+        with self._lock:
+            if self._stopped.is_set():
+                return None
+            idle = self._idle.get(key, [])
+            worker = idle.pop() if idle else None
+            if worker is not None and not worker.alive:
+                worker.kill()
+                worker = None
+            if worker is None:
+                worker = Worker()
+            self._busy.add(worker)
+        try:
+            answer = worker.ask(payload, timeout_s)
+        except BaseException:
             worker.kill()
-            worker = None
-        if worker is None:
-            worker = Worker()
-        _BUSY.add(worker)
-    try:
-        answer = worker.ask(payload, timeout_s)
-    except BaseException:
+            raise
+        finally:
+            with self._lock:
+                self._busy.discard(worker)
+        keep = answer[0] is None and not answer[3] and worker.alive
+        with self._lock:
+            pool = self._idle.setdefault(key, [])
+            if keep and not self._stopped.is_set() and len(pool) < _MAX_IDLE_PER_KEY:
+                pool.append(worker)
+                return answer
         worker.kill()
-        raise
-    finally:
-        with _LOCK:
-            _BUSY.discard(worker)
-    keep = answer[0] is None and not answer[3] and worker.alive
-    with _LOCK:
-        pool = _IDLE.setdefault(key, [])
-        if keep and not _STOPPED.is_set() and len(pool) < _MAX_IDLE_PER_KEY:
-            pool.append(worker)
-            return answer
-    worker.kill()
-    return answer
+        return answer
+
+    def kill_all(self) -> int:
+        """Kill every worker, busy or idle, and start no new one until :meth:`reset`; returns
+        how many were busy (their :meth:`ask` returns at once, as a died worker)."""
+        with self._lock:
+            self._stopped.set()
+            busy = list(self._busy)
+            idle = [w for pool in self._idle.values() for w in pool]
+            self._idle.clear()
+        for worker in busy:
+            worker.signal_kill()
+        for worker in idle:
+            worker.kill()
+        return len(busy)
+
+    def reset(self) -> None:
+        """Let :meth:`ask` start workers again."""
+        self._stopped.clear()
+
+    def stopped(self) -> bool:
+        return self._stopped.is_set()
+
+    def close_idle(self) -> None:
+        """Stop the idle workers (end of a run)."""
+        with self._lock:
+            idle = [w for pool in self._idle.values() for w in pool]
+            self._idle.clear()
+        for worker in idle:
+            worker.kill()
+
+    @property
+    def workers(self) -> int:
+        """Workers alive now, idle or busy."""
+        with self._lock:
+            return len(self._busy) + sum(len(p) for p in self._idle.values())
 
 
-def kill_all() -> int:
-    """Kill every worker, busy or idle, and start no new one until :func:`reset`; returns how
-    many were busy (their :func:`ask` returns at once, as a died worker)."""
-    with _LOCK:
-        _STOPPED.set()
-        busy = list(_BUSY)
-        idle = [w for pool in _IDLE.values() for w in pool]
-        _IDLE.clear()
-    for worker in busy:
-        worker.signal_kill()
-    for worker in idle:
-        worker.kill()
-    return len(busy)
-
-
-def reset() -> None:
-    """Let :func:`ask` start workers again (a new run)."""
-    _STOPPED.clear()
-
-
-def stopped() -> bool:
-    return _STOPPED.is_set()
-
-
-def close_idle() -> None:
-    """Stop the idle workers (end of a run)."""
-    with _LOCK:
-        idle = [w for pool in _IDLE.values() for w in pool]
-        _IDLE.clear()
-    for worker in idle:
-        worker.kill()
+#: The pool of graders run outside a bench runner (``harness.grading.grade`` called directly).
+DEFAULT_POOL = GraderPool()

@@ -13,9 +13,10 @@ Whatever the grader does (raise, ``sys.exit``, ``KeyboardInterrupt``, ``os._exit
 print megabytes), the outcome is a :class:`~harness.grading._grade.Grade`; when the grader could
 not give a verdict the grade has ``error=True`` (an ``error`` cell, not a failed one).
 
-:func:`terminate_all` kills every grader still running (the runner calls it on Ctrl-C, so a stuck
-grader never holds up the exit), and :func:`check_imports` imports graders in a child process for
-the pre-flight check and ``harness suites validate``.
+Workers belong to a :class:`~harness.grading._pool.GraderPool`: the bench runner owns one per
+run and kills its graders on Ctrl-C (so a stuck grader never holds up the exit);
+:func:`terminate_all` does that for graders run outside a runner. :func:`check_imports` imports
+graders in a child process for the pre-flight check and ``harness suites validate``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -36,10 +36,10 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from harness.core._result import Result
-from harness.grading import _pool as grader_pool
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error
 from harness.grading._grade import Grade
+from harness.grading._pool import DEFAULT_POOL, GraderPool
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -59,32 +59,22 @@ DEFAULT_TIMEOUT_S = 30.0
 IMPORT_TIMEOUT_S = 60.0
 _STDERR_TAIL = 400
 
-_LIVE: set[subprocess.Popen[bytes]] = set()
-_LOCK = threading.Lock()
-_STOPPED = threading.Event()
-
 
 def reset() -> None:
-    """Allow graders to start again after :func:`terminate_all` (a new run)."""
-    _STOPPED.clear()
-    grader_pool.reset()
+    """Allow graders of the default pool (graders run outside a bench runner) to start again
+    after :func:`terminate_all`."""
+    DEFAULT_POOL.reset()
 
 
 def close() -> None:
-    """Stop the idle grader workers (the runner calls it when a run ends)."""
-    grader_pool.close_idle()
+    """Stop the default pool's idle grader workers."""
+    DEFAULT_POOL.close_idle()
 
 
 def terminate_all() -> int:
-    """Kill every running grader (and its children) and refuse new ones until :func:`reset`.
-    Returns how many were killed."""
-    _STOPPED.set()
-    busy = grader_pool.kill_all()
-    with _LOCK:
-        live = list(_LIVE)
-    for proc in live:
-        _kill(proc)
-    return busy + len(live)
+    """Kill every running grader of the default pool (and its children) and refuse new ones
+    until :func:`reset`. Returns how many were killed. A bench runner stops its own pool."""
+    return DEFAULT_POOL.kill_all()
 
 
 _FUNCTION_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -118,6 +108,7 @@ class PythonGrader(Grader):
             context.workspace,
             base_dir=self.base_dir,
             timeout_s=self.timeout_s,
+            pool=context.pool,
         )
 
 
@@ -133,8 +124,11 @@ def run_python_grader(
     *,
     base_dir: Path | None = None,
     timeout_s: float | None = None,
+    pool: GraderPool | None = None,
 ) -> Grade:
-    """Call the grader ``ref`` (``module:function``) on ``result`` in a child process."""
+    """Call the grader ``ref`` (``module:function``) on ``result`` in a child process, a
+    worker of ``pool`` (default: :data:`~harness.grading._pool.DEFAULT_POOL`)."""
+    pool = pool or DEFAULT_POOL
     limit = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
     paths = _paths(base_dir)
     payload = {
@@ -143,11 +137,11 @@ def run_python_grader(
         "workspace": str(workspace) if workspace is not None else None,
         "result": result.model_dump_json(),
     }
-    answer = grader_pool.ask(tuple(paths), payload, limit)
+    answer = pool.ask(tuple(paths), payload, limit)
     if answer is None:
         return _error(f"grader {ref} was stopped (the run was interrupted)")
     code, out, err, timed_out = answer
-    if code is not None and code < 0 and grader_pool.stopped():
+    if code is not None and code < 0 and pool.stopped():
         return _error(f"grader {ref} was stopped (the run was interrupted)")
     if timed_out:
         return _error(f"grader {ref} timed out after {limit:g}s (set timeout_s on the grader)")
@@ -181,7 +175,7 @@ def check_imports(
             {"function": ref, "paths": _paths(Path(b) if b else None)} for ref, b in wanted
         ],
     }
-    code, out, err, timed_out = _call_child(["check"], payload, timeout_s, stoppable=False)
+    code, out, err, timed_out = _call_child(["check"], payload, timeout_s)
     if timed_out:
         return [f"importing the python graders took more than {timeout_s:g}s"]
     try:
@@ -208,43 +202,32 @@ def _tail(text: str) -> str:
 
 
 def _call_child(
-    args: Sequence[str], payload: dict[str, Any], timeout_s: float, *, stoppable: bool = True
+    args: Sequence[str], payload: dict[str, Any], timeout_s: float
 ) -> tuple[int | None, str, str, bool]:
-    """Run the child with ``payload`` on stdin: (exit status or None if stopped, stdout,
-    stderr tail, timed out). ``stoppable=False``: runs even after :func:`terminate_all`."""
+    """Run the child with ``payload`` on stdin: (exit status, stdout, stderr tail, timed out)."""
     with tempfile.TemporaryFile() as err_file:
-        with _LOCK:
-            if stoppable and _STOPPED.is_set():
-                return None, "", "", False
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "harness.grading._python_child", *args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=err_file,
-                start_new_session=True,  # Ctrl-C reaches the harness, which kills the group
-            )
-            _LIVE.add(proc)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "harness.grading._python_child", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err_file,
+            start_new_session=True,  # Ctrl-C reaches the harness, which kills the group
+        )
         try:
-            try:
-                out, _ = proc.communicate(json.dumps(payload).encode(), timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                _kill(proc)
-                # A grandchild that left the process group may hold the pipes: do not wait on it.
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.communicate(timeout=2)
-                return proc.returncode, "", "", True
-            except BaseException:
-                _kill(proc)
-                raise
-        finally:
-            with _LOCK:
-                _LIVE.discard(proc)
+            out, _ = proc.communicate(json.dumps(payload).encode(), timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            # A grandchild that left the process group may hold the pipes: do not wait on it.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.communicate(timeout=2)
+            return proc.returncode, "", "", True
+        except BaseException:
+            _kill(proc)
+            raise
         err_file.seek(0, os.SEEK_END)
         size = err_file.tell()
         err_file.seek(max(0, size - 4 * _STDERR_TAIL))
         err = err_file.read().decode("utf-8", errors="replace")
-    if stoppable and _STOPPED.is_set() and proc.returncode is not None and proc.returncode < 0:
-        return None, "", err, False
     return proc.returncode, out.decode("utf-8", errors="replace"), err, False
 
 

@@ -121,8 +121,17 @@ class FinishReasonGrader(Grader):
 
 
 def model_calls(result: Result) -> list[tuple[str, dict[str, Any]]]:
-    """The tool calls the model itself proposed, in order, as (name, arguments): the assistant
-    messages' calls, never a reviewer's edit (those are recorded apart, as decisions)."""
+    """The tool calls the model itself proposed, in order, as (name, arguments), never a
+    reviewer's edit: read from ``Result.turns`` (each step records the calls as the model made
+    them, before a reviewer, a hook or a permission changed them); a Result without turn
+    records (built by hand) falls back to the assistant messages' calls."""
+    if result.turns:
+        return [
+            (name, dict(arguments))
+            for turn in result.turns
+            for step in turn.steps
+            for name, arguments in step
+        ]
     return [
         (call.name, dict(call.arguments))
         for m in result.messages

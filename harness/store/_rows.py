@@ -127,11 +127,13 @@ def result_row(
     error: str | None = None,
     status: str | None = None,
     turns: Mapping[int, str] | None = None,
+    reviews: Sequence[Mapping[str, Any]] = (),
     **extra: Any,
 ) -> dict[str, Any]:
     """The row of a finished cell. ``mode``/``provider`` default to the Result's own;
     ``status`` defaults to passed/failed from ``passed`` (``error`` with a cause in ``error``).
-    The transcript is the Result's messages, ``turns`` marking plan/critique turns by index."""
+    The transcript is the Result's messages, ``turns`` marking plan/critique turns by index,
+    with a reviewer's decisions (``reviews``) and the malformed reply of a schema failure."""
     mode = mode or result.mode
     provider = provider or result.provider
     if not mode or not provider:
@@ -170,9 +172,20 @@ def result_row(
         "error_diagnostic": result.error_diagnostic,
         "no_progress_snapshot": result.no_progress_snapshot,
         "calls": result.calls,
-        "transcript": encode_transcript(result.messages, turns),
+        "transcript": encode_transcript(
+            result.messages, turns, reviews=reviews, malformed=_malformed(result)
+        ),
         **extra,
     }
+
+
+def _malformed(result: Result) -> str | None:
+    """The reply of an ``error_schema_validation`` ending (kept in ``error_diagnostic`` only)."""
+    diagnostic = result.error_diagnostic
+    if result.finish_reason.value != "error_schema_validation" or not diagnostic:
+        return None
+    received = diagnostic.get("received")
+    return received if isinstance(received, str) else None
 
 
 def crashed_row(

@@ -123,6 +123,9 @@ RESULT_COLUMNS["transcript"] = "BLOB"
 #: Added by migration 4: what grading the cell cost (LLM judges' calls), USD, apart from the
 #: run's own ``cost_usd``; 0 when no grader called a model, NULL in rows stored before v4.
 RESULT_COLUMNS["grading_cost_usd"] = "DOUBLE"
+#: Added by migration 6: replayed requests that differed from the recorded ones (cassette
+#: drift); 0 for a faithful replay and for recordings, NULL in rows stored before v6.
+RESULT_COLUMNS["drift"] = "INTEGER"
 JSON_COLUMNS = frozenset(k for k, v in RESULT_COLUMNS.items() if v.startswith("JSON"))
 CELL_STATUSES = ("passed", "failed", "error")
 
@@ -183,7 +186,12 @@ def _v5(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1, _v2, _v3, _v4, _v5)
+def _v6(con: duckdb.DuckDBPyConnection) -> None:
+    """results.drift (replayed requests unlike the recorded ones); NULL for older rows."""
+    con.execute("ALTER TABLE results_compacted ADD COLUMN drift INTEGER")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1, _v2, _v3, _v4, _v5, _v6)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

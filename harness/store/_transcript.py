@@ -3,7 +3,11 @@ JSON in a ``BLOB``, bounded in size.
 
 The stored document is ``{"v": 1, "messages": [...], "cut": NOTE | null}``; each message is
 ``{"role", "content", "tool_calls", "tool_result", "name", "reasoning", "turn"}`` where ``turn``
-marks the assistant turns that are not answers (``plan``, ``critique``). Bounds: a message's
+marks the assistant turns that are not answers (``plan``, ``critique``) and ``malformed`` (the
+reply of an ``error_schema_validation`` ending, which the conversation never took in). Under a
+scripted reviewer, an assistant message shows each call as the model proposed it, and a
+``{"role": "review", "review": {...}}`` entry after it holds the reviewer's decision (approved,
+denied, or edited with the arguments that ran). Bounds: a message's
 content (and a tool result's) keeps its first :data:`MAX_CONTENT_CHARS` characters, and a
 conversation longer than :data:`MAX_MESSAGES` keeps its first and last messages; both cuts are
 said in the message itself (``[... N characters cut ...]``) and in ``cut``. Text that is not
@@ -36,13 +40,23 @@ def _cut(text: str | None, notes: list[str], where: str) -> str | None:
     return f"{text[:MAX_CONTENT_CHARS]}\n[... {dropped} characters cut ...]"
 
 
-def _message(m: Message, turn: str | None, notes: list[str], n: int) -> dict[str, Any]:
+def _message(
+    m: Message,
+    turn: str | None,
+    notes: list[str],
+    n: int,
+    proposed: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     result = m.tool_result
+    proposed = proposed or {}
     return {
         "role": m.role,
         "content": _cut(m.content, notes, f"message {n}"),
         "tool_calls": (
-            [{"id": t.id, "name": t.name, "arguments": t.arguments} for t in m.tool_calls]
+            [
+                {"id": t.id, "name": t.name, "arguments": proposed.get(t.id, t.arguments)}
+                for t in m.tool_calls
+            ]
             if m.tool_calls
             else None
         ),
@@ -62,13 +76,23 @@ def _message(m: Message, turn: str | None, notes: list[str], n: int) -> dict[str
 
 
 def encode_transcript(
-    messages: Sequence[Message], turns: Mapping[int, str] | None = None
+    messages: Sequence[Message],
+    turns: Mapping[int, str] | None = None,
+    *,
+    reviews: Sequence[Mapping[str, Any]] = (),
+    malformed: str | None = None,
 ) -> bytes | None:
     """The ``results.transcript`` value of a conversation (``None`` when it is empty).
-    ``turns`` maps message indexes to a mark (``plan``, ``critique``)."""
+    ``turns`` maps message indexes to a mark (``plan``, ``critique``); ``reviews`` are a
+    reviewer's decisions (``tool_call_id``, ``proposed`` arguments, ``decision``, ...);
+    ``malformed`` is a reply the conversation did not take in (schema validation failed)."""
     if not messages:
         return None
     turns = turns or {}
+    proposed = {str(r["tool_call_id"]): r.get("proposed") for r in reviews}
+    decided: dict[str, list[Mapping[str, Any]]] = {}
+    for r in reviews:
+        decided.setdefault(str(r["tool_call_id"]), []).append(r)
     notes: list[str] = []
     indexes = list(range(len(messages)))
     if len(indexes) > MAX_MESSAGES:
@@ -81,7 +105,15 @@ def encode_transcript(
         if pos == _HEAD and len(indexes) < len(messages):
             gap = len(messages) - len(indexes)
             out.append({"role": "note", "content": f"[... {gap} messages cut ...]", "turn": None})
-        out.append(_message(messages[i], turns.get(i), notes, i))
+        message = messages[i]
+        out.append(_message(message, turns.get(i), notes, i, proposed))
+        for call in (message.tool_calls or ()) if reviews else ():
+            for r in decided.get(call.id, ()):
+                text = f"[reviewer] {r.get('decision')} {call.name} ({call.id})"
+                out.append({"role": "review", "content": text, "turn": None, "review": dict(r)})
+    if malformed is not None:
+        content = _cut(malformed, notes, "malformed reply")
+        out.append({"role": "assistant", "content": content, "turn": "malformed"})
     doc = {"v": 1, "messages": out, "cut": "; ".join(notes) or None}
     text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), default=str)
     return zlib.compress(utf8(text), 6)  # a lone surrogate is replaced, never raised

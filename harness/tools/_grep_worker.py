@@ -4,7 +4,8 @@ The pattern comes from the model. A backtracking regex can run for minutes while
 interpreter lock, so neither a timeout nor a signal handler could stop it in a thread. Here the
 search runs in a separate process (one warm worker, started on first use); when the limit passes
 or the call is cancelled, the worker is killed and the next call starts a new one. Starting a
-worker costs about 0.2 s once; a search then costs a round trip.
+worker costs about 0.2 s once; a search then costs a round trip. A bench run owns its worker
+(:func:`using`, a context variable its cells inherit); searches outside a run share a default one.
 
 The worker is a loky process: started fresh like ``spawn`` (forking a process with threads is
 unsafe), but without importing the user's ``__main__`` as ``spawn`` and ``forkserver`` do. With
@@ -18,52 +19,78 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:  # loky is imported with the first search (`import harness` stays light)
     import loky
 
-__all__ = ["run_killable", "shutdown"]
+__all__ = ["GrepWorker", "run_killable", "shutdown", "using"]
 
 T = TypeVar("T")
 
-_lock = threading.Lock()
-_pool: loky.ProcessPoolExecutor | None = None
 
+class GrepWorker:
+    """One killable worker process (started on first use). A bench runner owns one per run
+    (:func:`using`), so a run that kills or shuts its worker never touches another run's."""
 
-def _get_pool() -> loky.ProcessPoolExecutor:
-    global _pool
-    with _lock:
-        if _pool is None:  # loky's default context: a fresh interpreter, no user __main__
-            import loky
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.pool: loky.ProcessPoolExecutor | None = None
 
-            _pool = loky.ProcessPoolExecutor(max_workers=1)
-        return _pool
+    def get(self) -> loky.ProcessPoolExecutor:
+        with self._lock:
+            if self.pool is None:  # loky's default context: a fresh interpreter, no user __main__
+                import loky
 
+                self.pool = loky.ProcessPoolExecutor(max_workers=1)
+            return self.pool
 
-def _kill_pool(which: loky.ProcessPoolExecutor | None = None) -> None:
-    """Kill the worker (only if it is still ``which``, when given: a call never kills the fresh
-    worker another call started)."""
-    global _pool
-    with _lock:
-        if which is not None and _pool is not which:
+    def kill(self, which: loky.ProcessPoolExecutor | None = None) -> None:
+        """Kill the worker (only if it is still ``which``, when given: a call never kills the
+        fresh worker another call started)."""
+        with self._lock:
+            if which is not None and self.pool is not which:
+                return
+            pool, self.pool = self.pool, None
+        if pool is None:
             return
-        pool, _pool = _pool, None
-    if pool is None:
-        return
-    for process in list(getattr(pool, "_processes", {}).values()):
-        with contextlib.suppress(OSError, TypeError):  # gone already, or never started
-            os.kill(process.pid, signal.SIGKILL)
-    pool.shutdown(wait=False, kill_workers=True)
+        for process in list(getattr(pool, "_processes", {}).values()):
+            with contextlib.suppress(OSError, TypeError):  # gone already, or never started
+                os.kill(process.pid, signal.SIGKILL)
+        pool.shutdown(wait=False, kill_workers=True)
+
+
+#: The worker of searches made outside a bench run (stopped at interpreter exit).
+_DEFAULT = GrepWorker()
+_CURRENT: contextvars.ContextVar[GrepWorker | None] = contextvars.ContextVar(
+    "harness_grep_worker", default=None
+)
+
+
+def _current() -> GrepWorker:
+    return _CURRENT.get() or _DEFAULT
+
+
+@contextlib.contextmanager
+def using(worker: GrepWorker) -> Iterator[GrepWorker]:
+    """Searches in this context (and in asyncio tasks it starts) use ``worker``; it is killed
+    on the way out."""
+    token = _CURRENT.set(worker)
+    try:
+        yield worker
+    finally:
+        _CURRENT.reset(token)
+        worker.kill()
 
 
 def shutdown() -> None:
-    """Stop the worker (tests; it is also stopped at interpreter exit)."""
-    _kill_pool()
+    """Stop the current worker (tests; the default one is also stopped at interpreter exit)."""
+    _current().kill()
 
 
 #: How often a call whose worker was killed for another call runs again.
@@ -76,9 +103,11 @@ async def run_killable(
     """``fn(*args)`` in the worker process; ``TimeoutError`` after ``timeout_s`` (the worker is
     killed), and on cancel the worker is killed too. ``fn`` and its arguments must pickle.
 
-    The worker is shared: when another call's limit kills it, the calls waiting for it run again
-    in a fresh worker (up to 3 times) instead of failing with that call's cancellation."""
-    pool = _get_pool()
+    The worker is shared by the calls of one run: when another call's limit kills it, the calls
+    waiting for it run again in a fresh worker (up to 3 times) instead of failing with that
+    call's cancellation."""
+    owner = _current()
+    pool = owner.get()
     from loky.process_executor import ShutdownExecutorError
 
     future = pool.submit(fn, *args)
@@ -91,10 +120,10 @@ async def run_killable(
     ):
         me = asyncio.current_task()
         ours = me is not None and me.cancelling() > 0
-        if not ours and _pool is not pool and _tries > 0:  # killed for another call
+        if not ours and owner.pool is not pool and _tries > 0:  # killed for another call
             return await run_killable(fn, *args, timeout_s=timeout_s, _tries=_tries - 1)
-        _kill_pool(pool)
+        owner.kill(pool)
         raise
     except TimeoutError:
-        _kill_pool(pool)
+        owner.kill(pool)
         raise
