@@ -63,6 +63,7 @@ ALLOWED_WITHIN_LAYER = {
     ("events", "core"): "the event classes carry core's messages and call records (not reverse)",
     ("harness", "api"): "the root package re-exports the facade's run/arun",
     ("_plugins", "errors"): "a registry raises ConfigError for an unknown name",
+    ("_yaml", "errors"): "the bounded YAML loader raises YAMLSyntaxError",
     ("view", "report"): "the viewer shows a run with the report's own tables and charts",
 }
 

@@ -7,13 +7,21 @@ from typing import Any
 
 import yaml
 
+from harness._yaml import check_yaml_bounds
 from harness.errors import YAMLSyntaxError
 
 __all__ = ["YAMLSyntaxError", "duplicate_keys", "line_of", "parse_yaml"]
 
 
 def parse_yaml(text: str) -> tuple[Any, yaml.Node | None]:
-    """The document's data (safe types only) and its node tree (None for an empty document)."""
+    """The document's data (safe types only) and its node tree (None for an empty document).
+    Alias expansion and nesting are bounded first (:mod:`harness._yaml`): a YAML bomb is a
+    syntax error at its line, never gigabytes of memory."""
+    try:
+        check_yaml_bounds(text, source="<suite>")
+    except YAMLSyntaxError as exc:
+        problem = exc.problem.split(": ", 1)[-1]
+        raise YAMLSyntaxError(problem, exc.line, exc.column) from None
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()

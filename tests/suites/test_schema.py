@@ -87,3 +87,15 @@ def test_the_complete_suite_at_the_top_of_the_docs_loads(tmp_path: Path) -> None
     path.write_text(first.group(1))
     suite = load_suite(path)
     assert [t.id for t in suite.tasks] == ["total", "note"]
+
+
+def test_a_yaml_bomb_in_a_suite_is_bad_input_at_its_line(tmp_path: Path) -> None:
+    lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for prev, name in zip("abcd", "bcde", strict=True):
+        lines.append(f"{name}: &{name} [{','.join([f'*{prev}'] * 9)}]")
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join([*lines, "suite: x", ""]))
+    result = CliRunner().invoke(main, ["suites", "validate", str(path)])
+    assert result.exit_code == 2
+    assert f"{path}:5:" in result.stderr
+    assert "aliases expand to more than 10,000 nodes" in result.stderr
