@@ -21,7 +21,8 @@ def parse_yaml(text: str) -> tuple[Any, yaml.Node | None]:
         check_yaml_bounds(text, source="<suite>")
     except YAMLSyntaxError as exc:
         problem = exc.problem.split(": ", 1)[-1]
-        raise YAMLSyntaxError(problem, exc.line, exc.column) from None
+        if problem.endswith("refused"):  # over a bound; plain syntax errors come from below
+            raise YAMLSyntaxError(problem, exc.line, exc.column) from None
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
