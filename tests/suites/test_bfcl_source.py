@@ -40,6 +40,9 @@ def test_a_source_path_makes_tasks_with_bfcl_ids() -> None:
     assert task.expect.model_dump()["kind"] == "bfcl"
     (irrelevance,) = load_suites([f"{SOURCE}:irrelevance"])
     assert all(t.audit is not None and t.audit.allow for t in irrelevance.tasks)
+    (relevance,) = load_suites([f"{SOURCE}:live_relevance"])
+    assert all(t.audit is not None and t.audit.allow for t in relevance.tasks)
+    assert all(t.audit is None for t in suite.tasks)
 
 
 def test_miss_func_turns_add_the_held_out_tools() -> None:
