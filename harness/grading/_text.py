@@ -22,18 +22,21 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import os
 import re
-from pathlib import Path
+import stat
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from harness.core._result import Result
 from harness.core._terminations import FinishReason
+from harness.errors import ToolError
 from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error, relative_path_ok, yaml_text
 from harness.grading._grade import Grade, show
+from harness.tools._beneath import Beneath, read_fd
 
 __all__ = [
     "ECHO_MIN_CHARS",
@@ -266,13 +269,23 @@ class FileContainsGrader(_Values):
         rel = self.path
         if context.workspace is None:
             return Grade.of(False, f"no workspace to read {rel} from (the runner gave none)")
-        root = Path(context.workspace).resolve()
-        path = (root / rel).resolve()
-        if not path.is_relative_to(root):
+        root = os.path.realpath(context.workspace)
+        # Looked up and opened beneath the workspace without following links out of it, and
+        # never blocking on a FIFO a model left there (harness.tools._beneath).
+        beneath = Beneath(root, (os.path.abspath(context.workspace),), rel)
+        try:
+            spot = beneath.spot(rel.split("/"))
+        except ToolError:
             return Grade.of(False, f"refused: {rel!r} is outside the workspace")
-        if not path.is_file():
-            what = "is a directory" if path.is_dir() else "was not found"
-            return Grade.of(False, f"file {rel} {what} in the workspace after the run")
-        with path.open("rb") as f:
-            data = f.read(4 * 1024 * 1024)
+        try:
+            if spot.lstat is None:
+                return Grade.of(False, f"file {rel} was not found in the workspace after the run")
+            if stat.S_ISDIR(spot.lstat.st_mode):
+                return Grade.of(False, f"file {rel} is a directory in the workspace after the run")
+            with beneath.opened(spot) as (fd, _):
+                data = read_fd(fd, 4 * 1024 * 1024)
+        except ToolError as exc:
+            return Grade.of(False, f"file {rel}: {exc}")
+        finally:
+            spot.close()
         return self.match(data.decode("utf-8", errors="replace"), f"file {rel}", [])

@@ -343,3 +343,13 @@ def test_grade_checks_its_fields() -> None:
         Grade(True, 1.5, "x")
     assert Grade(True, 1, "two\nlines   here").explanation == "two lines here"
     assert Grade.of(False, "nope") == Grade(False, 0.0, "nope")
+
+
+async def test_file_contains_refuses_a_fifo_without_blocking(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.mkfifo(ws / "out.txt")  # a model's shell could leave one; opening it would block
+    result = await text_result("x")
+    verdict = grade(g(kind="file_contains", path="out.txt", value="x"), result, ws)
+    assert not verdict.passed
+    assert "not a regular file (a FIFO)" in verdict.explanation
