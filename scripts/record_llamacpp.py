@@ -86,7 +86,9 @@ def find_or_build_llama_server(explicit: str | None) -> Path:
     return cached
 
 
-def server_command(provider: str, model: str, llama_server: Path | None) -> list[str]:
+def server_command(
+    provider: str, model: str, llama_server: Path | None, ctx_size: int = 16384
+) -> list[str]:
     port = str(SERVERS[provider])
     if provider == "llamacpp-gemma":
         return [
@@ -96,12 +98,12 @@ def server_command(provider: str, model: str, llama_server: Path | None) -> list
             # function-calling handlers drop tools without tool_choice and ignore the seed.
             # One thread per server: two servers with two threads each on 2 cores spin against
             # each other (llama.cpp's busy-waiting workers) and ran 5x slower here.
-            "--chat_format", "gemma", "--n_ctx", "4096", "--n_threads", "1",
+            "--chat_format", "gemma", "--n_ctx", str(ctx_size), "--n_threads", "1",
         ]  # fmt: skip
     assert llama_server is not None
     return [
         str(llama_server), "--model", model, "--host", "127.0.0.1", "--port", port,
-        "--ctx-size", "4096", "--threads", "1", "--parallel", "1", "--no-webui",
+        "--ctx-size", str(ctx_size), "--threads", "1", "--parallel", "1", "--no-webui",
         # The GGUF (a base model) carries no chat template; use Gemma's turns, as
         # llama-cpp-python's --chat_format gemma does (--chat-template alone takes Jinja text).
         "--no-jinja", "--chat-template", "gemma",
@@ -131,6 +133,9 @@ def main() -> int:
     parser.add_argument("--modes", default="react,plan_and_solve,reflexion")
     parser.add_argument("--llama-server", default=None, help="path of a llama-server binary")
     parser.add_argument("--logs", default="reports", help="folder for the servers' logs")
+    parser.add_argument("--suites", default="suites", help="what to record (paths or bfcl:...)")
+    # BFCL's multi-turn prompts (two classes' docs) are ~5,800 tokens before the conversation.
+    parser.add_argument("--ctx-size", type=int, default=16384, help="the servers' context")
     args, passthrough = parser.parse_known_args()
     providers = [p for p in args.providers.split(",") if p]
     unknown = sorted(set(providers) - set(SERVERS))
@@ -150,7 +155,7 @@ def main() -> int:
             port = SERVERS[provider]
             stack.enter_context(
                 started(
-                    server_command(provider, model, binary),
+                    server_command(provider, model, binary, args.ctx_size),
                     f"http://127.0.0.1:{port}/v1/models",
                     logs / f"{provider}.log",
                 )
@@ -160,7 +165,7 @@ def main() -> int:
         runs = []
         for provider in providers:
             cmd = [
-                sys.executable, "-m", "harness.cli", "run", "suites",
+                sys.executable, "-m", "harness.cli", "run", *args.suites.split(","),
                 "--providers", provider,
                 "--modes", args.modes,
                 "--epochs", args.epochs,
