@@ -44,6 +44,7 @@ __all__ = [
     "load_category",
     "mock_script",
     "scored_entries",
+    "shot_example",
     "tool_spec",
 ]
 
@@ -375,6 +376,21 @@ def few_shot(category: str, n: int = SHOTS_PER_CATEGORY) -> list[FewShot]:
         messages.append({"role": "assistant", "content": "Done."})
         shots.append(FewShot(e.id, messages, [tool_spec(d) for d in e.functions]))
     return shots
+
+
+def shot_example(shot: FewShot) -> dict[str, Any]:
+    """A shot as a profile example (``{messages, tools: []}``, sent whatever tools a request
+    offers): its functions are described in its user message, since the request's tools are
+    another entry's."""
+    lines = [
+        f"- {t['name']}: {t['description']} Parameters: {json.dumps(t['parameters'])}"
+        for t in shot.tools
+    ]
+    messages = [dict(m) for m in shot.messages]
+    messages[0]["content"] = (
+        "Functions for this example:\n" + "\n".join(lines) + "\n\n" + messages[0]["content"]
+    )
+    return {"messages": messages, "tools": []}
 
 
 def scored_entries(category: str) -> list[BfclEntry]:

@@ -19,6 +19,7 @@ pytest.importorskip(
 )
 
 from harness.providers._mock import MockProvider
+from harness.providers._profiles import Example
 from harness.suites import _bfcl_data as data
 
 COUNTS = {
@@ -135,6 +136,9 @@ def test_few_shot_is_deterministic_and_excluded_from_scoring() -> None:
     assert first[1]["tool_calls"]
     assert first[-1] == {"role": "assistant", "content": "Done."}
     assert {t["name"] for t in shots[0].tools} >= {c["name"] for c in first[1]["tool_calls"]}
+    example = Example.model_validate(data.shot_example(shots[0]))
+    assert example.tool_names() == ()  # sent whatever tools the request offers
+    assert shots[0].tools[0]["name"] in example.messages[0]["content"]
     for category in (*data.IRRELEVANCE_CATEGORIES, "live_relevance", *data.MULTI_TURN_CATEGORIES):
         assert data.few_shot(category) == []
         assert len(data.scored_entries(category)) == COUNTS[category]
