@@ -30,6 +30,7 @@ WIDTH = 580
 LEFT = 165  # the least room for "mode / provider" labels; longer labels widen the chart
 RIGHT = 100
 CHAR_W = 7.2  # an upper bound of a 12px system-ui character's width
+POINT_CHAR_W = 6.6  # the same for the scatter's 11px point labels
 ROW = 28
 TOP = 16
 AXIS = 34
@@ -163,9 +164,12 @@ def _free(box: Box, boxes: list[Box]) -> bool:
     )
 
 
-def _place_label(x: float, y: float, width: float, boxes: list[Box]) -> tuple[float, float]:
+def _place_label(
+    x: float, y: float, width: float, boxes: list[Box], area: Box | None = None
+) -> tuple[float, float]:
     """Put a point's label right of it, else left, else above / below, else further down, where
-    it overlaps no mark or earlier label; record its box. Returns where the label starts."""
+    it overlaps no mark, axis text or earlier label and stays inside ``area`` (the plot); record
+    its box. Returns where the label starts."""
     candidates = [
         (x + 9, y + 4),
         (x - 9 - width, y + 4),
@@ -175,10 +179,19 @@ def _place_label(x: float, y: float, width: float, boxes: list[Box]) -> tuple[fl
         (x - 9 - width, y + 17),
     ]
     candidates += [(x + 9, y + 17 + 13 * i) for i in range(1, 10)]
+    candidates += [(x - 9 - width, y - 9 - 13 * i) for i in range(1, 10)]
+    candidates += [(x + 9, y - 9 - 13 * i) for i in range(1, 10)]
+    left, top, right, bottom = area if area is not None else (0.0, -math.inf, math.inf, math.inf)
     for lx, ly in candidates:
         box = (lx, ly - 10, lx + width, ly + 3)
-        if lx >= 0 and _free(box, boxes):
+        inside = box[0] >= left and box[1] >= top and box[2] <= right and box[3] <= bottom
+        if inside and _free(box, boxes):
             break
+    else:  # nowhere free: the first place inside the plot, else right of the point
+        lx, ly = next(
+            ((a, b) for a, b in candidates if a >= left and a + width <= right), candidates[0]
+        )
+        box = (lx, ly - 10, lx + width, ly + 3)
     boxes.append(box)
     return lx, ly
 
@@ -207,20 +220,21 @@ def cost_scatter_chart(summary: pd.DataFrame) -> str:
     parts = []
     for t in ticks:
         x = left + (t - x0) * sx
-        tick = _text(x, bottom + 14, _usd_tick(t), "middle", "tick")
+        tick = _text(x, bottom + 18, _usd_tick(t), "middle", "tick")
         parts += [_line(x, top, x, bottom, "grid"), tick]
     for t in (0, 0.25, 0.5, 0.75, 1.0):
         y = bottom - t * sy
-        tick = _text(left - 6, y + 4, f"{t:.0%}", "end", "tick")
+        tick = _text(left - 6, y + 4 - (3 if t == 0 else 0), f"{t:.0%}", "end", "tick")
         parts += [_line(left, y, right, y, "grid"), tick]
     axis_label = "mean cost per cell (USD)"
-    parts.append(_text((left + right) / 2, bottom + 32, axis_label, "middle", "axis"))
+    parts.append(_text((left + right) / 2, bottom + 36, axis_label, "middle", "axis"))
     parts.append(_text(14, (top + bottom) / 2, "pass rate", "middle", "axis rot"))
     points = [
         (left + (r["cost_mean"] - x0) * sx, bottom - r["pass_rate"] * sy, r)
         for _, r in known.sort_values("pass_rate", ascending=False).iterrows()
     ]
     boxes = [(x - 6, y - 6, x + 6, y + 6) for x, y, _ in points]  # marks labels must avoid
+    area = (left + 2, 0.0, WIDTH - 4, bottom - 2)  # the plot: not over the ticks or titles
     for x, y, r in points:
         lo, hi = bottom - r["pass_ci_low"] * sy, bottom - r["pass_ci_high"] * sy
         tip = (
@@ -232,7 +246,7 @@ def cost_scatter_chart(summary: pd.DataFrame) -> str:
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="{colors[r["mode"]]}">'
             f"<title>{escape(tip)}</title></circle>"
         )
-        lx, ly = _place_label(x, y, 6.2 * len(_label(r)), boxes)
+        lx, ly = _place_label(x, y, POINT_CHAR_W * len(_label(r)), boxes, area)
         parts.append(_text(lx, ly, _label(r), "start", "point"))
     return _figure("chart-cost-scatter", "Cost vs pass rate", note, WIDTH, height, "".join(parts))
 

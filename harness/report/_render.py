@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
 
@@ -51,6 +52,9 @@ svg text.axis{fill:#59636e}svg text.rot{transform-box:fill-box;transform-origin:
 transform:rotate(-90deg)}svg text.point{font-size:11px}
 svg .grid{stroke:#eaeef2}svg .whisker{stroke:#1f2328;stroke-width:1.5}
 svg .median{stroke:#1f2328;stroke-width:2.5}svg .mean{fill:#fff;stroke:#1f2328}
+.frame{max-width:100%;overflow:auto}.frame.long{max-height:70vh;border:1px solid #d0d7de}
+.frame.long table{margin:0}.frame.long thead th{position:sticky;top:0}
+svg.chart-svg{max-width:100%;height:auto}
 td.chips{font-family:ui-monospace,monospace;letter-spacing:2px;white-space:nowrap}
 b.ok{color:#1a7f37}b.ko{color:#cf222e}b.er{color:#9a6700}
 """.strip()
@@ -109,15 +113,40 @@ def _inline(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
 
 
-def _html_section(s: Section) -> str:
+#: Sections whose table can run long: shown in a frame that scrolls by itself.
+_LONG = frozenset({"task-grid", "failures"})
+
+
+def _viewer_links(s: Section, report: Report, viewer: str | None) -> list[str]:
+    """Where the viewer lists what a long section leaves out (one run only)."""
+    if viewer is None or len(report.run_ids) != 1 or s.key not in _LONG:
+        return []
+    run = escape(quote(report.run_ids[0], safe=""), quote=True)
+    base = escape(viewer.rstrip("/"), quote=True)
+    if s.key == "failures":
+        n = 0 if report.failures is None else len(report.failures)
+        return [
+            f'<p class="note viewer-link">Every one of the {n:,} cells, with its transcript: '
+            f'<a href="{base}/runs/{run}?status=failed">failed</a> · '
+            f'<a href="{base}/runs/{run}?status=error">errored</a> (in the viewer).</p>'
+        ]
+    return [f'<p class="note viewer-link"><a href="{base}/runs/{run}">The whole grid in the '
+            "viewer</a>, filtered and searchable.</p>"]  # fmt: skip
+
+
+def _html_section(s: Section, report: Report | None = None, viewer: str | None = None) -> str:
     parts = [f'<section id="{escape(s.key)}"><h2>{escape(s.title)}</h2>']
     parts += [f"<p>{_inline(p)}</p>" for p in s.intro]
     if s.bullets:
         items = "".join(f"<li>{_inline(b)}</li>" for b in s.bullets)
         parts.append(f'<ul class="verdicts">{items}</ul>')
     if s.table is not None:
-        parts.append(_html_table(s.table, chips=s.key == "task-grid"))
+        frame = "frame long" if s.key in _LONG else "frame"
+        table = _html_table(s.table, chips=s.key == "task-grid")
+        parts.append(f'<div class="{frame}">{table}</div>')
     parts += [f'<p class="note">{_inline(p)}</p>' for p in s.outro]
+    if report is not None:
+        parts += _viewer_links(s, report, viewer)
     parts.append("</section>")
     return "".join(parts)
 
@@ -139,16 +168,19 @@ def render_charts_of(
     ]
 
 
-def render_html(report: Report) -> str:
-    """A single self-contained HTML page: tables, verdicts and four inline SVG charts."""
+def render_html(report: Report, *, viewer: str | None = None) -> str:
+    """A single self-contained HTML page: tables, verdicts and four inline SVG charts. Long
+    tables (the task grid, the failing cells) scroll inside their own frame; with ``viewer``
+    (the base URL of a ``harness view`` server, ``""`` for links within it) they link to the
+    viewer's pages that list every row."""
     sections = report_sections(report)
     charts = "".join(render_charts(report)) if report.n_results else "<p>No results.</p>"
     body = [
         f"<h1>{escape(report.title)}</h1>",
         f'<p class="meta">{escape(_meta(report))}</p>',
-        *(_html_section(s) for s in sections[:2]),
+        *(_html_section(s, report, viewer) for s in sections[:2]),
         f'<section id="charts"><h2>Charts</h2><div class="charts">{charts}</div></section>',
-        *(_html_section(s) for s in sections[2:]),
+        *(_html_section(s, report, viewer) for s in sections[2:]),
     ]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -26,13 +26,17 @@ __all__ = [
     "cell_detail",
     "cell_spans",
     "compare_cells",
+    "compare_groups",
     "latest_cells_sql",
+    "matrix_differences",
     "report_frame",
     "results_state",
     "run_facets",
     "run_grid",
     "run_has_repeats",
     "runs_overview",
+    "search_keys",
+    "transcript_texts",
 ]
 
 _CELL = "suite, task_id, mode, provider, epoch"
@@ -69,14 +73,19 @@ REPORT_COLUMNS = (
 )
 
 
-def report_frame(con: Source, run_id: str, *, latest: bool = True) -> pd.DataFrame:
+def report_frame(
+    con: Source, run_id: str, *, latest: bool = True, filters: GridFilters | None = None
+) -> pd.DataFrame:
     """The latest result of each cell of a run, :data:`REPORT_COLUMNS` only, in cell order:
-    what :func:`harness.report.build_report` needs, without the heavy columns."""
+    what :func:`harness.report.build_report` needs, without the heavy columns; only the cells
+    ``filters`` lets through when given (the run page's charts follow the grid's filters)."""
+    where, params = filters.where() if filters is not None else ("run_id = ?", [])
     return (
         _con(con)
         .execute(
-            f"SELECT * FROM ({latest_cells_sql(REPORT_COLUMNS, latest=latest)}) ORDER BY {_CELL}",
-            [run_id],
+            f"SELECT * FROM ({latest_cells_sql(REPORT_COLUMNS, where, latest=latest)}) "
+            f"ORDER BY {_CELL}",
+            [run_id, *params],
         )
         .df()
     )
@@ -146,19 +155,32 @@ def run_facets(con: Source, run_id: str, *, latest: bool = True) -> dict[str, li
 
 @dataclass(frozen=True, slots=True)
 class GridFilters:
-    """Which cells the grid shows (``None``: any) and how tasks are ordered: ``separating``
-    (tasks whose pass rate differs most between columns first) or ``task``."""
+    """Which cells the grid (and the run page's charts) show (``None``: any) and how tasks are
+    ordered: ``separating`` (tasks whose pass rate differs most between columns first) or
+    ``task``. ``q`` is a text search over answers and transcripts; the caller resolves it to
+    the matching cells' keys (:func:`search_keys`) and passes them as ``keys``."""
 
     suite: str | None = None
+    mode: str | None = None
     provider: str | None = None
     status: str | None = None
     finish_reason: str | None = None
     sort: str = "separating"
+    q: str | None = None
+    keys: tuple[str, ...] | None = None
+
+    @property
+    def active(self) -> bool:
+        """Whether any filter narrows the cells (the sort does not)."""
+        return any((self.suite, self.mode, self.provider, self.status, self.finish_reason,
+                    self.q)) or self.keys is not None  # fmt: skip
 
     def where(self) -> tuple[str, list[Any]]:
-        clauses, params = ["run_id = ?"], []
+        clauses: list[str] = ["run_id = ?"]
+        params: list[Any] = []
         for column, value in (
             ("suite", self.suite),
+            ("mode", self.mode),
             ("provider", self.provider),
             ("status", self.status),
             ("coalesce(finish_reason, 'crashed')", self.finish_reason),
@@ -166,7 +188,14 @@ class GridFilters:
             if value:
                 clauses.append(f"{column} = ?")
                 params.append(value)
+        if self.keys is not None:
+            clauses.append("list_contains(?, cell_key)")
+            params.append(list(self.keys))
         return " AND ".join(clauses), params
+
+
+#: How many characters of a cell's answer the grid shows (its tooltip and answer line).
+ANSWER_CHARS = 160
 
 
 @dataclass(slots=True)
@@ -223,9 +252,15 @@ ORDER BY {order} LIMIT ? OFFSET ?"""
     if not found:
         return grid
     keys = [f"{r['suite']}\x1f{r['task_id']}" for r in found]
+    cells = latest_cells_sql(
+        f"{_CELL}, status, cell_key, finish_reason, left(text, {ANSWER_CHARS + 1}) AS answer, "
+        "grader_explanation",
+        where,
+        latest=latest,
+    )
     chips = _rows(
         con,
-        f"SELECT {_CELL}, status, cell_key FROM ({cells}) "
+        f"SELECT * FROM ({cells}) "
         "WHERE list_contains(?, suite || chr(31) || task_id) ORDER BY epoch",
         [run_id, *params, keys],
     )
@@ -233,7 +268,14 @@ ORDER BY {order} LIMIT ? OFFSET ?"""
     for chip in chips:
         slot = by_task[f"{chip['suite']}\x1f{chip['task_id']}"]
         slot.setdefault((chip["mode"], chip["provider"]), []).append(
-            {"epoch": chip["epoch"], "status": chip["status"], "key": chip["cell_key"]}
+            {
+                "epoch": chip["epoch"],
+                "status": chip["status"],
+                "key": chip["cell_key"],
+                "finish_reason": chip["finish_reason"],
+                "answer": _clip(chip["answer"]),
+                "why": _clip(chip["grader_explanation"]),
+            }
         )
     for r, key in zip(found, keys, strict=True):
         grid.rows.append(
@@ -245,6 +287,73 @@ ORDER BY {order} LIMIT ? OFFSET ?"""
             }
         )
     return grid
+
+
+def _clip(text: str | None, limit: int = ANSWER_CHARS) -> str | None:
+    if text is None:
+        return None
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _like(q: str) -> str:
+    """An ILIKE pattern matching ``q`` anywhere, its own ``%``, ``_`` and ``\\`` taken
+    literally."""
+    return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def transcript_texts(con: Source, run_id: str, *, latest: bool = True) -> dict[str, str]:
+    """Each cell's transcript as lower-case JSON text (decompressed, not parsed), by cell key:
+    what :func:`search_keys` looks through. Cells without a transcript are left out."""
+    import zlib
+
+    rows = (
+        _con(con)
+        .execute(latest_cells_sql("cell_key, transcript", latest=latest), [run_id])
+        .fetchall()
+    )
+    out: dict[str, str] = {}
+    for key, blob in rows:
+        if blob:
+            try:
+                out[str(key)] = zlib.decompress(blob).decode("utf-8", "replace").lower()
+            except zlib.error:
+                continue
+    return out
+
+
+def search_keys(
+    con: Source,
+    run_id: str,
+    q: str,
+    *,
+    latest: bool = True,
+    transcripts: dict[str, str] | None = None,
+) -> tuple[str, ...]:
+    """The keys of the cells of a run whose answer, grader explanation, error or deliverable
+    contains ``q`` (case-insensitive, DuckDB ``ILIKE``), or whose transcript does (a message,
+    a tool call's arguments, a tool result). Transcripts are zlib-compressed JSON in the store,
+    which SQL cannot look into: they are decompressed here (``transcripts``, from
+    :func:`transcript_texts`, lets a caller keep them between searches) and searched as JSON
+    text, for ``q`` both as typed and JSON-escaped (a quote or a line break inside ``q``)."""
+    q = q.strip()
+    if not q:
+        return ()
+    text = (
+        "coalesce(text, '') || chr(10) || coalesce(grader_explanation, '') || chr(10) || "
+        "coalesce(error, '') || chr(10) || coalesce(CAST(deliverable AS VARCHAR), '')"
+    )
+    cells = latest_cells_sql(f"cell_key, ({text}) ILIKE ? ESCAPE '\\' AS hit", latest=latest)
+    rows = _con(con).execute(f"SELECT cell_key, hit FROM ({cells})", [_like(q), run_id]).fetchall()
+    if transcripts is None:
+        transcripts = transcript_texts(con, run_id, latest=latest)
+    needles = {q.lower(), json.dumps(q.lower(), ensure_ascii=False)[1:-1]}
+    found = []
+    for key, hit in rows:
+        body = transcripts.get(str(key))
+        if hit or (body is not None and any(n in body for n in needles)):
+            found.append(str(key))
+    return tuple(sorted(found))
 
 
 def cell_detail(con: Source, run_id: str, key: str) -> dict[str, Any] | None:
@@ -263,6 +372,17 @@ def cell_detail(con: Source, run_id: str, key: str) -> dict[str, Any] | None:
         value = row.get(column)
         row[column] = json.loads(value) if isinstance(value, str) else None
     row["transcript"] = decode_transcript(row.get("transcript"))
+    mode = (
+        _con(con)
+        .execute(
+            "SELECT json_extract_string(config, '$.record_mode') FROM bench_runs WHERE run_id = ?",
+            [run_id],
+        )
+        .fetchone()
+    )
+    row["record_mode"] = mode[0] if mode else None
+    #: Latencies of a cell replayed from its cassette are the replay's, not the provider's.
+    row["replayed"] = bool(row.get("cassette")) and row["record_mode"] == "none"
     return row
 
 
@@ -298,30 +418,129 @@ def cell_spans(con: Source, run_id: str, trace_id: str) -> list[dict[str, Any]]:
     return out
 
 
+#: What the compare page lists: ``flips`` (passed in one run, failed in the other),
+#: ``changed`` (every status change, new and missing cells too: the default) or ``all`` (the
+#: unchanged cells as well).
+COMPARE_SHOWS = ("flips", "changed", "all")
+_FLIP_SQL = """CASE WHEN a.status = 'passed' AND b.status = 'failed' THEN 'regressed'
+            WHEN a.status = 'failed' AND b.status = 'passed' THEN 'fixed'
+            WHEN a.status IS NULL THEN 'new' WHEN b.status IS NULL THEN 'missing'
+            WHEN a.status != b.status THEN 'changed' ELSE '' END"""
+
+
+def _joined(columns: str, latest: bool) -> str:
+    return (
+        f"({latest_cells_sql(columns, latest=latest)}) a "
+        f"FULL OUTER JOIN ({latest_cells_sql(columns, latest=latest)}) b USING ({_CELL})"
+    )
+
+
 def compare_cells(
-    con: Source, run_a: str, run_b: str, limit: int = 500, *, latest: bool = True
+    con: Source,
+    run_a: str,
+    run_b: str,
+    limit: int = 500,
+    *,
+    latest: bool = True,
+    show: str = "all",
 ) -> list[dict[str, Any]]:
     """Cells of two runs side by side (matched on suite, task, mode, provider and epoch):
     each status, cost and the cost delta, flips first (passed in one, not in the other), then
-    the largest cost changes; the first ``limit`` rows. ``total`` on each row counts every
-    matched cell, ``flips`` the changed ones."""
+    the largest cost changes; the first ``limit`` rows of what ``show`` asks for
+    (:data:`COMPARE_SHOWS`). ``total`` on each row counts every matched cell, ``flip_n`` the
+    cells with the same flip (over every cell, whatever ``show`` lists)."""
     columns = f"{_CELL}, cell_key, status, cost_usd"
+    keep = {"flips": "flip IN ('regressed', 'fixed')", "changed": "flip != ''"}.get(show, "true")
     return _rows(
         con,
         f"""
+SELECT * FROM (
 SELECT coalesce(a.suite, b.suite) AS suite, coalesce(a.task_id, b.task_id) AS task_id,
        coalesce(a.mode, b.mode) AS mode, coalesce(a.provider, b.provider) AS provider,
        coalesce(a.epoch, b.epoch) AS epoch, a.cell_key AS key_a, b.cell_key AS key_b,
        a.status AS status_a, b.status AS status_b, a.cost_usd AS cost_a, b.cost_usd AS cost_b,
        b.cost_usd - a.cost_usd AS cost_delta,
-       CASE WHEN a.status = 'passed' AND b.status = 'failed' THEN 'regressed'
-            WHEN a.status = 'failed' AND b.status = 'passed' THEN 'fixed'
-            WHEN a.status IS NULL THEN 'new' WHEN b.status IS NULL THEN 'missing'
-            WHEN a.status != b.status THEN 'changed' ELSE '' END AS flip,
+       {_FLIP_SQL} AS flip,
        count(*) OVER () AS total, count(*) OVER (PARTITION BY flip) AS flip_n
-FROM ({latest_cells_sql(columns, latest=latest)}) a
-FULL OUTER JOIN ({latest_cells_sql(columns, latest=latest)}) b USING ({_CELL})
+FROM {_joined(columns, latest)})
+WHERE {keep}
 ORDER BY flip = '', abs(coalesce(cost_delta, 0)) DESC, suite, task_id, mode, provider, epoch
 LIMIT ?""",
         [run_a, run_b, limit],
     )
+
+
+def compare_groups(
+    con: Source, run_a: str, run_b: str, *, latest: bool = True
+) -> list[dict[str, Any]]:
+    """Per (provider, mode): each run's cells, pass rate (errors left out) and mean cost, the
+    deltas (b - a), and the flips (``regressed``: passed in a, failed in b; ``fixed``: the
+    reverse) and status changes among the cells both runs have. Largest pass-rate change
+    first."""
+    columns = f"{_CELL}, status, cost_usd"
+    return _rows(
+        con,
+        f"""
+WITH j AS (
+    SELECT coalesce(a.provider, b.provider) AS provider, coalesce(a.mode, b.mode) AS mode,
+           a.status AS status_a, b.status AS status_b, a.cost_usd AS cost_a,
+           b.cost_usd AS cost_b, {_FLIP_SQL} AS flip
+    FROM {_joined(columns, latest)})
+SELECT provider, mode, count(*) AS cells,
+       count(status_a) AS cells_a, count(status_b) AS cells_b,
+       count_if(status_a = 'passed') / nullif(count_if(status_a != 'error'), 0) AS rate_a,
+       count_if(status_b = 'passed') / nullif(count_if(status_b != 'error'), 0) AS rate_b,
+       rate_b - rate_a AS rate_delta,
+       avg(cost_a) AS cost_a, avg(cost_b) AS cost_b, avg(cost_b) - avg(cost_a) AS cost_delta,
+       count_if(flip = 'regressed') AS regressed, count_if(flip = 'fixed') AS fixed,
+       count_if(flip = 'changed') AS changed, count_if(flip = 'new') AS new,
+       count_if(flip = 'missing') AS missing
+FROM j GROUP BY ALL
+ORDER BY abs(coalesce(rate_delta, 0)) DESC, provider, mode""",
+        [run_a, run_b],
+    )
+
+
+def matrix_differences(con: Source, run_a: str, run_b: str) -> list[str]:
+    """How the two runs' matrices differ (suites, modes, providers and epochs asked for, from
+    ``bench_runs``; tasks actually run, from ``results``), one sentence each: a comparison of
+    runs of different matrices compares different things."""
+    rows = {
+        str(r[0]): r[1:]
+        for r in _con(con)
+        .execute(
+            "SELECT run_id, suites, modes, providers, epochs FROM bench_runs "
+            "WHERE run_id IN (?, ?)",
+            [run_a, run_b],
+        )
+        .fetchall()
+    }
+    out: list[str] = []
+    if run_a not in rows or run_b not in rows:
+        return out
+    for i, what in enumerate(("suites", "modes", "providers")):
+        a, b = set(rows[run_a][i] or ()), set(rows[run_b][i] or ())
+        if a != b:
+            only_a, only_b = ", ".join(sorted(a - b)) or "none", ", ".join(sorted(b - a)) or "none"
+            out.append(f"{what} differ: only in {run_a}: {only_a}; only in {run_b}: {only_b}")
+    ea, eb = rows[run_a][3], rows[run_b][3]
+    if ea != eb:
+        out.append(f"epochs differ: {ea if ea is not None else '?'} in {run_a}, "
+                   f"{eb if eb is not None else '?'} in {run_b}")  # fmt: skip
+    row = (
+        _con(con)
+        .execute(
+            """
+WITH t AS (SELECT DISTINCT run_id, suite, task_id FROM results WHERE run_id IN ($a, $b))
+SELECT count_if(run_id = $a AND (suite, task_id) NOT IN (
+           SELECT (suite, task_id) FROM t WHERE run_id = $b)),
+       count_if(run_id = $b AND (suite, task_id) NOT IN (
+           SELECT (suite, task_id) FROM t WHERE run_id = $a))
+FROM t""",
+            {"a": run_a, "b": run_b},
+        )
+        .fetchone()
+    )
+    if row and (row[0] or row[1]):
+        out.append(f"tasks differ: {row[0]:,} only in {run_a}, {row[1]:,} only in {run_b}")
+    return out

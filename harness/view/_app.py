@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -28,8 +28,14 @@ from starlette.staticfiles import StaticFiles
 import harness.store as b
 from harness.errors import HarnessError, StoreLocked
 from harness.store import Store
+from harness.store._browse import (
+    COMPARE_SHOWS,
+    compare_cells,
+    compare_groups,
+    matrix_differences,
+)
 from harness.view import _pages as pages
-from harness.view._format import FILTERS
+from harness.view._format import FILTERS, snapshot_facts
 from harness.view._hosts import HostCheck
 
 __all__ = ["DEFAULT_PER_PAGE", "MAX_PAGE", "ViewConfig", "create_app"]
@@ -65,6 +71,8 @@ class _App:
     def __init__(self, config: ViewConfig) -> None:
         self.config = config
         self.env = _env()
+        for name in self.env.list_templates(extensions=["html"]):  # compiled once, up front
+            self.env.get_template(name)
 
     @contextmanager
     def store(self) -> Iterator[Store]:
@@ -101,16 +109,22 @@ class _App:
             runs = pages.cached(("runs", *state), lambda: b.runs_overview(store))
         return self.render("runs.html", title="Runs", runs=runs)
 
-    def run(self, request: Request) -> Response:
-        run_id = request.path_params["run_id"]
+    def _filters(self, request: Request) -> b.GridFilters:
         q = request.query_params
-        filters = b.GridFilters(
+        return b.GridFilters(
             suite=q.get("suite") or None,
+            mode=q.get("mode") or None,
             provider=q.get("provider") or None,
             status=q.get("status") or None,
             finish_reason=q.get("finish_reason") or None,
             sort=q.get("sort") or "separating",
+            q=(q.get("q") or "").strip()[:200] or None,
         )
+
+    def run(self, request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        q = request.query_params
+        filters = self._filters(request)
         page = _int(q.get("page"), 1)
         with self.store() as store:
             from harness.store import resolve_run_id
@@ -118,12 +132,16 @@ class _App:
             run_id = resolve_run_id(store, run_id)
             state = pages.run_state(store, run_id)
             latest = pages.repeats(store, run_id, state)
+            if filters.q:
+                keys = pages.search(store, run_id, filters.q, latest)
+                filters = replace(filters, keys=keys)
             (overview,) = b.runs_overview(store, 1, run_id, latest=latest)
             facets = pages.cached(
                 ("facets", run_id, *state), lambda: b.run_facets(store, run_id, latest=latest)
             )
             grid = b.run_grid(store, run_id, filters, page, self.config.per_page, latest=latest)
-            summary = pages.run_summary(store, run_id)
+            summary = pages.run_summary(store, run_id, filters)
+        report = pages.run_report(self.config.db, run_id, state, wait=False)
         query = {k: v for k, v in q.items() if k != "page" and v}
         return self.render(
             "run.html",
@@ -133,15 +151,40 @@ class _App:
             filters=filters,
             grid=grid,
             summary=summary,
+            verdict=None if report is None else pages.verdict(report),
+            answers=q.get("answers") == "1",
+            query=query,
             page_url=lambda n: "?" + urlencode({**query, "page": n}),
+            toggle_url=lambda name, on: (
+                "?"
+                + urlencode(
+                    {**{k: v for k, v in query.items() if k != name}, **({name: "1"} if on else {})}
+                )
+            ),
         )
+
+    def verdict(self, request: Request) -> Response:
+        """The run page's verdict section alone, once the run's report is built (202 while it
+        is not: the page's script asks again)."""
+        with self.store() as store:
+            from harness.store import resolve_run_id
+
+            run_id = resolve_run_id(store, request.path_params["run_id"])
+            state = pages.run_state(store, run_id)
+        report = pages.run_report(self.config.db, run_id, state, wait=False)
+        if report is None:
+            return HTMLResponse("", status_code=202)
+        html = self.env.get_template("_verdict.html").render(
+            run_id=run_id, verdict=pages.verdict(report)
+        )
+        return HTMLResponse(html)
 
     def report(self, request: Request) -> Response:
         with self.store() as store:
             from harness.store import resolve_run_id
 
             run_id = resolve_run_id(store, request.path_params["run_id"])
-            html = pages.full_report(store, run_id)
+            html = pages.full_report(self.config.db, store, run_id)
         return HTMLResponse(html)
 
     def cell(self, request: Request) -> Response:
@@ -162,20 +205,30 @@ class _App:
             spans=spans,
             waterfall=pages.waterfall(spans),
             trace_link=trace_link,
+            snapshot=snapshot_facts(cell.get("no_progress_snapshot")),
         )
 
     def compare(self, request: Request) -> Response:
-        a, z = request.query_params.get("a", ""), request.query_params.get("b", "")
+        params = request.query_params
+        a, z = params.get("a", ""), params.get("b", "")
+        show = params.get("show", "changed")
+        show = show if show in COMPARE_SHOWS else "changed"
         with self.store() as store:
             from harness.store import resolve_run_id
 
             a, z = resolve_run_id(store, a), resolve_run_id(store, z)
             latest = any(pages.repeats(store, r, pages.run_state(store, r)) for r in (a, z))
-            rows = b.compare_cells(store, a, z, latest=latest)
-        counts = {r["flip"]: r["flip_n"] for r in rows if r["flip"]}
-        total = rows[0]["total"] if rows else 0
+            rows = compare_cells(store, a, z, latest=latest, show=show)
+            groups = compare_groups(store, a, z, latest=latest)
+            differences = matrix_differences(store, a, z)
+        kinds = ("regressed", "fixed", "changed", "new", "missing")
+        counts = {k: sum(int(g[k]) for g in groups) for k in kinds}
+        counts = {k: n for k, n in counts.items() if n}
+        total = sum(int(g["cells"]) for g in groups)
+        unchanged = total - sum(counts.values())
         return self.render("compare.html", title=f"{a} vs {z}", a=a, b=z, rows=rows,
-                           counts=counts, total=total)  # fmt: skip
+                           counts=counts, total=total, unchanged=unchanged, groups=groups,
+                           differences=differences, show=show)  # fmt: skip
 
 
 #: The largest page number asked for that is honoured (a larger one shows this page, empty).
@@ -197,6 +250,7 @@ def create_app(config: ViewConfig) -> Starlette:
         Route("/", app.guard(app.runs)),
         Route("/runs/{run_id}", app.guard(app.run)),
         Route("/runs/{run_id}/report", app.guard(app.report)),
+        Route("/runs/{run_id}/verdict", app.guard(app.verdict)),
         Route("/runs/{run_id}/cell", app.guard(app.cell)),
         Route("/compare", app.guard(app.compare)),
         Mount("/static", StaticFiles(directory=_STATIC), name="static"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 from collections.abc import Callable
 
 from harness.view._app import ViewConfig, create_app
@@ -17,8 +18,17 @@ def serve(
     on_listen: Callable[[str], None] | None = None,
 ) -> None:
     """Serve the viewer until interrupted (Ctrl-C). The socket is bound here, so ``on_listen``
-    gets the URL with the port really listened on (``port=0`` picks a free one)."""
+    gets the URL with the port really listened on (``port=0`` picks a free one).
+
+    Before the URL is given, what every page's first request would otherwise pay for is done
+    here: the statistics stack is imported (pandas, scipy, the report: about a second) and
+    the templates compiled. Right after, a background thread computes the newest runs'
+    summaries, charts and reports (:func:`harness.view._pages.warm_up`)."""
     import uvicorn
+
+    from harness.view import _pages
+
+    _pages.import_report_stack()
 
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -37,6 +47,9 @@ def serve(
     bound = host.strip("[]")
     allowed = config.allowed_hosts + ((bound,) if bound not in ("0.0.0.0", "::") else ())
     app = create_app(ViewConfig(config.db, config.trace_url, config.per_page, allowed))
+    threading.Thread(
+        target=_pages.warm_up, args=(config.db,), name="harness-view-warm-up", daemon=True
+    ).start()
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     try:
         server.run(sockets=[sock])

@@ -9,8 +9,10 @@ import shutil
 import struct
 import subprocess
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -254,3 +256,115 @@ def test_report_renders_in_headless_chromium(results: pd.DataFrame, tmp_path: Pa
     assert _count_color(pixels, bpp, reflexion) > 2000, "reflexion's bars/boxes are missing"
     assert _count_color(pixels, bpp, REASON_COLORS["stop"]) > 1000, "finish-reason bars missing"
     assert _count_color(pixels, bpp, REASON_COLORS["submitted"]) > 1000
+
+
+# --- labels that fit: measured in Chromium (Playwright) ------------------------------------------
+
+#: Every pair of text boxes in a chart, measured by the browser: [chart id, i, j, overlap].
+OVERLAPS_JS = """
+() => {
+  const found = [];
+  for (const svg of document.querySelectorAll('svg.chart-svg')) {
+    const id = svg.closest('figure').id;
+    const boxes = [...svg.querySelectorAll('text')]
+      .map(t => [t.textContent, t.getBoundingClientRect()]);
+    for (let i = 0; i < boxes.length; i++) {
+      for (let j = i + 1; j < boxes.length; j++) {
+        const [ta, a] = boxes[i], [tb, b] = boxes[j];
+        const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+        const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+        if (w > 0.5 && h > 0.5) found.push([id, ta, tb, w, h]);
+      }
+    }
+  }
+  return found;
+}
+"""
+
+#: Elements wider than the window (what would make the page scroll sideways).
+OVERFLOW_JS = """
+() => [...document.querySelectorAll('figure.chart, table, svg')]
+  .filter(e => !e.closest('.frame') && e.getBoundingClientRect().right > window.innerWidth + 1)
+  .map(e => e.id || e.tagName)
+"""
+
+
+def crowded(rows: Rows) -> pd.DataFrame:
+    """12 (mode, provider) groups with long names, costs and pass rates close together: the
+    scatter's labels have to dodge each other and the axis titles."""
+    specs = []
+    providers = ["llamacpp-gemma-3-270m-instruct", "openai-gpt-4o-mini", "anthropic-haiku", "mock"]
+    for pi, provider in enumerate(providers):
+        for mi, mode in enumerate(("react", "plan_and_solve", "reflexion")):
+            for t in range(20):
+                specs.append({
+                    "task_id": f"t{t}", "mode": mode, "provider": provider,
+                    "passed": (t + mi + pi) % (3 + mi) != 0,
+                    "cost_usd": 0.0100 + 0.0002 * mi + 0.0001 * pi,
+                    "iterations": 1 + (t + mi) % 6,
+                    "finish_reason": ("stop", "error_no_progress", "error_max_turns",
+                                      "submitted")[(t + mi) % 4],
+                })  # fmt: skip
+    return rows(*specs)
+
+
+@contextmanager
+def browser_page() -> Iterator[Any]:
+    """A Playwright page in Debian's chromium; skips (fails under HARNESS_REQUIRE_CHROMIUM)
+    when chromium or Playwright is missing."""
+    browser = _chromium()
+    if browser is None:
+        if os.environ.get("HARNESS_REQUIRE_CHROMIUM"):
+            pytest.fail("HARNESS_REQUIRE_CHROMIUM is set but chromium is not installed")
+        pytest.skip("chromium is not installed (Debian: apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if os.environ.get("HARNESS_REQUIRE_CHROMIUM"):
+            pytest.fail("HARNESS_REQUIRE_CHROMIUM is set but playwright is not installed")
+        pytest.skip("playwright is not installed (pip install 'athena-harness[test]')")
+    args = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ]
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=browser, args=args)
+        try:
+            page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(20_000)
+            yield page
+        finally:
+            chromium.close()
+
+
+def _shot_dir() -> Path | None:
+    keep = os.environ.get("HARNESS_SCREENSHOT_DIR")
+    if not keep:
+        return None
+    Path(keep).mkdir(parents=True, exist_ok=True)
+    return Path(keep)
+
+
+@pytest.mark.timeout(180)
+def test_chart_labels_do_not_overlap_in_chromium(rows: Rows, tmp_path: Path) -> None:
+    """At 1,400 and 800 px, no two labels of a chart overlap (their boxes as laid out by
+    Chromium), and nothing but a scrolling frame is wider than the window."""
+    many = crowded(rows)
+    html = write_report(build_report(many), tmp_path / "out")["html"]
+    keep = _shot_dir()
+    with browser_page() as page:
+        for width in (1400, 800):
+            page.set_viewport_size({"width": width, "height": 1000})
+            page.goto(html.resolve().as_uri())
+            assert page.locator("svg.chart-svg").count() == 4
+            assert page.locator("svg.chart-svg text").count() > 60
+            assert page.evaluate(OVERLAPS_JS) == []
+            assert page.evaluate(OVERFLOW_JS) == []
+            if keep is not None:
+                page.screenshot(path=str(keep / f"report-{width}.png"), full_page=False)
+                page.locator("#charts").screenshot(path=str(keep / f"report-charts-{width}.png"))
