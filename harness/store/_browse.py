@@ -302,9 +302,28 @@ def _like(q: str) -> str:
     return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+def _conversation_text(doc: Any) -> str:
+    """What a stored transcript says, as plain text: every message's content and reasoning,
+    each tool call's name and arguments, each tool result (not the JSON's keys)."""
+    parts: list[str] = []
+    for m in doc.get("messages") or () if isinstance(doc, dict) else ():
+        if not isinstance(m, dict):
+            continue
+        parts += [m[k] for k in ("content", "reasoning") if isinstance(m.get(k), str)]
+        for call in m.get("tool_calls") or ():
+            if isinstance(call, dict):
+                parts.append(
+                    f"{call.get('name')}({json.dumps(call.get('arguments'), ensure_ascii=False)})"
+                )
+        result = m.get("tool_result")
+        if isinstance(result, dict) and isinstance(result.get("content"), str):
+            parts.append(result["content"])
+    return "\n".join(parts)
+
+
 def transcript_texts(con: Source, run_id: str, *, latest: bool = True) -> dict[str, str]:
-    """Each cell's transcript as lower-case JSON text (decompressed, not parsed), by cell key:
-    what :func:`search_keys` looks through. Cells without a transcript are left out."""
+    """Each cell's transcript as lower-case plain text (:func:`_conversation_text`), by cell
+    key: what :func:`search_keys` looks through. Cells without a transcript are left out."""
     import zlib
 
     rows = (
@@ -316,9 +335,10 @@ def transcript_texts(con: Source, run_id: str, *, latest: bool = True) -> dict[s
     for key, blob in rows:
         if blob:
             try:
-                out[str(key)] = zlib.decompress(blob).decode("utf-8", "replace").lower()
-            except zlib.error:
+                doc = json.loads(zlib.decompress(blob))
+            except (zlib.error, ValueError):
                 continue
+            out[str(key)] = _conversation_text(doc).lower()
     return out
 
 
@@ -334,8 +354,8 @@ def search_keys(
     contains ``q`` (case-insensitive, DuckDB ``ILIKE``), or whose transcript does (a message,
     a tool call's arguments, a tool result). Transcripts are zlib-compressed JSON in the store,
     which SQL cannot look into: they are decompressed here (``transcripts``, from
-    :func:`transcript_texts`, lets a caller keep them between searches) and searched as JSON
-    text, for ``q`` both as typed and JSON-escaped (a quote or a line break inside ``q``)."""
+    :func:`transcript_texts`, lets a caller keep them between searches) and searched as plain
+    text."""
     q = q.strip()
     if not q:
         return ()
@@ -347,11 +367,11 @@ def search_keys(
     rows = _con(con).execute(f"SELECT cell_key, hit FROM ({cells})", [_like(q), run_id]).fetchall()
     if transcripts is None:
         transcripts = transcript_texts(con, run_id, latest=latest)
-    needles = {q.lower(), json.dumps(q.lower(), ensure_ascii=False)[1:-1]}
+    needle = q.lower()
     found = []
     for key, hit in rows:
         body = transcripts.get(str(key))
-        if hit or (body is not None and any(n in body for n in needles)):
+        if hit or (body is not None and needle in body):
             found.append(str(key))
     return tuple(sorted(found))
 

@@ -213,19 +213,27 @@ def full_report(db: Path, con: Source, run_id: str) -> str:
     )
 
 
+def _texts(con: Source, run_id: str, state: tuple[int, int], latest: bool) -> dict[str, str]:
+    """The run's transcripts as searchable text, kept for the next search (a few runs)."""
+    key = ("texts", run_id, *state)
+    with _CACHE_LOCK:
+        texts = _TEXTS.get(key)
+        if texts is not None:
+            _TEXTS.move_to_end(key)
+            return texts
+    texts = transcript_texts(con, run_id, latest=latest)
+    with _CACHE_LOCK:
+        _TEXTS[key] = texts
+        while len(_TEXTS) > _TEXTS_SIZE:
+            _TEXTS.popitem(last=False)
+    return texts
+
+
 def search(con: Source, run_id: str, q: str, latest: bool) -> tuple[str, ...]:
     """The keys of the cells matching the text search ``q`` (:func:`search_keys`), the run's
     decompressed transcripts kept for the next search."""
     state = run_state(con, run_id)
-    key = ("texts", run_id, *state)
-    with _CACHE_LOCK:
-        texts = _TEXTS.get(key)
-    if texts is None:
-        texts = transcript_texts(con, run_id, latest=latest)
-        with _CACHE_LOCK:
-            _TEXTS[key] = texts
-            while len(_TEXTS) > _TEXTS_SIZE:
-                _TEXTS.popitem(last=False)
+    texts = _texts(con, run_id, state, latest)
     return cached(
         ("search", run_id, q, *state),
         lambda: search_keys(con, run_id, q, latest=latest, transcripts=texts),
@@ -233,9 +241,10 @@ def search(con: Source, run_id: str, q: str, latest: bool) -> tuple[str, ...]:
 
 
 def warm_up(db: Path, runs: int = 3) -> None:
-    """Compute the newest ``runs`` runs' summaries, charts, filter values and reports, newest
-    first, so that their pages' first visits find them cached (run in a background thread by
-    :func:`harness.view.serve`; a locked or unreadable store is left to the pages to report)."""
+    """Compute the newest ``runs`` runs' summaries, charts, filter values and reports (and the
+    newest run's searchable transcripts), newest first, so that their pages' first visits find
+    them cached (run in a background thread by :func:`harness.view.serve`; a locked or
+    unreadable store is left to the pages to report)."""
     from harness.store import Store
     from harness.store._browse import run_facets, runs_overview
 
@@ -251,6 +260,9 @@ def warm_up(db: Path, runs: int = 3) -> None:
                 cached(("facets", run_id, *state), lambda f=facets: f)  # type: ignore[misc]
                 run_summary(store, run_id)
                 states.append((run_id, state))
+            if states:  # the newest run's transcripts, ready for a first search
+                run_id, state = states[0]
+                _texts(store, run_id, state, repeats(store, run_id, state))
         for run_id, state in states:
             run_report(db, run_id, state, wait=True)
     except Exception:  # a warm-up never stops the viewer; the pages report errors

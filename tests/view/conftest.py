@@ -14,8 +14,6 @@ import pytest
 
 pytest.importorskip("starlette", reason="the view extra is not installed")
 
-from rich.console import Console
-
 from harness.bench import BenchRequest, run_bench
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,8 +30,7 @@ def bench(db: Path, label: str, modes: tuple[str, ...]) -> str:
             label=label,
             cassettes=ROOT / "cassettes",
             progress=False,
-        ),
-        Console(stderr=True, quiet=True),
+        )
     )
     return report.run_id
 
