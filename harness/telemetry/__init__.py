@@ -7,6 +7,8 @@
   same lines without the SDK's spans and batch processor);
 - :class:`JsonLinesSpanExporter`, :func:`read_spans` (``_exporters``): the JSON-lines span file,
   encoded by ``_otlpjson`` (one encoder for both tracers);
+- :func:`record_verdict` (``_verdict``): a graded run's verdict on its root span, held until
+  then;
 - ``_show``: the ``harness traces show`` tree; ``_conventions``: every span and attribute name.
 
 The facade calls :func:`tracing_subscriber` for each run. It imports OpenTelemetry only when
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from harness.telemetry._setup import TracingHandle as TracingHandle
     from harness.telemetry._setup import configure_tracing as configure_tracing
     from harness.telemetry._subscriber import RunTracer as RunTracer
+    from harness.telemetry._verdict import record_verdict as record_verdict
 
 #: The one table of the public names imported on first use (they load OpenTelemetry): each
 #: module and what it exports here. ``__all__`` and ``__getattr__`` are derived from it.
@@ -43,6 +46,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "harness.telemetry._exporters": ("JsonLinesSpanExporter", "SpanRecord", "read_spans"),
     "harness.telemetry._setup": ("TracingHandle", "configure_tracing"),
     "harness.telemetry._subscriber": ("RunTracer",),
+    "harness.telemetry._verdict": ("record_verdict",),
 }
 _LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
 

@@ -17,7 +17,9 @@ __all__ = [
     "AGENT",
     "CHAIN",
     "ERROR_TYPE",
+    "EVALUATION_NAME",
     "EVENT_CONTENT",
+    "EVENT_EVALUATION_RESULT",
     "EVENT_MAX_TOKENS_ESCALATION",
     "EVENT_STRUCTURED_RETRY",
     "EVENT_SUBMITTED",
@@ -28,6 +30,10 @@ __all__ = [
     "GEN_AI_AGENT_ID",
     "GEN_AI_AGENT_NAME",
     "GEN_AI_CONVERSATION_ID",
+    "GEN_AI_EVALUATION_EXPLANATION",
+    "GEN_AI_EVALUATION_NAME",
+    "GEN_AI_EVALUATION_SCORE_LABEL",
+    "GEN_AI_EVALUATION_SCORE_VALUE",
     "GEN_AI_OPERATION_NAME",
     "GEN_AI_PROVIDER_NAME",
     "GEN_AI_REQUEST_MODEL",
@@ -43,9 +49,13 @@ __all__ = [
     "GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS",
     "GEN_AI_USAGE_INPUT_TOKENS",
     "GEN_AI_USAGE_OUTPUT_TOKENS",
+    "HARNESS_BENCH_RUN_ID",
     "HARNESS_CALL_ATTEMPTS",
     "HARNESS_CALL_INDEX",
     "HARNESS_CALL_PURPOSE",
+    "HARNESS_CELL_PASSED",
+    "HARNESS_CELL_SCORE",
+    "HARNESS_CELL_STATUS",
     "HARNESS_COMPACTION_AFTER_TOKENS",
     "HARNESS_COMPACTION_BEFORE_TOKENS",
     "HARNESS_COMPACTION_DROPPED",
@@ -62,6 +72,7 @@ __all__ = [
     "HARNESS_ESCALATION_REASONING_TOKENS",
     "HARNESS_ESCALATION_TO",
     "HARNESS_GIT_SHA",
+    "HARNESS_GRADER_KIND",
     "HARNESS_ITERATION",
     "HARNESS_MODE",
     "HARNESS_REASONING_TOKENS",
@@ -178,6 +189,17 @@ GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
 GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
 ERROR_TYPE: Final = "error.type"
 
+#: A graded run (a bench cell): the ``gen_ai.evaluation.result`` event on its root span, with
+#: these attributes (GenAI evaluation conventions), added when the grade is known
+#: (:mod:`harness.telemetry._verdict`).
+EVENT_EVALUATION_RESULT: Final = "gen_ai.evaluation.result"
+GEN_AI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"
+GEN_AI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
+GEN_AI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
+GEN_AI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
+#: The harness's evaluation name (its score label is the cell status: passed, failed, error).
+EVALUATION_NAME: Final = "harness.verdict"
+
 # --- OpenInference (Phoenix) --------------------------------------------------------------------
 
 OPENINFERENCE_SPAN_KIND: Final = "openinference.span.kind"
@@ -222,6 +244,13 @@ HARNESS_COMPACTION_REASON: Final = "harness.compaction.reason"
 HARNESS_COMPACTION_DROPPED: Final = "harness.compaction.dropped_messages"
 HARNESS_SUBAGENT_ID: Final = "harness.subagent.id"
 HARNESS_SUBAGENT_FINISH_REASON: Final = "harness.subagent.finish_reason"
+#: On a bench cell's root span (from the runner's ``trace_attributes``).
+HARNESS_BENCH_RUN_ID: Final = "harness.bench.run_id"
+#: A bench cell's verdict, flat on its root span for filtering.
+HARNESS_CELL_STATUS: Final = "harness.cell.status"
+HARNESS_CELL_PASSED: Final = "harness.cell.passed"
+HARNESS_CELL_SCORE: Final = "harness.cell.score"
+HARNESS_GRADER_KIND: Final = "harness.grader.kind"
 
 # --- span events (point events of the kernel) ---------------------------------------------------
 

@@ -27,7 +27,7 @@ from types import TracebackType
 from typing import Any
 
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -42,6 +42,7 @@ from harness.telemetry._resolve import (
     TraceSettings,
     register_settings,
 )
+from harness.telemetry._verdict import HoldingSpanProcessor, hold_predicate, register_holder
 
 __all__ = ["TracingHandle", "capture_content_from_env", "configure_tracing", "git_sha"]
 
@@ -190,6 +191,7 @@ def configure_tracing(
     content_max_chars: int = DEFAULT_CONTENT_MAX_CHARS,
     set_global: bool = False,
     sdk: bool = False,
+    hold_roots: bool = False,
 ) -> TracingHandle:
     """Build a TracerProvider exporting to a span ``file``, to OTLP and/or to memory.
 
@@ -205,6 +207,10 @@ def configure_tracing(
     (:mod:`harness.telemetry._light`), unless ``sdk=True``, ``OTEL_SDK_DISABLED`` is set or
     ``OTEL_TRACES_SAMPLER`` asks for another sampler than the default: the same lines without the
     SDK's spans and batch processor. Its provider is then a ``LightTracerProvider``.
+
+    ``hold_roots=True``: a run's root span waits, unexported, for
+    :func:`~harness.telemetry.record_verdict` (or the shutdown) when it ends, so that a grade
+    known after the run lands on it (the bench; :mod:`harness.telemetry._verdict`).
     """
     if content_max_chars < 0:
         raise ConfigError("content_max_chars: must be >= 0")
@@ -215,6 +221,7 @@ def configure_tracing(
     ):
         limits = SpanLimits(max_span_attribute_length=max(4096, content_max_chars))
     path = Path(file) if file is not None else None
+    hold = hold_predicate(hold_roots)
     otlp = otlp_exporter(otlp_endpoint, otlp_protocol)
     if capture_content is None:
         capture_content = capture_content_from_env()
@@ -226,7 +233,10 @@ def configure_tracing(
             resource=_resource(service_name),
             span_limits=limits,
             shutdown_on_exit=False,  # the handle's shutdown, registered below
+            hold=hold,
         )
+        if hold is not None:
+            register_holder(light, light.release)
         return _register(
             TracingHandle(light, capture_content, content_max_chars, file=path), set_global
         )
@@ -234,6 +244,7 @@ def configure_tracing(
         resource=_resource(service_name), span_limits=limits, shutdown_on_exit=False
     )
     guarded: list[Guarded] = []
+    processors: list[SpanProcessor] = []
     memory = None
     if path is not None:
         guarded.append(Guarded(JsonLinesSpanExporter(path), str(path)))
@@ -245,10 +256,17 @@ def configure_tracing(
         local = isinstance(g.inner, JsonLinesSpanExporter) and not os.environ.get(
             "OTEL_BSP_MAX_QUEUE_SIZE"
         )
-        provider.add_span_processor(BatchSpanProcessor(g, max_queue_size=16384 if local else None))
+        processors.append(BatchSpanProcessor(g, max_queue_size=16384 if local else None))
     if in_memory:
         memory = InMemorySpanExporter()
-        provider.add_span_processor(SimpleSpanProcessor(memory))
+        processors.append(SimpleSpanProcessor(memory))
+    if hold is not None and processors:  # one wrapper: every exporter gets the same roots
+        holding = HoldingSpanProcessor(processors, hold, limits)
+        provider.add_span_processor(holding)
+        register_holder(provider, holding.release)
+    else:
+        for processor in processors:
+            provider.add_span_processor(processor)
     handle = TracingHandle(
         provider,
         capture_content,

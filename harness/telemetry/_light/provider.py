@@ -8,11 +8,12 @@ from __future__ import annotations
 import atexit
 import functools
 import inspect
+import logging
 import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from random import getrandbits
 from types import TracebackType
@@ -32,10 +33,12 @@ from opentelemetry.trace import (
 )
 from opentelemetry.util import types
 
+from harness.telemetry import _conventions as c
 from harness.telemetry._exporters import JsonLinesSpanExporter
 from harness.telemetry._light.attributes import clean_attributes
 from harness.telemetry._light.span import LightSpan, Run
 from harness.telemetry._otlpjson import encode_fields, tail_json
+from harness.telemetry._verdict import HeldRoots, verdict_fields
 
 __all__ = [
     "DEFAULT_BATCH_SPANS",
@@ -58,6 +61,7 @@ _SAMPLED = TraceFlags.SAMPLED
 _RANDOM = TraceFlags.RANDOM_TRACE_ID
 _INTERNAL = SpanKind.INTERNAL
 _F = TypeVar("_F", bound=Callable[..., Any])
+_log = logging.getLogger("harness.telemetry")
 
 
 class LightTracerProvider(trace.TracerProvider):
@@ -73,11 +77,14 @@ class LightTracerProvider(trace.TracerProvider):
         batch_spans: int = DEFAULT_BATCH_SPANS,
         flush_after_s: float = DEFAULT_FLUSH_AFTER_S,
         shutdown_on_exit: bool = True,
+        hold: Callable[[Mapping[str, Any]], bool] | None = None,
     ) -> None:
         """``file``: where the lines go; ``resource`` and ``span_limits`` as for the SDK's
         TracerProvider (default: ``Resource.create({})``, ``SpanLimits()`` from the
         environment); ``shutdown_on_exit`` registers :meth:`shutdown` with ``atexit`` (the
-        tracing handle of configure_tracing does that itself)."""
+        tracing handle of configure_tracing does that itself); ``hold`` tells from a trace
+        root's attributes whether it waits for a verdict when it ends (:meth:`release`, see
+        :mod:`harness.telemetry._verdict`)."""
         self.file = file
         self.resource = resource if resource is not None else Resource.create({})
         self.span_limits = span_limits if span_limits is not None else SpanLimits()
@@ -88,6 +95,8 @@ class LightTracerProvider(trace.TracerProvider):
         self._live: set[Run] = set()
         self._lock = threading.Lock()
         self._closed = False
+        self.hold = hold
+        self._held: HeldRoots[LightSpan] = HeldRoots(self._write_span)
         _PROVIDERS.add(self)
         if shutdown_on_exit:
             atexit.register(self.shutdown)
@@ -109,7 +118,8 @@ class LightTracerProvider(trace.TracerProvider):
         return tracer
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        """Write every buffered span, of finished and unfinished runs alike."""
+        """Write every buffered span, of finished and unfinished runs alike (not the roots held
+        for a verdict: that may still come)."""
         with self._lock:
             runs = list(self._live)
         for run in runs:
@@ -117,10 +127,13 @@ class LightTracerProvider(trace.TracerProvider):
         return not self._closed
 
     def shutdown(self) -> None:
-        """Write every buffered span and close the file. Idempotent."""
+        """Write every buffered span and every held root (unchanged), and close the file.
+        Idempotent."""
         if self._closed:
             return
         self.force_flush()
+        for span in self._held.take_all():
+            self._write_span(span)
         self._closed = True
         self.file.shutdown()
         atexit.unregister(self.shutdown)
@@ -132,6 +145,30 @@ class LightTracerProvider(trace.TracerProvider):
         self.file.after_fork()
         for run in self._live:
             run.spans.clear()
+        self._held.clear()
+
+    # --- verdicts (harness.telemetry._verdict) -------------------------------------------------
+
+    def release(self, trace_id: int, verdict: Mapping[str, Any] | None = None) -> bool:
+        """Write the held root of ``trace_id`` with ``verdict``'s attributes and
+        ``gen_ai.evaluation.result`` event (None: unchanged); False when none is held."""
+        span = self._held.take(trace_id)
+        if span is None:
+            return False
+        if verdict is not None:
+            try:
+                attrs, event = verdict_fields(verdict)
+                span.amend(attrs, [(c.EVENT_EVALUATION_RESULT, event)])
+            except Exception:  # never lose the span for a bad verdict
+                _log.warning("harness: cannot add the verdict to trace %032x", trace_id,
+                             exc_info=True)  # fmt: skip
+        self._write_span(span)
+        return True
+
+    @property
+    def held(self) -> int:
+        """How many roots wait for a verdict."""
+        return len(self._held)
 
     # --- buffers (called by LightSpan) ---------------------------------------------------------
 
@@ -149,8 +186,17 @@ class LightTracerProvider(trace.TracerProvider):
         if span is run.root:
             run.done = True
             run.root = None  # no cycle left for the garbage collector
+            hold = self.hold
+            held = hold is not None and span._parent_id is None and hold(span._attrs)
             with self._lock:
                 self._live.discard(run)
+                if held:  # out of the buffer before anyone else writes it
+                    try:
+                        run.spans.remove(span)
+                    except ValueError:  # a concurrent force_flush wrote it already
+                        held = False
+            if held and not self._held.hold(span._trace_id, span):
+                self._write_span(span)  # shut down meanwhile, or the trace's root is held
             self._write(run)
         elif run.done or n >= self.batch_spans:  # a straggler after its root, or a full buffer
             self._write(run)
@@ -158,6 +204,10 @@ class LightTracerProvider(trace.TracerProvider):
             run.since = time.monotonic()
         elif time.monotonic() - run.since >= self.flush_after_s:
             self._write(run)
+
+    def _write_span(self, span: LightSpan) -> None:
+        if not self.file.write_text(encode_fields(span.span_fields()) + span._tracer.tail):
+            self.write_failures += 1
 
     def _write(self, run: Run) -> None:
         spans = run.spans

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from random import getrandbits
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -239,6 +239,22 @@ class LightSpan(trace.Span):
             if self._set_status_on_exception:
                 self.set_status(Status(StatusCode.ERROR, f"{type(exc_val).__name__}: {exc_val}"))
         self.end()
+
+    def amend(
+        self,
+        attributes: Mapping[str, types.AnyValue],
+        events: Sequence[tuple[str, types.Attributes]] = (),
+    ) -> None:
+        """Add ``attributes`` and ``events`` (name, attributes: timestamped now) to this span
+        after it ended, within the same limits as before: for a held root that no one else
+        holds (:meth:`LightTracerProvider.release`)."""
+        end, self._end = self._end, None
+        try:
+            self.set_attributes(attributes)
+            for name, attrs in events:
+                self.add_event(name, attrs)
+        finally:
+            self._end = end
 
     # --- reading -----------------------------------------------------------------------------
 
