@@ -7,6 +7,8 @@
   base URL) when the run may reach the network (any record mode but ``none``).
 - :func:`check_judges`: the same for the providers of ``judge`` graders.
 - :func:`check_graders`: every python grader of the suites can be imported (in a child process).
+- :func:`check_recorded_epochs`: replaying (record mode ``none``), every epoch asked of an HTTP
+  provider was recorded for it; otherwise the error names the recorded epochs per provider.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.errors import ConfigError
 from harness.grading._base import Grader
@@ -21,7 +24,17 @@ from harness.grading._judge import JudgeGrader
 from harness.grading._python import check_imports, python_graders
 from harness.suites._suite import Suite
 
-__all__ = ["check_graders", "check_judges", "check_output_path", "check_providers", "dedupe"]
+if TYPE_CHECKING:
+    from harness.bench._matrix import Cell
+
+__all__ = [
+    "check_graders",
+    "check_judges",
+    "check_output_path",
+    "check_providers",
+    "check_recorded_epochs",
+    "dedupe",
+]
 
 
 def dedupe(names: Sequence[str], flag: str, warn: Callable[[str], None]) -> list[str]:
@@ -133,3 +146,41 @@ def check_graders(suites: Sequence[Suite]) -> None:
             users = [u for (ref, _), us in where.items() if f" {ref}:" in problem for u in us]
             lines.append(f"{users[0] if users else 'a suite'}: expect: {problem}")
         raise ConfigError("\n".join(lines))
+
+
+def check_recorded_epochs(cells: Sequence[Cell], cassettes: Path, record_mode: str) -> None:
+    """Replaying, asking an HTTP provider for an epoch it has no cassette of (in any of the
+    requested suites and modes) is bad input: ConfigError naming each provider's recorded
+    epochs, before any cell runs. Providers with no cassettes at all are left to the cells."""
+    if record_mode != "none":
+        return
+    wanted: dict[str, set[int]] = {}
+    folders: dict[str, set[Path]] = {}
+    for cell in cells:
+        if cell.is_mock:
+            continue
+        path = cell.cassette(cassettes)
+        if path is None:
+            continue
+        wanted.setdefault(cell.provider, set()).add(cell.epoch)
+        folders.setdefault(cell.provider, set()).add(path.parent)
+    problems = []
+    for provider, epochs in sorted(wanted.items()):
+        recorded = {
+            int(f.name.rpartition(".e")[2].removesuffix(".yaml"))
+            for folder in folders[provider]
+            if folder.is_dir()
+            for f in folder.glob("*.e*.yaml")
+            if f.name.rpartition(".e")[2].removesuffix(".yaml").isdigit()
+        }
+        if not recorded or epochs <= recorded:
+            continue
+        have = ", ".join(f"e{e}" for e in sorted(recorded))
+        missing = ", ".join(f"e{e}" for e in sorted(epochs - recorded))
+        problems.append(f"{provider} has cassettes of epochs {have} only (asked: {missing})")
+    if problems:
+        raise ConfigError(
+            "--epochs: not recorded, nothing would replay: "
+            + "; ".join(problems)
+            + f" under {cassettes}. Ask for fewer epochs, or record them with --record-mode once"
+        )

@@ -4,12 +4,14 @@ shards too, close the run (finished or interrupted) and compact its shards into 
 
 This is the orchestration behind the CLI; the CLI itself only parses arguments, and passes
 ``drive=`` (:func:`harness.cli._progress.drive`: the progress bar and the Ctrl-C handling) so this
-module stays free of terminal concerns.
+module stays free of terminal concerns: warnings and notes go to the ``harness.bench`` logger
+(the CLI shows them on the terminal), progress to the ``drive``'s per-cell callback.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,16 +19,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from rich.console import Console
-from rich.markup import escape
-
 from harness.bench._matrix import Cell, expand
-from harness.bench._outcome import CellOutcome, Executor, MatrixSummary, Sink
+from harness.bench._outcome import CellOutcome, DriftPolicy, Executor, MatrixSummary, Sink
 from harness.bench._preflight import (
     check_graders,
     check_judges,
     check_output_path,
     check_providers,
+    check_recorded_epochs,
     dedupe,
 )
 from harness.bench._rundir import RunFolder, remove_stale
@@ -39,16 +39,18 @@ from harness.suites._suite import Suite, SuiteError
 
 __all__ = ["BenchReport", "BenchRequest", "Drive", "discover_providers", "drive_plain", "run_bench"]
 
+log = logging.getLogger("harness.bench")
+
 EXIT_INTERRUPTED = 130
 #: Some cells errored (could not be scored): they are listed, stored with their cause and left
 #: out of pass rates.
 EXIT_ERRORED = 3
 
-#: How a run drives its matrix: ``(executor, cells, console, progress) -> summary``. It runs
+#: How a run drives its matrix: ``(executor, cells, progress) -> summary``. It runs
 #: ``runner.run(cells, ...)`` to the end (or until something calls ``runner.request_stop()``);
 #: ``progress`` is :attr:`BenchRequest.progress`. The CLI passes one with a progress bar and
 #: Ctrl-C handling (:func:`harness.cli._progress.drive`); the default draws nothing.
-Drive = Callable[[Executor, Sequence[Cell], Console, bool], MatrixSummary]
+Drive = Callable[[Executor, Sequence[Cell], bool], MatrixSummary]
 
 
 @dataclass(slots=True)
@@ -82,6 +84,9 @@ class BenchRequest:
     executor: str = "local"
     workers: int | None = None
     ray_address: str | None = None
+    #: A replayed request unlike its recording: ``warn`` (counted in ``results.drift`` and the
+    #: summary) or ``error`` (the cell is an error cell).
+    drift: DriftPolicy = "warn"
 
 
 @dataclass(slots=True)
@@ -113,23 +118,20 @@ def discover_providers(cassettes: Path, suites: Sequence[str]) -> list[str]:
     return ["mock", *sorted(found - {"mock"})]
 
 
-def run_bench(
-    request: BenchRequest, console: Console | None = None, *, drive: Drive | None = None
-) -> BenchReport:
+def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchReport:
     """Run a bench request to completion (or until ``drive`` stops the runner, e.g. on Ctrl-C).
     Raises ConfigError for bad input. ``drive`` defaults to :func:`drive_plain`."""
     from harness.store._writer import Store
     from harness.telemetry._setup import configure_tracing, git_sha
 
-    console = console or Console(stderr=True)
-    suites, modes, providers, cells = _prepare(request, console)
+    suites, modes, providers, cells = _prepare(request)
     remove_stale()  # run folders left by killed runs
     with Store.open(request.db) as store:
         if request.retry_errors and request.label is not None:
             errored = store.existing_cells(request.label, status="error")
             cells = [c for c in cells if c.key in errored]
             if not cells:  # nothing to do: no run row either
-                console.print(f"nothing to retry: no errored cell under label {request.label!r}")
+                log.info("nothing to retry: no errored cell under label %r", request.label)
                 return BenchReport("-", MatrixSummary(total=0))
         run_id = store.begin_run(
             label=request.label,
@@ -178,13 +180,14 @@ def run_bench(
             tracer_provider=tracing.tracer_provider,
             ignore_hosts=ignore,
             run_id=run_id,
+            drift=request.drift,
         )
         status = "failed"
         folder = RunFolder(run_id)
         options.work_root = folder.path
         runner = _executor(request, options, sink, suites, trace_file)
         try:
-            report.summary = (drive or drive_plain)(runner, cells, console, request.progress)
+            report.summary = (drive or drive_plain)(runner, cells, request.progress)
             status = "interrupted" if report.summary.interrupted else "finished"
         finally:
             folder.remove()
@@ -193,13 +196,13 @@ def run_bench(
                 report.spans = store.ingest_spans(run_id, trace_file)  # the rest of the file
                 scrub_file(trace_file, secrets)
             except Exception as exc:  # spans are a bonus; never lose the results for them
-                console.print(f"[yellow]warning:[/] spans not ingested: {exc}")
+                log.warning("spans not ingested: %s", exc)
             store.finish_run(run_id, status)  # type: ignore[arg-type]
-            _compact(store, console)
+            _compact(store)
     return report
 
 
-def _compact(store: Any, console: Console) -> None:
+def _compact(store: Any) -> None:
     """Shards of the runs that ended -> the tables (``harness compact``); a failure only warns:
     the shards stay readable and the next run or ``harness compact`` retries."""
     from harness.errors import HarnessError
@@ -207,10 +210,10 @@ def _compact(store: Any, console: Console) -> None:
     try:
         stats = store.compact()
     except (HarnessError, OSError) as exc:
-        console.print(f"[yellow]warning:[/] not compacted (run `harness compact` later): {exc}")
+        log.warning("not compacted (run `harness compact` later): %s", exc)
         return
     for why in stats.skipped:
-        console.print(f"[yellow]warning:[/] left as shards: {escape(why)}")
+        log.warning("left as shards: %s", why)
 
 
 def _executor(
@@ -268,14 +271,13 @@ def _row(outcome: CellOutcome, run_id: str) -> dict[str, Any]:
     return crashed_row(error=outcome.error or "unknown error", cassette=cassette, **common)
 
 
-def _prepare(
-    request: BenchRequest, console: Console
-) -> tuple[list[Suite], list[str], list[str], list[Cell]]:
+def _prepare(request: BenchRequest) -> tuple[list[Suite], list[str], list[str], list[Cell]]:
     """Everything checked before a run row exists (bad input exits 2 and leaves no trace):
-    suites, names (repeats dropped with a warning), output paths, providers and graders."""
+    suites, names (repeats dropped with a warning), output paths, providers, graders and, when
+    replaying, that the epochs asked for were recorded."""
 
     def warn(message: str) -> None:
-        console.print(f"[yellow]warning:[/] {escape(message)}")
+        log.warning("%s", message)
 
     named = [f.resolve() for p in request.suites for f in _suite_files_or_none(p)]
     if len(set(named)) < len(named):
@@ -308,6 +310,7 @@ def _prepare(
     check_providers(providers, request.record_mode)
     check_judges(suites, request.record_mode)
     check_graders(suites)
+    check_recorded_epochs(cells, request.cassettes, request.record_mode)
     _check_executor(request)
     return suites, modes, providers, cells
 
@@ -359,6 +362,7 @@ def _config(request: BenchRequest, suites: Sequence[Suite]) -> dict[str, Any]:
         "executor": request.executor,
         "workers": request.workers,
         "ray_address": request.ray_address,
+        "drift": request.drift,
     }
 
 
@@ -426,9 +430,7 @@ def _collector_hosts(endpoint: str | None) -> tuple[str, ...]:
     return (f"{parts.hostname.lower()}:{port}",)
 
 
-def drive_plain(
-    runner: Executor, cells: Sequence[Cell], console: Console, progress: bool
-) -> MatrixSummary:
+def drive_plain(runner: Executor, cells: Sequence[Cell], progress: bool) -> MatrixSummary:
     """The default :data:`Drive`: run every cell on a fresh event loop, with no progress bar and
     no signal handlers (a library caller decides what Ctrl-C does)."""
     return asyncio.run(runner.run(cells))

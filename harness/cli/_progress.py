@@ -3,23 +3,63 @@
 :func:`drive` is what the CLI passes to :func:`harness.bench._session.run_bench` as ``drive=``: it
 runs the matrix on a fresh event loop, asks the runner to stop gracefully on SIGINT or SIGTERM
 (finished cells are kept; the run is closed as interrupted, exit 130), and shows a bar of cells
-done, passed, failed and cost so far. The bench itself knows nothing of terminals or signals.
+done, passed, failed and cost so far. :func:`show_log` prints the bench's warnings and notes
+(the ``harness.bench`` logger) on the same console. The bench itself knows nothing of terminals or
+signals.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 from collections.abc import Iterator, Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.bench._matrix import Cell
 from harness.bench._runner import CellOutcome, Executor, MatrixSummary, OnOutcome
 
-__all__ = ["drive", "progress_bar"]
+__all__ = ["drive", "progress_bar", "show_log"]
+
+
+class _ConsoleHandler(logging.Handler):
+    """Log records as console lines: ``warning: ...`` in yellow, notes plain."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__(logging.INFO)
+        self.console = console
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = escape(record.getMessage())
+            if record.levelno >= logging.ERROR:
+                text = f"[red]error:[/] {text}"
+            elif record.levelno >= logging.WARNING:
+                text = f"[yellow]warning:[/] {text}"
+            self.console.print(text)
+        except Exception:  # a log line must never end a run
+            self.handleError(record)
+
+
+@contextlib.contextmanager
+def show_log(console: Console, name: str = "harness.bench") -> Iterator[None]:
+    """Show the records of logger ``name`` (INFO and up) on ``console`` while in the block."""
+    logger = logging.getLogger(name)
+    handler = _ConsoleHandler(console)
+    level, propagate = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False  # shown here, not again by a root handler
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
 def drive(

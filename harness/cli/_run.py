@@ -78,6 +78,14 @@ def _csv(value: str) -> list[str]:
     metavar="ADDR",
     help="A running Ray cluster (ray start --head prints it); default: a local one per run.",
 )
+@click.option(
+    "--drift",
+    default="warn",
+    show_default=True,
+    type=click.Choice(["warn", "error"]),
+    help="A replayed request unlike its recording: warn (counted in results.drift and the "
+    "summary; the recorded answer is played) or error (the cell is an error cell).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def run_cmd(
     suite_paths: tuple[str, ...],
@@ -99,6 +107,7 @@ def run_cmd(
     executor: str,
     workers: int | None,
     ray_address: str | None,
+    drift: str,
     no_progress: bool,
 ) -> None:
     """Run SUITE files or folders across modes x providers x epochs; store every cell.
@@ -113,7 +122,7 @@ def run_cmd(
     from rich.markup import escape
 
     from harness.bench._session import BenchRequest, run_bench
-    from harness.cli._progress import drive
+    from harness.cli._progress import drive, show_log
     from harness.errors import HarnessError
 
     console = Console(stderr=True)
@@ -122,41 +131,52 @@ def run_cmd(
     if retry_errors and not label:
         raise click.BadParameter("--retry-errors needs --label", param_hint="--retry-errors")
     try:
-        report = run_bench(
-            BenchRequest(
-                suites=suite_paths,
-                modes=_csv(modes),
-                providers=_csv(providers),
-                epochs=epochs,
-                tasks=_csv(tasks),
-                concurrency=concurrency,
-                provider_concurrency=provider_concurrency,
-                record_mode=record_mode,
-                cassettes=Path(cassettes_dir),
-                db=Path(db),
-                label=label,
-                trace_file=Path(trace_file) if trace_file else None,
-                otlp_endpoint=otlp_endpoint,
-                capture_content=capture_content,
-                resume=resume,
-                retry_errors=retry_errors,
-                progress=not no_progress,
-                executor=executor,
-                workers=workers,
-                ray_address=ray_address,
-            ),
-            console,
-            drive=drive,
-        )
+        with show_log(console):
+            report = run_bench(
+                BenchRequest(
+                    suites=suite_paths,
+                    modes=_csv(modes),
+                    providers=_csv(providers),
+                    epochs=epochs,
+                    tasks=_csv(tasks),
+                    concurrency=concurrency,
+                    provider_concurrency=provider_concurrency,
+                    record_mode=record_mode,
+                    cassettes=Path(cassettes_dir),
+                    db=Path(db),
+                    label=label,
+                    trace_file=Path(trace_file) if trace_file else None,
+                    otlp_endpoint=otlp_endpoint,
+                    capture_content=capture_content,
+                    resume=resume,
+                    retry_errors=retry_errors,
+                    progress=not no_progress,
+                    executor=executor,
+                    workers=workers,
+                    ray_address=ray_address,
+                    drift="error" if drift == "error" else "warn",
+                ),
+                drive=lambda runner, cells, progress: drive(runner, cells, console, progress),
+            )
     except HarnessError as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}")
         raise SystemExit(2) from None
     s = report.summary
     console.print(
         f"run {report.run_id}: {s.done}/{s.total} cells, {s.passed} passed, {s.failed} failed, "
-        f"{s.errored} errored (not scored), cost ${s.cost_usd:.4f}, {s.elapsed_s:.1f}s "
-        f"({s.cells_per_s:.1f} cells/s), {report.spans} spans -> {db}"
+        f"{s.errored} errored (not scored), {s.drift} drift, cost ${s.cost_usd:.4f}, "
+        f"{s.elapsed_s:.1f}s ({s.cells_per_s:.1f} cells/s), {report.spans} spans -> {db}"
     )
+    if s.drift:
+        how = "errored" if drift == "error" else "replayed with the recorded answers"
+        console.print(
+            f"[yellow]drift:[/] {s.drift} replayed request(s) in {len(s.drifted)} cell(s) differ "
+            f"from their recordings ({how}; results.drift counts them per cell):"
+        )
+        for line in s.drifted[:10]:
+            console.print(f"  [yellow]{escape(line)}[/]")
+        if len(s.drifted) > 10:
+            console.print(f"  ... and {len(s.drifted) - 10} more")
     if s.errored:
         console.print(
             f"[red]{s.errored} cell(s) could not be scored[/] (left out of pass rates; "

@@ -45,7 +45,9 @@ def suites_validate(paths: tuple[str, ...]) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 def suites_audit(paths: tuple[str, ...]) -> None:
     """List tasks a model passes without doing the work: each task is run against a do-nothing
-    model ("I don't know.") and one that calls each tool once with empty arguments, then stops.
+    model ("I don't know."), one that calls each tool once with empty arguments, then stops, and
+    one that answers with the prompt (with and without the empty calls); the task's scripted
+    reviewer (approvals:) answers their paused calls.
 
     Exits 1 when any task passes either (unless the task says `audit: {allow: true, reason:
     ...}`), 2 on bad input, 0 otherwise."""

@@ -5,7 +5,9 @@ JSON Schema), ``finish_reason`` (how the run ended) and ``tool_calls`` (the call
 is used as is when it is a mapping or list; otherwise the target text is parsed as JSON, either
 whole or from a fenced ```` ```json ```` block. ``finish_reason``: ``value`` (finish reason names
 such as ``error_no_progress``). ``tool_calls``: at least ``min`` (default 1) calls of the tools
-in ``value`` (default: any tool but ``finish``), counted from the model's own proposals.
+in ``value`` (default: any tool but ``finish``), counted from the model's own proposals (a
+reviewer's edit never counts); with ``arguments`` (``{name: text}``) a call counts only when
+each named argument holds that text (case-insensitive; a non-string argument as compact JSON).
 """
 
 from __future__ import annotations
@@ -147,18 +149,34 @@ class ToolCallsGrader(Grader):
 
     value: list[str] | None = None
     min: int | None = Field(default=None, ge=1)
+    arguments: dict[str, str] | None = None
 
     _one_or_many = field_validator("value", mode="before")(_listed)
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _texts(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k): yaml_text(v) for k, v in value.items()}
+        return value
+
+    def _holds(self, arguments: dict[str, Any]) -> bool:
+        for key, want in (self.arguments or {}).items():
+            if key not in arguments or want.casefold() not in as_text(arguments[key]).casefold():
+                return False
+        return True
 
     def evaluate(self, result: Result, context: GradeContext) -> Grade:
         names = set(self.value or [])
         made = [
             name
-            for name, _ in model_calls(result)
-            if (name in names if names else name != "finish")
+            for name, arguments in model_calls(result)
+            if (name in names if names else name != "finish") and self._holds(arguments)
         ]
         need = self.min or 1
         which = f" of {', '.join(sorted(names))}" if names else ""
+        if self.arguments:
+            which += f" with {json.dumps(self.arguments, ensure_ascii=False)}"
         if len(made) >= need:
             return Grade.of(True, f"{len(made)} tool call(s){which}")
         return Grade.of(False, f"expected at least {need} tool call(s){which}, got {len(made)}")

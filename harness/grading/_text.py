@@ -13,8 +13,8 @@ a model that repeats the question does not pass a task whose prompt holds the ex
 A grader may allow it, with a reason (``allow_echo: "..."``).
 
 ``number`` reads the answer's number, not a digit run inside it: the first number in the answer
-(``1,234.5``, ``-3``, ``1e3``; Markdown emphasis around it ignored), compared with each ``value``
-within ``tolerance`` (absolute, default 1e-9).
+that is not inside text copied from the prompt (``1,234.5``, ``-3``, ``1e3``; Markdown emphasis
+around it ignored), compared with each ``value`` within ``tolerance`` (absolute, default 1e-9).
 """
 
 from __future__ import annotations
@@ -212,15 +212,18 @@ class RegexGrader(_TextGrader):
         )
 
 
-def answer_number(text: str) -> float | None:
-    """The answer's number: the first number in ``text`` (thousands commas allowed), or None."""
-    found = _NUMBER.search(text.replace("*", " ").replace("−", "-"))
-    if found is None:
-        return None
-    try:
-        return float(found.group(0).replace(",", ""))
-    except ValueError:
-        return None
+def answer_number(text: str, echoed: list[tuple[int, int]] | None = None) -> float | None:
+    """The answer's number: the first number in ``text`` (thousands commas allowed) that is not
+    inside a stretch copied from the prompt (``echoed``), or None."""
+    flat = text.replace("*", " ").replace("−", "-")  # same length: spans stay aligned
+    for found in _NUMBER.finditer(flat):
+        if echoed and not _outside(echoed, *found.span()):
+            continue
+        try:
+            return float(found.group(0).replace(",", ""))
+        except ValueError:
+            return None
+    return None
 
 
 class NumberGrader(_TextGrader):
@@ -237,9 +240,10 @@ class NumberGrader(_TextGrader):
             raise field_error(where, f"{value!r} is not a number") from None
 
     def match(self, text: str, label: str, echoed: list[tuple[int, int]]) -> Grade:
-        got = answer_number(text)
+        got = answer_number(text, echoed)
         if got is None:
-            return Grade.of(False, f"no number in {label}: {show(text)}")
+            where = " outside text copied from the prompt" if echoed else ""
+            return Grade.of(False, f"no number in {label}{where}: {show(text)}")
         for v in self.value:
             want = float(v.replace(",", ""))
             if math.isclose(got, want, rel_tol=0.0, abs_tol=self.tolerance):
@@ -277,6 +281,8 @@ class FileContainsGrader(_Values):
             spot = beneath.spot(rel.split("/"))
         except ToolError:
             return Grade.of(False, f"refused: {rel!r} is outside the workspace")
+        except (FileNotFoundError, NotADirectoryError):  # a folder on the way is missing
+            return Grade.of(False, f"file {rel} was not found in the workspace after the run")
         try:
             if spot.lstat is None:
                 return Grade.of(False, f"file {rel} was not found in the workspace after the run")

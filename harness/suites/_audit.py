@@ -1,11 +1,18 @@
 """``harness suites audit``: find tasks that a model passes without doing the work.
 
-Every task is run (mode ``react``, the scripted mock provider) against two adversaries and graded
-with the task's own grader:
+Every task is run (mode ``react``, the scripted mock provider) against four adversaries and
+graded with the task's own grader:
 
 - ``do-nothing``: one reply, "I don't know.", whatever it is asked;
 - ``empty-args``: calls each of the task's tools once with empty arguments, then says
-  "I don't know.".
+  "I don't know.";
+- ``echo``: answers with the task's prompt, word for word;
+- ``empty-args-echo``: the empty calls, then the prompt as its answer;
+- ``one-empty-call``: one tool at a time (a run per tool), a single call with empty arguments,
+  then the prompt as its answer (one call is what a scripted reviewer's decision can complete).
+
+The task's scripted reviewer (``approvals:``) answers the adversaries' paused calls as it would
+a model's, so a reviewer's edit that does the work is caught too.
 
 Graders run as in ``harness run`` (``command`` graders in the sandbox), except that a ``judge``
 never reaches the network: it gets an empty replay-only cassette, so a judged task does not pass.
@@ -28,12 +35,13 @@ from typing import Any
 from harness.api import arun
 from harness.cassettes._transport import CassetteTransport
 from harness.grading import Grade, grade
+from harness.suites._approvals import apply_approvals
 from harness.suites._suite import Suite, Task
 
 __all__ = ["ADVERSARIES", "AuditFinding", "AuditReport", "audit_suites"]
 
 GIVE_UP = "I don't know."
-ADVERSARIES = ("do-nothing", "empty-args")
+ADVERSARIES = ("do-nothing", "empty-args", "echo", "empty-args-echo", "one-empty-call")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +73,13 @@ class AuditReport:
         return 1 if self.failing else 0
 
 
-def _turns(adversary: str, tools: Sequence[str]) -> list[dict[str, Any]]:
-    if adversary == "do-nothing":
-        return [{"text": GIVE_UP}]
+def _turns(adversary: str, tools: Sequence[str], prompt: str) -> list[dict[str, Any]]:
+    answer = {"text": prompt if adversary.endswith(("echo", "call")) else GIVE_UP}
+    if not adversary.startswith(("empty-args", "one-empty-call")):
+        return [answer]
     ordered = sorted(tools, key=lambda t: t == "finish")  # finish (which ends the run) last
     calls = [{"name": t, "arguments": {}} for t in ordered]
-    return [{"tool_calls": calls}, {"text": GIVE_UP}] if calls else [{"text": GIVE_UP}]
+    return [{"tool_calls": calls}, answer] if calls else [answer]
 
 
 def _tool_names(task: Task) -> list[str]:
@@ -82,7 +91,7 @@ def _tool_names(task: Task) -> list[str]:
     return [t.name for t in resolve_tools(tools)]
 
 
-async def _attempt(task: Task, adversary: str) -> Grade:
+async def _attempt(task: Task, adversary: str, tools: Sequence[str]) -> Grade:
     workspace = Path(tempfile.mkdtemp(prefix="harness-audit-"))
     try:
         options = task.run_options()
@@ -93,11 +102,12 @@ async def _attempt(task: Task, adversary: str) -> Grade:
             mode="react",
             cwd=workspace,
             provider_opts={
-                "turns": _turns(adversary, _tool_names(task)),
+                "turns": _turns(adversary, tools, task.prompt),
                 "when_exhausted": "repeat_last",
             },
             **options,
         )
+        result = await apply_approvals(task, result)
         # A judge never reaches the network here: an empty replay-only cassette answers it
         # with a miss, so a judged task does not pass (its grade is an error).
         offline = CassetteTransport(workspace / ".audit-judge.yaml", record_mode="none")
@@ -113,14 +123,28 @@ async def _attempt(task: Task, adversary: str) -> Grade:
         shutil.rmtree(workspace, ignore_errors=True)
 
 
+async def _against(task: Task, adversary: str, tools: Sequence[str]) -> tuple[Grade | None, str]:
+    """The first passing grade of ``adversary`` on ``task`` (None: it passed nothing), and the
+    adversary's label (``one-empty-call:TOOL`` names the tool)."""
+    if adversary != "one-empty-call":
+        verdict = await _attempt(task, adversary, tools)
+        return (verdict if verdict.passed else None), adversary
+    for tool in tools:
+        verdict = await _attempt(task, adversary, [tool])
+        if verdict.passed:
+            return verdict, f"{adversary}:{tool}"
+    return None, adversary
+
+
 async def _audit(suites: Sequence[Suite]) -> AuditReport:
     report = AuditReport()
     for suite in suites:
         for task in suite.tasks:
             report.tasks += 1
+            tools = _tool_names(task)
             for adversary in ADVERSARIES:
-                verdict = await _attempt(task, adversary)
-                if not verdict.passed:
+                verdict, label = await _against(task, adversary, tools)
+                if verdict is None:
                     continue
                 report.passed[adversary] += 1
                 policy = task.audit
@@ -128,7 +152,7 @@ async def _audit(suites: Sequence[Suite]) -> AuditReport:
                     AuditFinding(
                         suite.suite,
                         task.id,
-                        adversary,
+                        label,
                         verdict.explanation,
                         allowed=policy is not None and policy.allow,
                         reason=policy.reason if policy is not None else None,
@@ -138,5 +162,5 @@ async def _audit(suites: Sequence[Suite]) -> AuditReport:
 
 
 def audit_suites(suites: Sequence[Suite]) -> AuditReport:
-    """Run every task of ``suites`` against both adversaries (see the module docstring)."""
+    """Run every task of ``suites`` against every adversary (see the module docstring)."""
     return asyncio.run(_audit(suites))
