@@ -18,7 +18,8 @@ harness, so every layer can use it) and re-exported where they are used, e.g.
     │   └── SandboxUnavailable            the shell sandbox (bwrap) cannot run here
     ├── StoreError                        the results store cannot do what was asked
     │   ├── SchemaTooNew                  the file was written by a newer harness
-    │   └── StoreLocked                   another process holds the database (pid)
+    │   ├── StoreLocked                   another process holds the database (pid)
+    │   └── UnknownRun                    rows for a run that begin_run never made
     └── CassetteError                     a cassette problem (never retried)
         ├── CassetteMiss                  no recorded answer, and recording is forbidden
         └── CassetteCorrupt               the cassette file cannot be read
@@ -57,6 +58,7 @@ __all__ = [
     "SuiteError",
     "ThinkingStarved",
     "ToolError",
+    "UnknownRun",
     "YAMLSyntaxError",
 ]
 
@@ -233,6 +235,10 @@ class StoreError(HarnessError):
 
 class SchemaTooNew(StoreError):
     """The file was written by a newer harness than this one."""
+
+
+class UnknownRun(StoreError):
+    """Rows name a run the database has no ``bench_runs`` row for (``begin_run`` first)."""
 
 
 class StoreLocked(StoreError):

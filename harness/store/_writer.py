@@ -54,7 +54,7 @@ from harness.store._damage import scan
 from harness.store._rows import is_data_frame, json_text, normalize_table, prepare_row
 from harness.store._shards import ShardWriter, run_dir, runs_dir, write_schema_files
 from harness.store._streams import SpanStreams
-from harness.store.errors import StoreError, StoreLocked
+from harness.store.errors import StoreError, StoreLocked, UnknownRun
 
 if TYPE_CHECKING:  # a run never imports pandas (~55 MB): see _rows.is_data_frame
     import pandas as pd
@@ -409,10 +409,8 @@ class Store(SpanStreams):
     def _check_run(self, run_id: str) -> None:
         try:
             self._check_runs({run_id})
-        except StoreError as exc:
-            if "unknown run" in str(exc):
-                raise StoreError(f"no run {run_id!r} in {self.path}") from None
-            raise
+        except UnknownRun:
+            raise UnknownRun(f"no run {run_id!r} in {self.path}") from None
 
     def _check_runs(self, run_ids: set[str]) -> None:
         self._writable()
@@ -426,7 +424,7 @@ class Store(SpanStreams):
         self._known_runs.update(r[0] for r in known)
         missing = sorted(run_ids - self._known_runs)
         if missing:
-            raise StoreError(f"results for unknown run(s) {missing}: begin_run first")
+            raise UnknownRun(f"results for unknown run(s) {missing}: begin_run first")
 
     def existing_cells(
         self, label: str, *, include_crashed: bool = True, status: str | None = None
