@@ -148,3 +148,56 @@ def test_a_judge_never_reaches_the_network_in_the_audit(
     assert hits == []
     assert report.findings == []
     assert report.exit_code == 0
+
+
+ECHOED = """\
+suite: echoed
+tasks:
+  - id: answer-in-prompt
+    prompt: "Say that the change was denied if you are not allowed to make it."
+    expect: {kind: contains, value: denied, allow_echo: "a task about repeating"}
+  - id: number-in-prompt
+    prompt: "Pens cost 3 dollars. How many dollars does one pen cost?"
+    expect: {kind: number, value: 3, allow_echo: "the prompt's number is the answer"}
+  - id: number-grader
+    prompt: "Pens cost 3 dollars. How many dollars does one pen cost?"
+    expect: {kind: number, value: 3}
+  - id: reviewer-does-the-work
+    prompt: "Set the port in server.ini to 8443."
+    tools: [edit_file]
+    interrupt_before: [edit_file]
+    workspace: {files: {server.ini: "port = 8080\\n"}}
+    approvals: [{edit: {path: server.ini, old: "8080", new: "8443"}}]
+    expect: {kind: file_contains, path: server.ini, value: "port = 8443"}
+  - id: proposal-graded
+    prompt: "Set the port in server.ini to 8443."
+    tools: [edit_file]
+    interrupt_before: [edit_file]
+    workspace: {files: {server.ini: "port = 8080\\n"}}
+    approvals: [{edit: {path: server.ini, old: "8080", new: "8443"}}]
+    expect:
+      kind: all
+      graders:
+        - {kind: tool_calls, value: edit_file, arguments: {new: "8443"}}
+        - {kind: file_contains, path: server.ini, value: "port = 8443"}
+"""
+
+
+def test_the_echo_adversaries_and_the_reviewers_decisions_are_applied(tmp_path: Path) -> None:
+    """An echo passes graders that allow echoes (text, number), not the number grader that
+    skips the prompt's own number; a single empty call whose reviewer edit does the work passes
+    a file check, not a check of the model's proposal."""
+    path = tmp_path / "echoed.yaml"
+    path.write_text(ECHOED, encoding="utf-8")
+    report = audit_suites(load_suites([str(path)]))
+    found = {(f.task_id, f.adversary) for f in report.findings}
+    assert ("answer-in-prompt", "echo") in found
+    assert ("number-in-prompt", "echo") in found
+    assert ("reviewer-does-the-work", "one-empty-call:edit_file") in found
+    assert not any(t in {"number-grader", "proposal-graded"} for t, _ in found), found
+    assert {f.task_id for f in report.failing} == {
+        "answer-in-prompt",
+        "number-in-prompt",
+        "reviewer-does-the-work",
+    }
+    assert report.passed["echo"] >= 2
