@@ -60,7 +60,7 @@ b.ok{color:#1a7f37}b.ko{color:#cf222e}b.er{color:#9a6700}
 """.strip()
 
 
-def _md_section(s: Section) -> str:
+def _md_section(s: Section, report: Report | None = None) -> str:
     parts = [f"## {md_text(s.title)}", ""]
     parts += [md_text(p) + "\n" for p in s.intro]
     if s.bullets:
@@ -68,6 +68,9 @@ def _md_section(s: Section) -> str:
     if s.table is not None:
         parts += [md_table(s.table.headers, s.table.rows, s.table.align), ""]
     parts += [f"_{md_text(p)}_\n" for p in s.outro]
+    note = None if report is None else _viewer_note(s, report)
+    if note is not None:
+        parts.append(f"_{md_text(note)}_\n")
     return "\n".join(parts)
 
 
@@ -79,7 +82,7 @@ def _meta(report: Report) -> str:
 def render_markdown(report: Report) -> str:
     """Markdown for terminals and PR comments (GitHub-flavoured tables, no charts)."""
     parts = [f"# {md_text(report.title)}", "", md_text(_meta(report)), ""]
-    parts += [_md_section(s) for s in report_sections(report)]
+    parts += [_md_section(s, report) for s in report_sections(report)]
     return "\n".join(parts).rstrip() + "\n"
 
 
@@ -117,10 +120,34 @@ def _inline(text: str) -> str:
 _LONG = frozenset({"task-grid", "failures"})
 
 
+def _hidden(s: Section, report: Report) -> int:
+    """How many rows of a long section the report leaves out (0 for the other sections)."""
+    if s.key == "failures" and report.failures is not None:
+        return max(0, len(report.failures) - len(s.table.rows if s.table else ()))
+    if s.key == "task-grid" and report.grid is not None:
+        return max(0, len(report.grid) - len(s.table.rows if s.table else ()))
+    return 0
+
+
+def _viewer_note(s: Section, report: Report) -> str | None:
+    """For a static report whose long section was cut: where the viewer lists every row."""
+    if not _hidden(s, report) or len(report.run_ids) != 1:
+        return None
+    where = "?status=failed" if s.key == "failures" else ""
+    return (
+        f"{_hidden(s, report):,} more not shown: `harness view` lists them all "
+        f"(`/runs/{report.run_ids[0]}{where}`, filtered and searchable, each with its transcript)."
+    )
+
+
 def _viewer_links(s: Section, report: Report, viewer: str | None) -> list[str]:
-    """Where the viewer lists what a long section leaves out (one run only)."""
-    if viewer is None or len(report.run_ids) != 1 or s.key not in _LONG:
+    """Where the viewer lists what a long section leaves out (one run only): links when the
+    report is served by the viewer, else the page to open in it when rows were cut."""
+    if s.key not in _LONG or len(report.run_ids) != 1:
         return []
+    if viewer is None:
+        note = _viewer_note(s, report)
+        return [] if note is None else [f'<p class="note viewer-link">{_inline(note)}</p>']
     run = escape(quote(report.run_ids[0], safe=""), quote=True)
     base = escape(viewer.rstrip("/"), quote=True)
     if s.key == "failures":

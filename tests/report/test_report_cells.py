@@ -99,3 +99,23 @@ def test_long_labels_are_inside_the_svg_in_chromium(rows: Rows, tmp_path: Path) 
         )
     assert lefts
     assert min(lefts) >= 0
+
+
+def test_long_lists_scroll_in_a_frame_and_point_to_the_viewer(rows: Rows) -> None:
+    """250 failing cells: the report shows 200 in a scrolling frame and says where the other 50
+    are (the viewer's grid filtered to failed cells); served by the viewer, it links there."""
+    specs = [{"task_id": f"t{i:03d}", "passed": False, "grader_explanation": "no"}
+             for i in range(250)]  # fmt: skip
+    report = build_report(rows(*specs), n_resamples=50)
+    html, md = render_html(report), render_markdown(report)
+    failures = html.split('<section id="failures">')[1].split("</section>")[0]
+    assert failures.count("<tr><td>s/t") == 200
+    assert '<div class="frame long">' in failures
+    assert "50 more not shown: <code>harness view</code> lists them all" in failures
+    assert "<code>/runs/run-1?status=failed</code>" in failures
+    assert "_50 more not shown: `harness view` lists them all (`/runs/run-1?status=failed`" in md
+    served = render_html(report, viewer="")
+    assert 'href="/runs/run-1?status=failed"' in served
+    assert "http" not in html.lower()  # the file written by `harness report` links nowhere
+    few = render_html(build_report(rows({"passed": False}), n_resamples=50))
+    assert "more not shown" not in few
