@@ -12,17 +12,27 @@ unsafe), but without importing the user's ``__main__`` as ``spawn`` and ``forkse
 ``spawn``, a script that calls ``harness.run`` without an ``if __name__ == "__main__"`` guard ran
 its own top level again in the worker, which tried to start a run of its own there and crashed
 the grep call.
+
+At interpreter exit every worker still alive is stopped, and its executor let go, by an ``atexit``
+hook (registered with the first worker, after loky's own exit hooks, so it runs before them).
+Left to the end of the interpreter, the executor was collected while the modules were being torn
+down, and loky's weakref callback on it then printed ``Exception ignored in: <function
+_ExecutorManagerThread.__init__.<locals>.weakref_cb> ... AttributeError: 'NoneType' object has
+no attribute 'util'`` after an otherwise clean exit (joblib/loky#311 shows the same traceback).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextlib
 import contextvars
+import gc
 import os
 import signal
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -41,12 +51,14 @@ class GrepWorker:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.pool: loky.ProcessPoolExecutor | None = None
+        _WORKERS.add(self)
 
     def get(self) -> loky.ProcessPoolExecutor:
         with self._lock:
             if self.pool is None:  # loky's default context: a fresh interpreter, no user __main__
                 import loky
 
+                _stop_at_exit()
                 self.pool = loky.ProcessPoolExecutor(max_workers=1)
             return self.pool
 
@@ -63,6 +75,31 @@ class GrepWorker:
             with contextlib.suppress(OSError, TypeError):  # gone already, or never started
                 os.kill(process.pid, signal.SIGKILL)
         pool.shutdown(wait=False, kill_workers=True)
+
+
+#: Every worker not yet collected (the exit hook stops those still running).
+_WORKERS: weakref.WeakSet[GrepWorker] = weakref.WeakSet()
+_exit_hook = threading.Lock()
+_hooked = False
+
+
+def _stop_at_exit() -> None:
+    """Register :func:`_at_exit` once, when the first worker starts: after loky is imported, so
+    that it runs before the exit hooks that loky registers (``atexit`` runs the last first)."""
+    global _hooked
+    with _exit_hook:
+        if not _hooked:
+            _hooked = True
+            atexit.register(_at_exit)
+
+
+def _at_exit() -> None:
+    """Stop every live worker and collect its executor while the interpreter is still whole
+    (see the module docs); the collection also takes executors that only a reference cycle
+    still held (a traceback's frames, say)."""
+    for worker in list(_WORKERS):
+        worker.kill()
+    gc.collect()
 
 
 #: The worker of searches made outside a bench run (stopped at interpreter exit).
