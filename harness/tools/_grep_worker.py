@@ -60,6 +60,7 @@ class GrepWorker:
 
                 _stop_at_exit()
                 self.pool = loky.ProcessPoolExecutor(max_workers=1)
+                _POOLS.add(self.pool)
             return self.pool
 
     def kill(self, which: loky.ProcessPoolExecutor | None = None) -> None:
@@ -77,8 +78,9 @@ class GrepWorker:
         pool.shutdown(wait=False, kill_workers=True)
 
 
-#: Every worker not yet collected (the exit hook stops those still running).
+#: Every worker not yet collected (the exit hook stops those still running), and every executor.
 _WORKERS: weakref.WeakSet[GrepWorker] = weakref.WeakSet()
+_POOLS: weakref.WeakSet[loky.ProcessPoolExecutor] = weakref.WeakSet()
 _exit_hook = threading.Lock()
 _hooked = False
 
@@ -94,12 +96,13 @@ def _stop_at_exit() -> None:
 
 
 def _at_exit() -> None:
-    """Stop every live worker and collect its executor while the interpreter is still whole
-    (see the module docs); the collection also takes executors that only a reference cycle
-    still held (a traceback's frames, say)."""
+    """Stop every live worker and let its executor go while the interpreter is still whole (see
+    the module docs). An executor that outlives that is held by a reference cycle (a
+    traceback's frames, say): a garbage collection takes it now, not during the teardown."""
     for worker in list(_WORKERS):
         worker.kill()
-    gc.collect()
+    if len(_POOLS):
+        gc.collect()
 
 
 #: The worker of searches made outside a bench run (stopped at interpreter exit).
