@@ -60,6 +60,7 @@ def build_request(
         stop=cfg.stop,
         timeout_s=cfg.timeout_s,
         response_format=cfg.response_format if purpose == "main" else None,
+        examples=tuple(cfg.examples or ()) if with_tools else (),
         provider_opts=cfg.provider_opts,
         metadata=cfg.metadata,
         purpose=purpose,

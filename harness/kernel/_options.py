@@ -45,6 +45,7 @@ class RunOptions(TypedDict, total=False):
     timeout_s: float | None
     tool_choice: str | dict[str, Any] | None
     response_format: dict[str, Any] | None
+    examples: Sequence[Mapping[str, Any]] | None
     provider_opts: Mapping[str, Any]
     metadata: Mapping[str, Any]
     tools: Any
@@ -102,6 +103,10 @@ class RunConfig(BaseModel):
     timeout_s: float | None = Field(default=None, gt=0)
     tool_choice: str | dict[str, Any] | None = None
     response_format: dict[str, Any] | None = None
+    #: Few-shot conversations sent before the run's messages with every tool-offering call,
+    #: rendered through the provider's tool protocol (the profile ``Example`` form:
+    #: ``{messages: [...], tools: [...]}``; ``tools: []`` sends one whatever tools are offered).
+    examples: list[dict[str, Any]] | None = None
     provider_opts: dict[str, Any] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
     tools: Any = "all"
@@ -177,6 +182,18 @@ class RunConfig(BaseModel):
             return Phase(value).value
         except ValueError:
             raise ValueError(f"must be one of {', '.join(p.value for p in Phase)}") from None
+
+    @field_validator("examples")
+    @classmethod
+    def _examples(cls, value: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        from harness.providers._profiles import Example
+
+        for i, example in enumerate(value or ()):
+            try:
+                Example.model_validate(example)
+            except ValueError as exc:
+                raise ValueError(f"examples[{i}]: {exc}") from None
+        return value
 
     @field_validator("tracer_provider")
     @classmethod

@@ -131,6 +131,7 @@ def _child_options(state: State, args: dict[str, Any]) -> dict[str, Any]:
         "trace_attributes": None,
         "until_tool": None,
         "response_format": None,
+        "examples": None,
         "assigns": dict(state.ctx.assigns),
         "hooks": _inherited_hooks(cfg.hooks),
     }

@@ -60,6 +60,9 @@ class Request:
     stop: list[str] | None = None
     timeout_s: float | None = None
     response_format: dict[str, Any] | None = None
+    #: Few-shot conversations for this call, beside the profile's own (profile ``Example``
+    #: mappings); providers that render tools as text send them through that protocol.
+    examples: tuple[dict[str, Any], ...] = ()
     provider_opts: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     purpose: CallPurpose = "main"

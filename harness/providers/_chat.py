@@ -21,7 +21,7 @@ from harness.errors import ProviderError
 from harness.providers._base import Capabilities, DeltaHandler, Request, Response
 from harness.providers._http import Attempts, HTTPClient, RetryPolicy
 from harness.providers._pricing import check_price_as
-from harness.providers._profiles import ProviderProfile
+from harness.providers._profiles import Example, ProviderProfile
 
 __all__ = ["ChatProvider", "StreamState"]
 
@@ -102,9 +102,10 @@ class ChatProvider(ABC):
 
         text_mode = not self.capabilities.native_tool_calls and bool(request.tools)
         profile = self.profile
+        examples = (*profile.examples, *map(Example.model_validate, request.examples))
         shots = (
-            text_tools.example_messages(profile.examples, [t.name for t in request.tools or ()])
-            if profile.examples and request.tools
+            text_tools.example_messages(examples, [t.name for t in request.tools or ()])
+            if examples and request.tools
             else []
         )
         if text_mode:

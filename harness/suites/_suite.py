@@ -132,6 +132,9 @@ class RunOverrides(BaseModel):
     until_tool_success: bool | None = None
     max_reflections: int | None = Field(default=None, ge=0)
     interrupt_before: list[str] | None = None  # pauses answered by the task's ``approvals``
+    #: Few-shot conversations sent before each tool-offering call (the profile Example form:
+    #: ``{messages: [...], tools: [...]}``), rendered through the provider's tool protocol.
+    examples: list[dict[str, Any]] | None = None
 
     @field_validator("tools", "until_tool", "interrupt_before", mode="before")
     @classmethod

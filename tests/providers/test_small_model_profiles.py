@@ -280,3 +280,38 @@ def test_a_plan_is_not_a_prefill_and_loses_its_run_on(
     assert texts[texts.index(NEXT_TURN) - 1] == call
     assert "mendatang" not in json.dumps(answer)
     assert "した場合" not in json.dumps(answer, ensure_ascii=False)
+
+
+def test_run_examples_are_sent_through_the_text_protocol_whatever_tools_are_offered(
+    tmp_path: Path, httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's own few-shot examples (what the BFCL source gives each task): sent before the
+    conversation with every tool-offering call, beside the profile's, never in the transcript."""
+    write_profile(tmp_path, httpserver.url_for("/v1"), "openai")
+    monkeypatch.chdir(tmp_path)
+    path = "/v1/chat/completions"
+    httpserver.expect_ordered_request(path, method="POST").respond_with_json(openai_reply("12"))
+    shot = {
+        "messages": [
+            {"role": "user", "content": "Functions: get_area(base, height). Area of 3 by 4?"},
+            {"role": "assistant", "tool_calls": [
+                {"name": "get_area", "arguments": {"base": 3, "height": 4}}]},
+            {"role": "tool", "content": "Done."},
+            {"role": "assistant", "content": "Done."},
+        ],
+        "tools": [],  # sent although get_area is not among the run's tools
+    }  # fmt: skip
+    result = harness.run("6*2?", provider="tiny", tools=["kv_get"], examples=[shot])
+    httpserver.check_assertions()
+    (body,) = (json.loads(req.get_data()) for req, _ in httpserver.log)
+    contents = [m["content"] for m in body["messages"]]
+    assert contents[1] == "Functions: get_area(base, height). Area of 3 by 4?"
+    assert '"name": "get_area"' in contents[2]  # the shot's call, written as the protocol does
+    assert contents[-1] == "6*2?"
+    assert "What is 6*7?" not in contents  # the profile's calculator example needs calculator
+    assert [m.content for m in result.messages][0] == "6*2?"
+
+
+def test_a_malformed_run_example_is_bad_input() -> None:
+    with pytest.raises(ConfigError, match=r"examples\[0\]"):
+        harness.run("hi", provider="mock", examples=[{"messages": [{"role": "system"}]}])
