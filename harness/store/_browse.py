@@ -10,6 +10,7 @@ the store wherever its rows live.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -302,28 +303,19 @@ def _like(q: str) -> str:
     return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def _conversation_text(doc: Any) -> str:
-    """What a stored transcript says, as plain text: every message's content and reasoning,
-    each tool call's name and arguments, each tool result (not the JSON's keys)."""
-    parts: list[str] = []
-    for m in doc.get("messages") or () if isinstance(doc, dict) else ():
-        if not isinstance(m, dict):
-            continue
-        parts += [m[k] for k in ("content", "reasoning") if isinstance(m.get(k), str)]
-        for call in m.get("tool_calls") or ():
-            if isinstance(call, dict):
-                parts.append(
-                    f"{call.get('name')}({json.dumps(call.get('arguments'), ensure_ascii=False)})"
-                )
-        result = m.get("tool_result")
-        if isinstance(result, dict) and isinstance(result.get("content"), str):
-            parts.append(result["content"])
-    return "\n".join(parts)
+#: The stored transcript's own keys (harness/store/_transcript.py), taken out of the text that
+#: is searched: a search for "name" or "content" must not match every cell.
+_TRANSCRIPT_KEYS = re.compile(
+    r'"(?:v|messages|cut|role|content|tool_calls|tool_result|name|reasoning|turn|id|'
+    r'arguments|tool_call_id|is_error|review)":'
+)
 
 
 def transcript_texts(con: Source, run_id: str, *, latest: bool = True) -> dict[str, str]:
-    """Each cell's transcript as lower-case plain text (:func:`_conversation_text`), by cell
-    key: what :func:`search_keys` looks through. Cells without a transcript are left out."""
+    """Each cell's transcript as searchable lower-case text, by cell key: the decompressed JSON
+    (not parsed: parsing costs ten times more) without its own keys, so what is left is what
+    the conversation says (contents, reasoning, tool names, arguments, results), JSON-escaped.
+    Cells without a transcript are left out."""
     import zlib
 
     rows = (
@@ -332,13 +324,14 @@ def transcript_texts(con: Source, run_id: str, *, latest: bool = True) -> dict[s
         .fetchall()
     )
     out: dict[str, str] = {}
+    strip = _TRANSCRIPT_KEYS.sub
     for key, blob in rows:
         if blob:
             try:
-                doc = json.loads(zlib.decompress(blob))
-            except (zlib.error, ValueError):
+                raw = zlib.decompress(blob).decode("utf-8", "replace")
+            except zlib.error:
                 continue
-            out[str(key)] = _conversation_text(doc).lower()
+            out[str(key)] = strip(" ", raw).lower()
     return out
 
 
@@ -354,8 +347,8 @@ def search_keys(
     contains ``q`` (case-insensitive, DuckDB ``ILIKE``), or whose transcript does (a message,
     a tool call's arguments, a tool result). Transcripts are zlib-compressed JSON in the store,
     which SQL cannot look into: they are decompressed here (``transcripts``, from
-    :func:`transcript_texts`, lets a caller keep them between searches) and searched as plain
-    text."""
+    :func:`transcript_texts`, lets a caller keep them between searches) and searched for ``q``
+    as typed and JSON-escaped (a quote or a backslash in ``q``)."""
     q = q.strip()
     if not q:
         return ()
@@ -367,11 +360,11 @@ def search_keys(
     rows = _con(con).execute(f"SELECT cell_key, hit FROM ({cells})", [_like(q), run_id]).fetchall()
     if transcripts is None:
         transcripts = transcript_texts(con, run_id, latest=latest)
-    needle = q.lower()
+    needles = {q.lower(), json.dumps(q.lower(), ensure_ascii=False)[1:-1]}
     found = []
     for key, hit in rows:
         body = transcripts.get(str(key))
-        if hit or (body is not None and needle in body):
+        if hit or (body is not None and any(n in body for n in needles)):
             found.append(str(key))
     return tuple(sorted(found))
 

@@ -50,9 +50,10 @@ _CACHE: OrderedDict[Hashable, Any] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 64
 _INFLIGHT: dict[Hashable, threading.Lock] = {}
-#: Decompressed transcripts kept for text search: a few runs only (about 1.5 KB a cell).
+#: Decompressed transcripts kept for text search: a few runs only (about 1 KB a cell, 10 MB
+#: for a run of 10,000 cells).
 _TEXTS: OrderedDict[Hashable, dict[str, str]] = OrderedDict()
-_TEXTS_SIZE = 2
+_TEXTS_SIZE = 3
 #: The thread that builds runs' reports (one at a time: each one is CPU-bound).
 _REPORTS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-view-report")
 _PENDING: dict[Hashable, Future[Any]] = {}
@@ -241,8 +242,8 @@ def search(con: Source, run_id: str, q: str, latest: bool) -> tuple[str, ...]:
 
 
 def warm_up(db: Path, runs: int = 3) -> None:
-    """Compute the newest ``runs`` runs' summaries, charts, filter values and reports (and the
-    newest run's searchable transcripts), newest first, so that their pages' first visits find
+    """Compute the newest ``runs`` runs' summaries, charts, filter values, searchable
+    transcripts and reports, newest first, so that their pages' first visits find
     them cached (run in a background thread by :func:`harness.view.serve`; a locked or
     unreadable store is left to the pages to report)."""
     from harness.store import Store
@@ -260,8 +261,7 @@ def warm_up(db: Path, runs: int = 3) -> None:
                 cached(("facets", run_id, *state), lambda f=facets: f)  # type: ignore[misc]
                 run_summary(store, run_id)
                 states.append((run_id, state))
-            if states:  # the newest run's transcripts, ready for a first search
-                run_id, state = states[0]
+            for run_id, state in states:  # the transcripts, ready for a first search
                 _texts(store, run_id, state, repeats(store, run_id, state))
         for run_id, state in states:
             run_report(db, run_id, state, wait=True)
