@@ -45,7 +45,7 @@ class RunOptions(TypedDict, total=False):
     timeout_s: float | None
     tool_choice: str | dict[str, Any] | None
     response_format: dict[str, Any] | None
-    examples: Sequence[Mapping[str, Any]] | None
+    examples: Sequence[dict[str, Any]] | None
     provider_opts: Mapping[str, Any]
     metadata: Mapping[str, Any]
     tools: Any
