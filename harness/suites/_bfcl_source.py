@@ -15,6 +15,7 @@ carry an ``audit`` excuse. A task's system messages (live categories) become its
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
@@ -29,9 +30,11 @@ from harness.suites._bfcl_data import (
     MISSED_FUNCTION_PROMPT,
     BfclEntry,
     entry,
+    few_shot,
     ground_truth_calls,
     mock_script,
     scored_entries,
+    shot_example,
 )
 from harness.suites._bfcl_tools import build_tools
 from harness.suites._suite import Suite, Task
@@ -84,6 +87,16 @@ def _text(messages: list[dict[str, Any]]) -> tuple[str, str | None]:
     return "\n\n".join(lines), system or None
 
 
+@functools.cache
+def _shots_cached(category: str) -> tuple[dict[str, Any], ...]:
+    return tuple(shot_example(shot) for shot in few_shot(category))
+
+
+def _shots(category: str) -> list[dict[str, Any]]:
+    """The few-shot examples of ``category`` (a fresh list; none for categories without)."""
+    return [dict(shot) for shot in _shots_cached(category)]
+
+
 def entry_task(e: BfclEntry) -> Task:
     """The harness task of one BFCL entry."""
     first, system = _text(e.question[0])
@@ -96,6 +109,9 @@ def entry_task(e: BfclEntry) -> Task:
     }
     if system:
         spec["system_prompt"] = system
+    shots = _shots(e.category)
+    if shots:  # worked examples from entries left out of scoring (BFCL's leaderboard is 0-shot)
+        spec["examples"] = shots
     if e.kind == "irrelevance":
         spec["audit"] = {"allow": True, "reason": "BFCL irrelevance: passes by making no call"}
     elif e.kind == "relevance":
