@@ -148,7 +148,11 @@ class RunOverrides(BaseModel):
                 raise field_error(name, "must not be null; remove the key to keep the default")
         context = info.context if isinstance(info.context, dict) else {}
         catalog = context.get("tools") or ToolCatalog(Path.cwd())
-        for i, name in enumerate(self.tools or ()):
+        # A task made by a source with its own tool factory was checked by that source (pydantic
+        # runs "after" validators again when the task joins a suite file's Suite).
+        made = getattr(self, "__pydantic_private__", None) or {}
+        names = () if made.get("_tool_factory") is not None else (self.tools or ())
+        for i, name in enumerate(names):
             try:
                 catalog.resolve(name)
             except ConfigError as exc:

@@ -87,11 +87,6 @@ def test_each_run_gets_fresh_bfcl_instances() -> None:
     assert [t.steps for t in first.turns] == [t.steps for t in second.turns]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="harness/suites/_load.py re-validates a YAML suite's sourced tasks against the file's "
-    "tool catalog, which does not know tools made by a task's factory (lead's loader)",
-)
 def test_yaml_source_takes_categories_and_id_globs(tmp_path: Any) -> None:
     path = tmp_path / "b.yaml"
     path.write_text(
