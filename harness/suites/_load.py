@@ -115,12 +115,19 @@ def _load_source_path(text: str, spec: tuple[str, str | None]) -> Suite:
     return suite
 
 
+def _exists(path: str) -> bool:
+    try:
+        return Path(path).exists()
+    except OSError:  # e.g. a source spec longer than a file name may be
+        return False
+
+
 def collect_suites(paths: Iterable[str | Path]) -> tuple[list[Suite], list[str]]:
     """Load every suite under ``paths``; returns the valid suites and the problems found (suite
     names must be unique across files)."""
     suites: list[Suite] = []
     given = [str(p) for p in paths]
-    specs = {p: source_spec(p) for p in given if not Path(p).exists()}
+    specs = {p: source_spec(p) for p in given if not _exists(p)}
     files, issues = _expand([p for p in given if specs.get(p) is None])
     seen: dict[str, Path | None] = {}
     made: list[tuple[Path, Suite | None]] = [(f, None) for f in files]
