@@ -6,9 +6,9 @@ A row is a mapping whose keys are ``results`` columns (see
 needs only that entry and a migration). ``run_id``, ``suite``, ``task_id``, ``mode``,
 ``provider``, ``epoch`` and ``passed`` are required; ``result_id`` (:func:`next_result_id`),
 ``cell_key``, ``status`` and ``finished_at`` (now, UTC) are filled in when missing. Values of the
-JSON columns (``deliverable``, ``error_diagnostic``, ``no_progress_snapshot``, ``calls``) are
-Python objects, always encoded (a ``str`` becomes a JSON string); dataclasses, pydantic models
-and enums are encoded by field / value.
+JSON columns (``deliverable``, ``error_diagnostic``, ``no_progress_snapshot``, ``calls``,
+``turns``) are Python objects, always encoded (a ``str`` becomes a JSON string); dataclasses,
+pydantic models and enums are encoded by field / value.
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ __all__ = [
     "prepared_to_arrow",
     "result_row",
     "rows_to_arrow",
+    "turns_json",
 ]
 
 REQUIRED_COLUMNS = ("run_id", "suite", "task_id", "mode", "provider", "epoch", "passed")
@@ -172,11 +173,40 @@ def result_row(
         "error_diagnostic": result.error_diagnostic,
         "no_progress_snapshot": result.no_progress_snapshot,
         "calls": result.calls,
+        "turns": turns_json(result),
         "transcript": encode_transcript(
             result.messages, turns, reviews=reviews, malformed=_malformed(result)
         ),
         **extra,
     }
+
+
+#: A turn's reply is kept to this many characters in ``results.turns`` (the whole text is in the
+#: transcript); the calls are kept whole (a grader re-reads them).
+TURN_REPLY_CHARS = 2_000
+
+
+def turns_json(result: Result) -> list[dict[str, Any]] | None:
+    """``results.turns``: ``Result.turns`` without the user text (it is in the transcript), one
+    object per user turn: ``steps`` (each step's ``[name, arguments]`` calls as the model made
+    them), ``reply`` (cut to :data:`TURN_REPLY_CHARS`), ``finish_reason``, and ``added_tools``
+    when the turn added some. None when the run recorded no turn."""
+    if not result.turns:
+        return None
+    out: list[dict[str, Any]] = []
+    for turn in result.turns:
+        reply = turn.reply
+        if reply is not None and len(reply) > TURN_REPLY_CHARS:
+            reply = reply[:TURN_REPLY_CHARS] + "…"
+        item: dict[str, Any] = {
+            "steps": [[[name, args] for name, args in step] for step in turn.steps],
+            "reply": reply,
+            "finish_reason": turn.finish_reason.value if turn.finish_reason else None,
+        }
+        if turn.added_tools:
+            item["added_tools"] = list(turn.added_tools)
+        out.append(item)
+    return out
 
 
 def _malformed(result: Result) -> str | None:

@@ -126,6 +126,10 @@ RESULT_COLUMNS["grading_cost_usd"] = "DOUBLE"
 #: Added by migration 6: replayed requests that differed from the recorded ones (cassette
 #: drift); 0 for a faithful replay and for recordings, NULL in rows stored before v6.
 RESULT_COLUMNS["drift"] = "INTEGER"
+#: Added by migration 7: ``Result.turns`` without the user text: per user turn
+#: ``{"steps": [[[name, args], ...], ...], "reply", "finish_reason"}`` (plus ``added_tools``
+#: when the turn added some), the calls as the model made them; NULL in rows stored before v7.
+RESULT_COLUMNS["turns"] = "JSON"
 JSON_COLUMNS = frozenset(k for k, v in RESULT_COLUMNS.items() if v.startswith("JSON"))
 CELL_STATUSES = ("passed", "failed", "error")
 
@@ -191,7 +195,12 @@ def _v6(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE results_compacted ADD COLUMN drift INTEGER")
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1, _v2, _v3, _v4, _v5, _v6)
+def _v7(con: duckdb.DuckDBPyConnection) -> None:
+    """results.turns (the calls of each step of each user turn); NULL for older rows."""
+    con.execute("ALTER TABLE results_compacted ADD COLUMN turns JSON")
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1, _v2, _v3, _v4, _v5, _v6, _v7)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

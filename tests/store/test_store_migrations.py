@@ -83,19 +83,21 @@ def test_a_v1_file_upgrades_to_the_shipped_schema(tmp_path: Path) -> None:
     """A file written by the v1 DDL of the first release is migrated to v2 (results.status,
     backfilled from passed/error), v3 (results.transcript), v4 (results.grading_cost_usd, NULL:
     not known) and v5 (the tables become results_compacted and spans_compacted under the views),
-    v6 (results.drift, NULL: not known), and then matches a fresh file column for column."""
-    assert SCHEMA_VERSION == 6
+    v6 (results.drift, NULL: not known), v7 (results.turns, NULL: not stored), and then matches a
+    fresh file column for column."""
+    assert SCHEMA_VERSION == 7
     old = v1_file(tmp_path / "old.duckdb")
     fresh = tmp_path / "fresh.duckdb"
     Store.open(fresh).close()
     with Store.open(old) as store:
-        assert schema_version(store.con) == 6
+        assert schema_version(store.con) == 7
         df = results_df(store, "old", with_transcript=True)
         assert df["transcript"].isna().all()  # older rows: no transcript stored
         assert df["cost_usd"].tolist() == [0.5]
         assert df["status"].tolist() == ["passed"]
         assert df["grading_cost_usd"].isna().tolist() == [True]
         assert df["drift"].isna().tolist() == [True]
+        assert df["turns"].isna().tolist() == [True]
         assert mode_summary_df(store, "old")["pass_rate"].tolist() == [1.0]  # views created
     assert columns(old) == columns(fresh)
 
@@ -103,7 +105,7 @@ def test_a_v1_file_upgrades_to_the_shipped_schema(tmp_path: Path) -> None:
 def test_a_v1_file_is_upgraded_by_a_later_migration(tmp_path: Path) -> None:
     path = v1_file(tmp_path / "h.duckdb")
     with Store.open(path, migrations=LATER) as store:
-        assert schema_version(store.con) == 7
+        assert schema_version(store.con) == 8
         df = results_df(store, "old")
         assert list(df["tags"][0]) == ["legacy"]  # the v2 column, filled by the migration
         assert df["cost_usd"].tolist() == [0.5]  # v1 data kept
@@ -114,23 +116,23 @@ def test_a_v1_file_is_upgraded_by_a_later_migration(tmp_path: Path) -> None:
         )  # fmt: skip
         assert store.con.execute("SELECT count(*) FROM v_cells").fetchone() == (2,)
         versions = store.con.execute("SELECT version FROM schema_version ORDER BY 1").fetchall()
-        assert versions == [(1,), (2,), (3,), (4,), (5,), (6,), (7,)]
+        assert versions == [(1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,)]
 
 
 def test_a_read_only_open_upgrades_an_older_file_first(tmp_path: Path) -> None:
     path = v1_file(tmp_path / "h.duckdb")
     with Store.open(path, read_only=True, migrations=LATER) as ro:
         assert ro.read_only
-        assert schema_version(ro.con) == 7
+        assert schema_version(ro.con) == 8
 
 
 def test_a_newer_file_is_refused_naming_both_versions(tmp_path: Path) -> None:
     path = v1_file(tmp_path / "h.duckdb")
     Store.open(path, migrations=LATER).close()
     for read_only in (False, True):
-        with pytest.raises(SchemaTooNew, match=r"schema v7, but this harness .* up to v6"):
+        with pytest.raises(SchemaTooNew, match=r"schema v8, but this harness .* up to v7"):
             Store.open(path, read_only=read_only)
-    assert schema_version(duckdb.connect(str(path), read_only=True)) == 7  # left untouched
+    assert schema_version(duckdb.connect(str(path), read_only=True)) == 8  # left untouched
 
 
 def test_a_failed_migration_is_rolled_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
