@@ -66,7 +66,15 @@ def suites_audit(paths: tuple[str, ...]) -> None:
         raise SystemExit(2) from None
     report = audit_suites(found)
     if report.findings:
-        table = Table("suite", "task", "adversary", "allowed", "grader said", title="Tasks passed")
+        table = Table(title="Tasks passed")
+        for header, cells in (
+            ("suite", [f.suite for f in report.findings]),
+            ("task", [f.task_id for f in report.findings]),
+            ("adversary", [f.adversary for f in report.findings]),
+        ):  # names whole, never cut: they are what a reader searches for
+            table.add_column(header, no_wrap=True, min_width=max(len(c) for c in cells))
+        table.add_column("allowed")
+        table.add_column("grader said")
         for f in report.findings:
             allowed = f"yes: {f.reason}" if f.allowed else "NO"
             table.add_row(f.suite, f.task_id, f.adversary, allowed, f.explanation)

@@ -149,7 +149,11 @@ class ToolCallsGrader(Grader):
 
     value: list[str] | None = None
     min: int | None = Field(default=None, ge=1)
-    arguments: dict[str, str] | None = None
+    arguments: dict[str, str] | None = Field(
+        default=None,
+        description="count only calls whose named arguments hold these texts "
+        "(case-insensitive), as the model proposed them",
+    )
 
     _one_or_many = field_validator("value", mode="before")(_listed)
 

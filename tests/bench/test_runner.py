@@ -185,7 +185,6 @@ def test_discover_providers_lists_cassette_folders(tmp_path: Path) -> None:
 
 
 def test_discovered_providers_run_only_the_suites_they_have_cassettes_for(tmp_path: Path) -> None:
-    from rich.console import Console
 
     from harness.bench._session import _prepare
 
@@ -198,7 +197,7 @@ def test_discovered_providers_run_only_the_suites_they_have_cassettes_for(tmp_pa
         cassettes=cassettes,
         db=tmp_path / "h.duckdb",
     )
-    _, _, providers, cells = _prepare(request, Console(quiet=True))
+    _, _, providers, cells = _prepare(request)
     assert providers == ["mock", "llamacpp-gemma"]
     pairs = {(c.suite.suite, c.provider) for c in cells}
     assert pairs == {
@@ -208,7 +207,7 @@ def test_discovered_providers_run_only_the_suites_they_have_cassettes_for(tmp_pa
     }
     # Named explicitly, a provider runs every suite (a missing cassette is then an error cell).
     request.providers = ("mock", "llamacpp-gemma")
-    _, _, _, cells = _prepare(request, Console(quiet=True))
+    _, _, _, cells = _prepare(request)
     assert ("delegation", "llamacpp-gemma") in {(c.suite.suite, c.provider) for c in cells}
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from rich.console import Console
 
 from harness.bench import BenchRequest, run_bench
 from harness.cli import main
@@ -31,7 +30,6 @@ def _bench(tmp: Path, capture: bool | None = None) -> tuple[Path, Path]:
             capture_content=capture,
             progress=False,
         ),
-        Console(quiet=True),
     )
     assert report.trace_file is not None
     return db, report.trace_file
