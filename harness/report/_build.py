@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pandas as pd
 
 from harness.report._baseline import Baseline
+from harness.report._bfcl import BfclTables, bfcl_tables
 from harness.report._cells import failing_cells_frame, task_grid_frame
 from harness.report._compare import comparisons_frame
 from harness.report._diff import diff_counts, diff_frame
@@ -60,6 +61,8 @@ class Report:
     headline: list[str] = field(default_factory=list)
     #: The prepared cells (every row, errored ones too): the JSON report's totals.
     cells: pd.DataFrame | None = None
+    #: BFCL accuracy per category and group, and its mode comparisons (None: no BFCL cell).
+    bfcl: BfclTables | None = None
 
 
 def iteration_stats(p: pd.DataFrame) -> pd.DataFrame:
@@ -143,4 +146,7 @@ def build_report(
         scripted=scripted,
         headline=headline(summary, comparisons, scripted, alpha),
         cells=p,
+        bfcl=bfcl_tables(
+            p, modes=modes, alpha=alpha, n_resamples=n_resamples, seed=seed, scripted=scripted
+        ),
     )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from harness.report._bfcl import bfcl_document
 from harness.report._tables import scored
 from harness.report._verdicts import asymmetry_notes
 
@@ -135,6 +136,7 @@ def report_document(report: Report) -> dict[str, Any]:
         if report.diff_counts is None
         else {"label": report.baseline_label, "counts": dict(report.diff_counts)},
         "warnings": list(report.warnings),
+        "bfcl": bfcl_document(report.bfcl),
     }
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness.report._bfcl import bfcl_section
 from harness.report._build import Report
 from harness.report._compare_sections import comparison_sections, verdict_section
 from harness.report._format import (
@@ -277,7 +278,10 @@ def report_sections(report: Report) -> list[Section]:
     errors = _errors(report)
     if errors is not None:
         sections.append(errors)
-    sections += [*comparison_sections(report), _pass_k(report), _finish(report)]
+    sections += comparison_sections(report)
+    if report.bfcl is not None:  # BFCL's own categories, beside the mode comparisons
+        sections += bfcl_section(report.bfcl, report.scripted)
+    sections += [_pass_k(report), _finish(report)]
     sections += [s for s in (_grid(report), _failures(report)) if s is not None]
     sections.append(_method(report))
     base = _baseline(report)
