@@ -53,6 +53,16 @@ def suite_json_schema() -> dict[str, Any]:
             field = defs.get(model, {}).get("properties", {}).get(key)
             if field is not None:
                 field["anyOf"] = [{"type": "string"}, *field.get("anyOf", [])]
+    # A suite may take its tasks from a task source instead of listing them (bfcl, plug-ins).
+    schema.setdefault("properties", {})["source"] = {
+        "title": "Source",
+        "description": "Tasks from a task source: {kind: NAME, ...the source's options}.",
+        "type": "object",
+        "properties": {"kind": {"type": "string"}},
+        "required": ["kind"],
+    }
+    schema["required"] = [r for r in schema.get("required", []) if r != "tasks"]
+    schema["anyOf"] = [{"required": ["tasks"]}, {"required": ["source"]}]
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "harness suite"
     return schema

@@ -38,7 +38,7 @@ def test_every_command_group_is_registered() -> None:
         "baseline", "cassettes", "compact", "gate", "plugins", "report", "run", "suites",
         "traces", "view",
     ]  # fmt: skip
-    assert sorted(main.commands["suites"].commands) == ["audit", "validate"]  # type: ignore[attr-defined]
+    assert sorted(main.commands["suites"].commands) == ["audit", "schema", "validate"]  # type: ignore[attr-defined]
 
 
 def test_importing_the_cli_loads_only_click() -> None:
