@@ -144,10 +144,11 @@ def screenshot(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def perf(session: nox.Session) -> None:
-    """Kernel and telemetry overhead, store ingest, report rendering, Ray executor and viewer page
-    benchmarks (figures go in docs/performance.md)."""
+    """Kernel and telemetry overhead, store ingest, report rendering, Ray executor, viewer page
+    and BFCL (data loading, grading) benchmarks (figures go in docs/performance.md)."""
     _need_bubblewrap(session)
     session.install("-e", ".[ray,view]", "pytest")
+    _install_bfcl(session)
     session.run("python", "benchmarks/kernel_overhead.py", *session.posargs)
     session.run("python", "benchmarks/telemetry_overhead.py", *session.posargs)
     session.run("python", "benchmarks/subagent_overhead.py", *session.posargs)
@@ -158,6 +159,7 @@ def perf(session: nox.Session) -> None:
     session.run("python", "benchmarks/sandbox_overhead.py")
     session.run("python", "benchmarks/bench_ray.py")
     session.run("python", "benchmarks/view_pages.py")
+    session.run("python", "benchmarks/bfcl_speed.py")
 
 
 @nox.session(default=False)
