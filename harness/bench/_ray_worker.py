@@ -133,7 +133,9 @@ class CellWorker:
         _remove_stale_scratch()
         self._scratch = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH}{os.getpid()}-"))
         self._span_file = self._scratch / "spans.jsonl"
-        self.tracing = configure_tracing(file=self._span_file, otlp_endpoint=options.otlp_endpoint)
+        self.tracing = configure_tracing(
+            file=self._span_file, otlp_endpoint=options.otlp_endpoint, hold_roots=True
+        )
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         self._active = 0
         self._offset = 0

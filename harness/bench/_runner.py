@@ -211,6 +211,7 @@ class Runner:
             )
         cassette = cell.cassette(opts.cassettes)
         transport: CassetteTransport | None = None
+        result: Result | None = None
         try:
             if cassette is None:
                 provider_opts: dict[str, Any] = task.mock_provider_opts(cell.mode) or {}
@@ -253,6 +254,7 @@ class Runner:
                 outcome.drift = transport.drift
                 outcome.drift_note = transport.drift_notes[0]
                 outcome.drift_is_error = opts.drift == "error"
+            self._verdict_to_trace(result, outcome, verdict.score, task.expect.kind)
             return outcome
         except asyncio.CancelledError:
             me = asyncio.current_task()
@@ -262,7 +264,9 @@ class Runner:
             # tool, say). It must not end the worker and silently drop the cell.
             return CellOutcome(cell, cassette, error="CancelledError: leaked from the cell")
         except Exception as exc:  # a crashing cell is a failed outcome; the matrix goes on
-            return CellOutcome(cell, cassette, error=f"{type(exc).__name__}: {exc}")
+            crashed = CellOutcome(cell, cassette, error=f"{type(exc).__name__}: {exc}")
+            self._verdict_to_trace(result, crashed, 0.0, task.expect.kind)
+            return crashed
         finally:
             if workspace is not None:
                 reaper = self._reaper
@@ -270,6 +274,30 @@ class Runner:
                     shutil.rmtree(workspace, ignore_errors=True)
                 else:
                     reaper.submit(shutil.rmtree, workspace, True)
+
+    def _verdict_to_trace(
+        self, result: Result | None, outcome: CellOutcome, score: float, grader: str
+    ) -> None:
+        """The cell's verdict on its root span (held by the tracer until now; see
+        harness.telemetry.record_verdict), so a trace backend can find failed cells."""
+        provider = self.options.tracer_provider
+        if provider is None or result is None or not result.trace_id:
+            return
+        from harness.telemetry import record_verdict
+
+        status = outcome.status
+        record_verdict(
+            provider,
+            result.trace_id,
+            {
+                "status": status,
+                "passed": status == "passed",
+                "score": score if status != "error" else 0.0,
+                "grader": grader,
+                "explanation": outcome.error_cause
+                or (outcome.grade.explanation if outcome.grade else ""),
+            },
+        )
 
     def _reads_workspace(self, task: Task) -> bool:
         """Whether ``task`` needs a workspace folder: it seeds files, or its grader reads the

@@ -154,6 +154,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
                 file=trace_file,
                 otlp_endpoint=request.otlp_endpoint,
                 capture_content=request.capture_content,
+                hold_roots=True,  # each cell's root span waits for its verdict (the runner)
             )
         except Exception as exc:  # the run never started: leave no run row behind
             if not (request.resume or request.retry_errors):

@@ -96,3 +96,33 @@ def test_the_standard_variable_sets_the_default(
         assert handle.capture_content is (not expected)  # an explicit choice beats it
     finally:
         handle.shutdown()
+
+
+def test_every_cell_root_span_carries_its_verdict(tmp_path: Path) -> None:
+    """The runner records each cell's verdict on its root span (held until graded): status,
+    passed, score, grader kind, and the gen_ai.evaluation.result event."""
+    import duckdb
+
+    suite = tmp_path / "two.yaml"
+    suite.write_text(
+        "suite: two\n"
+        "tasks:\n"
+        "  - {id: right, prompt: 'Say hi', tools: [], expect: {kind: contains, value: hi},\n"
+        "     mock: {turns: [{text: 'hi there'}]}}\n"
+        "  - {id: wrong, prompt: 'Say hi', tools: [], expect: {kind: contains, value: hi},\n"
+        "     mock: {turns: [{text: 'bye'}]}}\n"
+    )
+    db = tmp_path / "h.duckdb"
+    run_bench(BenchRequest(suites=[str(suite)], db=db, progress=False))
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            "SELECT json_extract_string(attributes, '$.\"harness.task\"'), "
+            "json_extract_string(attributes, '$.\"harness.cell.status\"'), "
+            "json_extract_string(attributes, '$.\"harness.grader.kind\"'), events "
+            "FROM spans WHERE parent_span_id IS NULL ORDER BY 1"
+        ).fetchall()
+    assert [(task, status, kind) for task, status, kind, _ in rows] == [
+        ("right", "passed", "contains"),
+        ("wrong", "failed", "contains"),
+    ]
+    assert all("gen_ai.evaluation.result" in str(events) for *_, events in rows)
