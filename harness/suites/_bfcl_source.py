@@ -39,10 +39,13 @@ from harness.suites._bfcl_data import (
 from harness.suites._bfcl_tools import build_tools
 from harness.suites._suite import Suite, Task
 
-__all__ = ["MAX_STEPS_PER_TURN", "BfclGrader", "bfcl_source", "entry_task"]
+__all__ = ["AST_MAX_ITERATIONS", "MAX_STEPS_PER_TURN", "BfclGrader", "bfcl_source", "entry_task"]
 
 #: BFCL's runner fails an entry past 20 steps in a turn.
 MAX_STEPS_PER_TURN = 20
+#: Model turns for a single-turn (AST, irrelevance) entry: the grade reads only the first
+#: tool-calling reply, so a run needs a turn to call, one to answer, and a plan or critique.
+AST_MAX_ITERATIONS = 5
 
 
 class BfclGrader(Grader):
@@ -109,6 +112,9 @@ def entry_task(e: BfclEntry) -> Task:
     }
     if system:
         spec["system_prompt"] = system
+    if e.kind != "multi_turn":
+        # Graded on the first tool-calling reply: a few turns to call, read the result, answer.
+        spec["max_iterations"] = AST_MAX_ITERATIONS
     shots = _shots(e.category)
     if shots:  # worked examples from entries left out of scoring (BFCL's leaderboard is 0-shot)
         spec["examples"] = shots
