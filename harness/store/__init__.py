@@ -11,7 +11,6 @@ from harness.store._browse import (
     GridPage,
     cell_detail,
     cell_spans,
-    compare_cells,
     report_frame,
     results_state,
     run_facets,
@@ -19,6 +18,7 @@ from harness.store._browse import (
     run_has_repeats,
     runs_overview,
 )
+from harness.store._compare_runs import compare_cells
 from harness.store._queries import (
     cells_df,
     latest_run_id,

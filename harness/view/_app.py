@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 import harness.store as b
 from harness.errors import HarnessError, StoreLocked
 from harness.store import Store
-from harness.store._browse import (
+from harness.store._compare_runs import (
     COMPARE_SHOWS,
     compare_cells,
     compare_groups,

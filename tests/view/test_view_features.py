@@ -17,11 +17,10 @@ from harness.store import Store
 from harness.store._browse import (
     GridFilters,
     cell_detail,
-    compare_cells,
-    matrix_differences,
     run_grid,
     search_keys,
 )
+from harness.store._compare_runs import compare_cells, matrix_differences
 from harness.view._format import snapshot_facts, usd
 
 
