@@ -51,7 +51,7 @@ REASONS = np.array(["stop", "submitted", "error_max_turns", "error_no_progress",
 def synthetic_results(
     suites: int, tasks: int, epochs: int, seed: int, run_id: str, cost_scale: float = 1.0
 ) -> pd.DataFrame:
-    """One row per cell, results columns of DESIGN.md section 6, plausible distributions."""
+    """One row per cell, the results columns of docs/sql.md, plausible distributions."""
     rng = np.random.default_rng(seed)
     grid = pd.MultiIndex.from_product(
         [

@@ -45,7 +45,7 @@ LAZY = ("core", "kernel", "modes", "providers", "tools", "bench")
 #: Every un-prefixed module of a sub-package, and why users import it directly. Keep it short:
 #: a new module is ``_``-private, and its public names go in the package's ``__all__``.
 PUBLIC_MODULES = {
-    "harness.kernel.terminations": "DESIGN.md's contract names harness.kernel.terminations."
+    "harness.kernel.terminations": "the public contract names harness.kernel.terminations."
     "category(reason); an old path of the names now in harness.core",
     "harness.kernel.budget": "old path of CallRecord and Budget (now in harness.core)",
     "harness.kernel.events": "old path of the event classes (now in harness.events)",

@@ -65,7 +65,7 @@ def events() -> Recorder:
 
 
 def assert_stream_invariants(evs: list[Event]) -> None:
-    """The ordering guarantees of DESIGN.md section 2, checked over a whole event stream."""
+    """The ordering guarantees of docs/kernel.md (events), checked over a whole event stream."""
     done_at = [i for i, e in enumerate(evs) if isinstance(e, Done)]
     assert done_at == [len(evs) - 1], f"Done must be last and exactly once: {done_at} of {len(evs)}"
     for i, e in enumerate(evs):

@@ -1,4 +1,4 @@
-"""Kernel events -> spans: the DESIGN.md section 4 table, on scripted mock runs."""
+"""Kernel events -> spans: the span table of docs/tracing.md, on scripted mock runs."""
 
 from __future__ import annotations
 
