@@ -51,7 +51,8 @@ def task_tools() -> dict[tuple[str, str], list[str]]:
     for suite in suites:
         for task in suite.tasks:
             tools = task.run_options().get("tools", suite.defaults.run_options().get("tools"))
-            out[(suite.suite, task.id)] = list(tools or [])
+            # names: a source's task (BFCL) makes its tool objects per run
+            out[(suite.suite, task.id)] = [getattr(t, "name", t) for t in tools or []]
     return out
 
 
