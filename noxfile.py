@@ -76,10 +76,13 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict on the harness package (with the optional extras, so that the viewer and the
-    Ray executor are checked against the real starlette and ray)."""
-    session.install("-e", ".[typecheck,view,ray]")
+    """mypy --strict on the harness package, then on the tests (pyproject's [tool.mypy] says how
+    their folders map to modules). With the optional extras, so that the viewer and the Ray
+    executor are checked against the real starlette and ray, and the tests against their
+    pytest plug-ins and the official SDKs (the test extra)."""
+    session.install("-e", ".[test,typecheck,view,ray]")
     session.run("mypy", "harness")
+    session.run("mypy", "tests")
 
 
 @nox.session(default=False)

@@ -106,6 +106,7 @@ def test_old_import_paths_still_work() -> None:
     from harness.suites._suite import MAX_ERRORS, SuiteError
     from harness.suites._yaml_nodes import YAMLSyntaxError
 
+    moved: tuple[type[Exception], ...]
     moved = (CassetteCorrupt, CassetteError, CassetteMiss, SuiteError, YAMLSyntaxError)
     moved += (CompactionError, ContextOverflow, ReportInputError, SchemaTooNew, StoreError)
     for cls in (*moved, StoreLocked):

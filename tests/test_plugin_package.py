@@ -214,9 +214,9 @@ def test_the_plugin_grader_and_source_by_name_and_reference(
     validated = harness_cli(plugin_env, "suites", "validate", "countdown:3", cwd=tmp_path)
     assert validated.returncode == 0, validated.stderr
     assert "countdown-3: 3 tasks" in validated.stdout
-    config = json.loads(
-        duckdb.connect(str(db), read_only=True)
-        .execute("SELECT config FROM bench_runs")
-        .fetchone()[0]
+    row = (
+        duckdb.connect(str(db), read_only=True).execute("SELECT config FROM bench_runs").fetchone()
     )
+    assert row is not None
+    config = json.loads(row[0])
     assert "countdown:3" in config["suite_files"]

@@ -28,7 +28,7 @@ def test_all_names_exist_and_are_exported() -> None:
 def test_every_event_class_is_exported_from_harness_events() -> None:
     for cls in events.event_classes():
         assert getattr(events, cls.__name__) is cls
-        assert cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+        assert cls.__dataclass_params__.frozen
         assert hasattr(cls, "__slots__")
 
 

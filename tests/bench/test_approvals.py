@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,13 +28,15 @@ async def _cell(
     suite: Suite,
     task_id: str,
     reviews: list[Review] | None = None,
-    mock: dict[str, object] | None = None,
+    mock: dict[str, Any] | None = None,
 ) -> tuple[harness.Result, bool]:
     task = next(t for t in suite.tasks if t.id == task_id)
+    opts = mock or task.mock_provider_opts()
+    assert opts is not None  # each task of review.yaml has a mock script
     with tempfile.TemporaryDirectory() as tmp:
         result = await harness.arun(
             task.prompt, provider="mock", cwd=tmp,
-            provider_opts=mock or task.mock_provider_opts(), **task.run_options(),
+            provider_opts=opts, **task.run_options(),
         )  # fmt: skip
         assert result.finish_reason is harness.FinishReason.INTERRUPTED
         result = await apply_approvals(task, result, reviews)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -22,7 +23,7 @@ COLUMNS = (
 )
 
 
-def _rows(db: Path) -> list[tuple[object, ...]]:
+def _rows(db: Path) -> list[tuple[Any, ...]]:
     with duckdb.connect(str(db), read_only=True) as con:
         return con.execute(f"SELECT {COLUMNS} FROM results ORDER BY 1, 2, 3, 4").fetchall()
 

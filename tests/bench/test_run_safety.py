@@ -9,6 +9,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -68,7 +69,7 @@ def request(suite: Path, db: Path, **kw: object) -> BenchRequest:
     return BenchRequest(**base)  # type: ignore[arg-type]
 
 
-def rows(db: Path, sql: str) -> list[tuple[object, ...]]:
+def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
     con = duckdb.connect(str(db), read_only=True)
     try:
         return con.execute(sql).fetchall()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import duckdb
 import httpx
+import pytest
 from pytest_httpserver import HTTPServer
 
 from harness.cassettes._secrets import scrub_text, secret_values
@@ -18,7 +19,9 @@ HEADER_TOKEN = "tok-5f2a9c81d7e4"
 ECHOED = "sk-test-0123456789abcdef"
 
 
-def test_secret_values_cover_headers_keys_and_env(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_secret_values_cover_headers_keys_and_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "harness.toml").write_text(
         '[providers.custom]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
         f'headers = {{"X-Custom-Auth" = "Bearer {HEADER_TOKEN}"}}\n'
@@ -41,7 +44,7 @@ def test_secret_values_cover_headers_keys_and_env(tmp_path: Path, monkeypatch) -
 async def test_profile_headers_are_scrubbed_from_cassettes(
     tmp_path: Path,
     httpserver: HTTPServer,
-    monkeypatch,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     (tmp_path / "harness.toml").write_text(
         '[providers.custom]\nkind = "openai"\n'

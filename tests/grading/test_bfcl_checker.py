@@ -112,7 +112,7 @@ def test_grading_the_same_entry_twice_gives_the_same_verdict() -> None:
     second = _grade_mt(e, _mt_turns(e))
     assert first.passed
     assert second.passed
-    wrong = [[[]] for _ in e.ground_truth]
+    wrong: Turns = [[[]] for _ in e.ground_truth]
     assert _grade_mt(e, wrong) == _grade_mt(e, wrong)
 
 
@@ -129,12 +129,13 @@ def test_an_injected_tool_name_never_runs(tmp_path: Path) -> None:
     target = tmp_path / "pwned"
     e = data.entry("multi_turn_base_0")
     bad_name = "__import__('os').system"
+    no_calls: Turns = [[[]] for _ in e.ground_truth[1:]]
     attack: Turns = [
         [
             [(bad_name, {"command": f"touch {target}"})],
             [("ls", {"a": f"__import__('os').system('touch {target}')"})],
         ],
-        *[[[]] for _ in e.ground_truth[1:]],
+        *no_calls,
     ]
     verdict = _grade_mt(e, attack)
     assert not verdict.passed

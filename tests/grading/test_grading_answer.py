@@ -32,7 +32,7 @@ def test_a_plan_stating_the_answer_does_not_pass_a_run_that_failed() -> None:
 
 
 def test_a_critique_stating_the_answer_does_not_pass_a_run_that_failed() -> None:
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "calculator", "arguments": {"expression": "17*23+4"}}]},
         {"text": "The step worked: the answer is 395.", "for": "reflect"},
         LOOPING_CALL,
@@ -46,7 +46,7 @@ def test_a_critique_stating_the_answer_does_not_pass_a_run_that_failed() -> None
 
 @pytest.mark.parametrize("mode", ["react", "plan_and_solve", "reflexion"])
 def test_the_final_reply_of_a_stopped_run_is_graded(mode: str) -> None:
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"text": "Plan: compute 17*23 and add 4, maybe 400.", "for": "plan"},
         {"tool_calls": [{"name": "calculator", "arguments": {"expression": "17*23+4"}}]},
         {"text": "Looks right, maybe 400.", "for": "reflect"},
@@ -75,7 +75,7 @@ def test_non_text_graders_still_see_failed_runs() -> None:
 
 
 def test_an_empty_final_reply_is_the_answer_of_a_stopped_run() -> None:
-    turns = [
+    turns: list[dict[str, Any]] = [
         {
             "text": "Maybe 395?",
             "tool_calls": [{"name": "calculator", "arguments": {"expression": "2"}}],

@@ -19,7 +19,8 @@ from werkzeug import Response as WResponse
 import harness
 from harness.bench._session import BenchRequest, run_bench
 from harness.core._result import Result
-from harness.grading import Grader, grade, parse_grader
+from harness.grading import grade, parse_grader
+from harness.grading._judge import JudgeGrader
 from harness.suites._load import load_suite
 from harness.suites._suite import SuiteError
 
@@ -32,8 +33,8 @@ def answered(text: str = "Paris is the capital of France.") -> Result:
     )
 
 
-def mock_judge(reply: str, *, transcript: bool = False, cost: float = 0.0) -> Grader:
-    return parse_grader(
+def mock_judge(reply: str, *, transcript: bool = False, cost: float = 0.0) -> JudgeGrader:
+    judge = parse_grader(
         {
             "kind": "judge",
             "provider": "mock",
@@ -42,6 +43,8 @@ def mock_judge(reply: str, *, transcript: bool = False, cost: float = 0.0) -> Gr
             "provider_opts": {"turns": [{"text": reply, "cost_usd": cost}]},
         }
     )
+    assert isinstance(judge, JudgeGrader)
+    return judge
 
 
 @pytest.mark.parametrize(

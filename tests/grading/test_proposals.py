@@ -5,6 +5,7 @@ skipping numbers the answer copied from the prompt."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import harness
 from harness.grading import grade, parse_grader
@@ -18,7 +19,7 @@ FIXED = {"path": "server.ini", "old": "8080", "new": "8443"}
 
 async def _edited_run(tmp_path: Path, proposed: dict[str, str]) -> harness.Result:
     (tmp_path / "server.ini").write_text("port = 8080\n", encoding="utf-8")
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "edit_file", "arguments": proposed}]},
         {"text": "The port is set."},
     ]

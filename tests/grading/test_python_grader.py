@@ -156,6 +156,7 @@ def test_python_graders_import_from_the_suite_folder(
     suite = load_suite(tmp_path / "s.yaml")
     expect = suite.tasks[0].expect
     assert expect.base_dir == tmp_path.resolve()
+    assert isinstance(expect, python_grader.PythonGrader)
     assert expect.timeout_s == 5
     assert grade(expect, result).passed
 

@@ -119,6 +119,7 @@ def test_proactive_clear_oversized_at_threshold(events: Recorder) -> None:
     assert cleared.content.startswith("[old output cleared to save context (20000 chars)")
     assert cleared.tool_result is not None
     assert cleared.tool_result.content == cleared.content
+    assert r.messages[1].tool_calls is not None
     assert cleared.tool_result.tool_call_id == r.messages[1].tool_calls[0].id
     assert hook_log == [("pre", c.before_tokens), ("post", (c.before_tokens, c.after_tokens))]
     assert [x.purpose for x in r.calls] == ["main", "main"]
@@ -201,6 +202,7 @@ def test_snip_stubs_old_results_but_not_pinned_nor_live_suffix(events: Recorder)
     assert msgs[4].content == "<snipped: stale tool result for call c2>"
     assert msgs[4].tool_result == ToolResult("c2", msgs[4].content, True)
     assert msgs[6].content == "<snipped: stale tool result for call c3>"
+    assert msgs[6].tool_result is not None
     assert msgs[6].tool_result.tool_call_id == "c3"
     # indices 8 and 10 are in the last 6 messages: untouched
     assert msgs[8].content == "4" * 4000
@@ -378,6 +380,7 @@ def test_reactive_compaction_failure_is_prompt_too_long() -> None:
         ),
     )
     assert r.finish_reason is FinishReason.ERROR_PROMPT_TOO_LONG
+    assert r.halted_reason is not None
     assert r.halted_reason.startswith("compaction failed: summary:")
     assert [x.purpose for x in r.calls] == ["main", "compact"]
 

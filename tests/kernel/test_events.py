@@ -150,7 +150,9 @@ def test_submitted_immediately_before_done(events: Recorder) -> None:
         provider_opts=script(tool_turn(call("finish", deliverable="D"))),
     )
     assert [type(e) for e in events[-2:]] == [Submitted, Done]
+    assert isinstance(events[-2], Submitted)
     assert events[-2].deliverable == "D"
+    assert isinstance(events[-1], Done)
     assert events[-1].result.deliverable == "D"
     assert len(events.of(Submitted)) == 1
     assert_stream_invariants(events)
@@ -175,6 +177,7 @@ def test_done_once_when_a_hook_raises(events: Recorder) -> None:
         provider_opts=script(tool_turn(call("calculator", expression="1")), text("no")),
     )
     assert r.finish_reason is FinishReason.ERROR_HALTED
+    assert r.halted_reason is not None
     assert "KeyError" in r.halted_reason
     # the halted call still gets its (error) result event, after its call event
     assert len(events.of(ToolCallEvent)) == len(events.of(ToolResultEvent)) == 1
@@ -254,6 +257,7 @@ def test_subscriber_raising_halts_at_next_check() -> None:
     assert r.iterations == 1  # the iteration completed; the check before the next one halted
     assert [e.n for e in seen if isinstance(e, Iteration)] == [0]
     assert_stream_invariants(seen)
+    assert isinstance(seen[-1], Done)
     assert seen[-1].result is r
 
 
@@ -313,7 +317,8 @@ async def test_cancelled_run_emits_done_and_reraises(events: Recorder) -> None:
 async def test_cancelled_during_parallel_tools(events: Recorder) -> None:
     started = asyncio.Event()
 
-    @harness.tool(parallel_safe=True)
+    # harness.tool(...) is annotated -> Any (harness/tools/_base.py): an untyped decorator to mypy
+    @harness.tool(parallel_safe=True)  # type: ignore[untyped-decorator]
     async def slow(i: int) -> str:
         """Blocks."""
         started.set()

@@ -418,6 +418,7 @@ def test_post_tool_use_augment_is_appended() -> None:
     )
     tool_msg = r.messages[2]
     assert tool_msg.content == "42\n\nnote: double-check units\nsecond note"
+    assert tool_msg.tool_result is not None
     assert tool_msg.tool_result.content == tool_msg.content
     payload = calls.payloads("post")[0]
     assert payload["tool_name"] == "calculator"
@@ -481,7 +482,8 @@ def test_post_tool_use_failure_on_raise_and_tool_error() -> None:
     )
     # a failure hook cannot halt the run
     assert r.finish_reason is FinishReason.STOP
-    ids = [m.tool_result.tool_call_id for m in r.messages if m.role == "tool"]
+    assert all(m.tool_result for m in r.messages if m.role == "tool")
+    ids = [m.tool_result.tool_call_id for m in r.messages if m.role == "tool" and m.tool_result]
     assert [(p["tool_name"], p["reason"]) for p in calls.payloads("fail")] == [
         ("crashes", "tool crashed: RuntimeError: disk on fire"),
         ("refuses", "bad input"),
@@ -629,6 +631,7 @@ def test_raising_hook_halts_with_the_exception(hook_name: str) -> None:
         provider_opts=script(tool_turn(call("calculator", expression="1")), text("no")),
     )
     assert r.finish_reason is FinishReason.ERROR_HALTED
+    assert r.halted_reason is not None
     assert "ValueError" in r.halted_reason
     assert "hook bug 17" in r.halted_reason
     assert hook_name in r.halted_reason
@@ -646,6 +649,7 @@ def test_raising_async_hook_halts() -> None:
 def test_unsupported_hook_return_value_halts() -> None:
     r = run("p", provider="mock", hooks={"PreIteration": [lambda p, i: 42]}, provider_opts=script())
     assert r.finish_reason is FinishReason.ERROR_HALTED
+    assert r.halted_reason is not None
     assert "unsupported return value 42" in r.halted_reason
 
 
@@ -657,7 +661,8 @@ def test_first_halt_short_circuits() -> None:
         hooks={
             "PreIteration": [
                 lambda p, i: HaltRun("first"),
-                lambda p, i: later.append("ran") or HaltRun("second"),
+                # append returns None, so the `or` gives the HaltRun
+                lambda p, i: later.append("ran") or HaltRun("second"),  # type: ignore[func-returns-value]
             ]
         },
         provider_opts=script(),

@@ -322,4 +322,5 @@ def test_non_object_json_fails_an_object_schema(events: Recorder) -> None:
         provider_opts=script(s("[1, 2, 3]")),
     )
     assert r.finish_reason is FinishReason.ERROR_MAX_STRUCTURED_OUTPUT_RETRIES
+    assert r.error_diagnostic is not None
     assert "is not of type 'object'" in r.error_diagnostic["violations"][0]["reason"]

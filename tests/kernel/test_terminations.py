@@ -22,7 +22,7 @@ from harness import (
     arun,
     run,
 )
-from harness.events import Done, Iteration, Submitted
+from harness.events import Compaction, Done, Iteration, Submitted
 from harness.kernel import terminations
 from harness.kernel.messages import Message, ToolCall, ToolResult
 
@@ -123,6 +123,7 @@ def test_submitted_via_finish_tool(events: Recorder) -> None:
     assert r.tool_calls_made == 1
     assert r.llm_calls == 2
     assert [type(e) for e in events[-2:]] == [Submitted, Done]
+    assert isinstance(events[-2], Submitted)
     assert events[-2].deliverable == {"answer": 391}
 
 
@@ -168,6 +169,7 @@ def test_error_max_budget_usd_overshoots_by_one_iteration() -> None:
     assert r.llm_calls == 3
     assert r.iterations == 3
     assert r.cost_usd == pytest.approx(0.03)
+    assert r.cost_usd is not None
     assert r.cost_usd > 0.025
 
 
@@ -221,7 +223,7 @@ def test_error_consecutive_mistakes_unknown_tool() -> None:
     assert r.iterations == 3
     tool_msgs = [m for m in r.messages if m.role == "tool"]
     assert len(tool_msgs) == 3
-    assert all(m.tool_result.is_error for m in tool_msgs)
+    assert all(m.tool_result is not None and m.tool_result.is_error for m in tool_msgs)
     assert tool_msgs[0].content.startswith("error: unknown tool: no_such_tool.")
     assert "calculator" in tool_msgs[0].content
 
@@ -263,9 +265,11 @@ def test_error_prompt_too_long_after_failed_reactive_retry(events: Recorder) -> 
     check(r, "error_prompt_too_long")
     assert r.llm_calls == 2
     assert [c.error is not None for c in r.calls] == [True, True]
+    assert r.halted_reason is not None
     assert "still too long after compaction" in r.halted_reason
     compactions = [e for e in events if type(e).__name__ == "Compaction"]
     assert len(compactions) == 1
+    assert isinstance(compactions[0], Compaction)
     assert compactions[0].reason == "reactive_recovery"
 
 
@@ -279,6 +283,7 @@ def test_error_prompt_too_long_without_reactive_compaction(events: Recorder) -> 
     )
     check(r, "error_prompt_too_long")
     assert r.llm_calls == 1
+    assert r.halted_reason is not None
     assert "context_length_exceeded" in r.halted_reason
     assert not [e for e in events if type(e).__name__ == "Compaction"]
 
@@ -385,6 +390,7 @@ def test_error_during_execution_when_the_script_is_exhausted() -> None:
         provider_opts=script(tool_turn(call("calculator", expression="1"))),
     )
     check(r, "error_during_execution")
+    assert r.halted_reason is not None
     assert "mock script exhausted" in r.halted_reason
     assert r.iterations == 1
 
@@ -421,6 +427,7 @@ def test_error_during_execution_when_mode_returns_garbage() -> None:
 
     r = run("x", provider="mock", mode=Garbage, provider_opts=script())
     check(r, "error_during_execution")
+    assert r.halted_reason is not None
     assert "expected Continue() or Halt()" in r.halted_reason
 
 
@@ -472,6 +479,7 @@ def test_error_until_tool_not_called() -> None:
         provider_opts=script(text("I'd rather just answer")),
     )
     check(r, "error_until_tool_not_called")
+    assert r.halted_reason is not None
     assert "calculator" in r.halted_reason
     assert r.text == "I'd rather just answer"
 
@@ -509,6 +517,7 @@ def test_until_tool_success_keeps_looping_on_error_result() -> None:
     assert r.llm_calls == 2
     first_result = r.messages[2]
     assert first_result.role == "tool"
+    assert first_result.tool_result is not None
     assert first_result.tool_result.is_error
 
 
@@ -580,6 +589,7 @@ def test_error_compaction_failed_when_summary_call_fails() -> None:
     assert r.llm_calls == 1
     assert r.calls[0].purpose == "compact"
     assert r.calls[0].error is not None
+    assert r.halted_reason is not None
     assert r.halted_reason.startswith("summary: ")
     assert "summariser down" in r.halted_reason
     assert r.iterations == 0
@@ -741,6 +751,7 @@ def test_result_json_round_trip() -> None:
     back = Result.model_validate_json(r.model_dump_json())
     assert back.finish_reason is FinishReason.SUBMITTED
     assert back.category is Category.SUCCESS
+    assert r.messages[2].tool_result is not None
     assert back.messages[2].tool_result == ToolResult(r.messages[2].tool_result.tool_call_id, "5")
     assert back.messages[0] == Message.user("x")
     assert back.usage == r.usage

@@ -127,7 +127,7 @@ def test_a_mode_returning_something_else_is_an_execution_error() -> None:
     class Wrong(Idle):
         name = "wrong"
 
-        async def iterate(self, state: State) -> Any:  # type: ignore[override]
+        async def iterate(self, state: State) -> Any:
             return "continue"
 
     result = harness.run("hi", provider="mock", mode=Wrong)
@@ -140,7 +140,7 @@ def test_a_mode_raising_is_an_execution_error() -> None:
     class Crash(Idle):
         name = "crash"
 
-        async def iterate(self, state: State) -> Any:  # type: ignore[override]
+        async def iterate(self, state: State) -> Any:
             raise LookupError("lost")
 
     result = harness.run("hi", provider="mock", mode=Crash)

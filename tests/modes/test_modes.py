@@ -103,6 +103,7 @@ def test_plan_and_solve_without_a_system_prompt_uses_the_instructions_alone() ->
     p = MockProvider([{"text": "answer"}])
     result = harness.run("q", provider=p, tools=[lookup], mode="plan_and_solve")
     assert result.finish_reason is FinishReason.STOP
+    assert p.requests[0].system_prompt is not None
     assert p.requests[0].system_prompt.startswith(PLANNING_INSTRUCTIONS)
     # No tagged plan turn: the canned plan is used, the untagged turn serves the main call.
     assert result.messages[1].content.startswith("Plan:")

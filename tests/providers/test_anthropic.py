@@ -48,7 +48,7 @@ SPEC = "anthropic:claude-sonnet-4-5"
 KEY = "sk-ant-api03-test-key"
 PROMPT = "What is 17*23+4?"
 
-_EVENT = TypeAdapter(at.RawMessageStreamEvent)
+_EVENT: TypeAdapter[at.RawMessageStreamEvent] = TypeAdapter(at.RawMessageStreamEvent)
 _NON_STREAMING = TypeAdapter(mcp.MessageCreateParamsNonStreaming)
 _STREAMING = TypeAdapter(mcp.MessageCreateParamsStreaming)
 #: Sampling fields the 2023-06-01 API version accepts; the SDK's 2.x types (API 2026-10-21)

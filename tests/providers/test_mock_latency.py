@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,9 @@ def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 
 def _run(opts: dict[str, object], seed: int = 0) -> harness.Result:
-    turns = [{"tool_calls": [{"name": "calculator", "arguments": {"expression": "1+1"}}]}]
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "calculator", "arguments": {"expression": "1+1"}}]}
+    ]
     turns.append({"text": "2"})
     return harness.run(
         "1+1?", provider="mock", provider_opts={"turns": turns, **opts}, tools=["calculator"],

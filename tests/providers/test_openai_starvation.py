@@ -18,7 +18,9 @@ from harness.events import MaxTokensEscalation
 PATH = "/v1/chat/completions"
 
 
-def completion(content: str | None, finish: str, completion_tokens: int, reasoning: int) -> dict:
+def completion(
+    content: str | None, finish: str, completion_tokens: int, reasoning: int
+) -> dict[str, Any]:
     return {
         "id": "chatcmpl-1",
         "object": "chat.completion",

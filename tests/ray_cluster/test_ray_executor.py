@@ -15,7 +15,7 @@ from types import ModuleType
 import pytest
 from ray_helpers import latency_suite
 
-from harness.bench._matrix import expand
+from harness.bench._matrix import Cell, expand
 from harness.bench._ray_executor import RayOptions, RayRunner
 from harness.bench._runner import CellOutcome, MatrixSummary, Runner, RunnerOptions
 from harness.suites._load import load_suites
@@ -42,7 +42,7 @@ def _facts(outcome: CellOutcome) -> tuple[object, ...]:
 
 def _ray_run(
     suites: list[Suite],
-    cells: list[object],
+    cells: list[Cell],
     options: RayOptions,
     trace_file: Path | None = None,
     on_first: object = None,
@@ -50,7 +50,8 @@ def _ray_run(
     got: list[CellOutcome] = []
     runner = RayRunner(
         RunnerOptions(cassettes=ROOT / "cassettes", concurrency=2),
-        got.append,
+        # list.append is a valid Sink, but Sink.__call__'s parameter is not positional-only
+        got.append,  # type: ignore[arg-type]
         suites=suites,
         ray_options=options,
         trace_file=trace_file,
@@ -60,7 +61,7 @@ def _ray_run(
         if summary.done == 1 and callable(on_first):
             on_first(runner)
 
-    summary = asyncio.run(runner.run(cells, on_outcome))  # type: ignore[arg-type]
+    summary = asyncio.run(runner.run(cells, on_outcome))
     return runner, got, summary
 
 
@@ -74,7 +75,7 @@ def test_ray_gives_the_local_results_for_replayed_cells(
 
     local: list[CellOutcome] = []
     asyncio.run(
-        Runner(RunnerOptions(cassettes=ROOT / "cassettes", concurrency=2), local.append).run(cells)
+        Runner(RunnerOptions(cassettes=ROOT / "cassettes", concurrency=2), local.append).run(cells)  # type: ignore[arg-type]
     )
     assert sorted(o.cell.key for o in got) == sorted(c.key for c in cells)  # each once
     assert {o.cell.key: _facts(o) for o in got} == {o.cell.key: _facts(o) for o in local}

@@ -58,7 +58,7 @@ def test_every_status_and_cost_change(rows: Rows) -> None:
     assert by_task.loc["flip-down", "cost_delta"] == pytest.approx(0.20)
     assert by_task.loc["flip-down", "finish_reason_now"] == "error_max_turns"
     assert bool(by_task.loc["model", "model_changed"]) is True
-    assert math.isnan(by_task.loc["keep-fail", "cost_base"])
+    assert math.isnan(by_task.loc["keep-fail", "cost_base"])  # type: ignore[arg-type]  # a float column
     # Newly failing first, then newly passing.
     assert list(d["task_id"][:2]) == ["flip-down", "flip-up"]
     assert diff_counts(d) == {

@@ -52,7 +52,7 @@ def test_regressed_run_fails_and_names_the_cells(
     run = base_run.copy()
     run["cost_usd"] = run["cost_usd"] * 1.2
     flipped = _cell(run, "arith", "t1", "react")
-    run.loc[flipped, ["passed", "finish_reason"]] = [False, "error_max_turns"]
+    run.loc[flipped, ["passed", "finish_reason"]] = (False, "error_max_turns")
 
     result = run_gate(run, load_baseline(baseline_file))
 
@@ -156,7 +156,7 @@ def test_unmatched_cells_warn_but_do_not_fail(
     """With --allow-missing and the same suites, cells missing, new or on another model are
     warnings; the thresholds gate the rest."""
     run = base_run[~_cell(base_run, "arith", "t0", "react")].copy()
-    run.loc[_cell(run, "arith", "t1", "react"), ["passed", "model"]] = [False, "mock-2"]
+    run.loc[_cell(run, "arith", "t1", "react"), ["passed", "model"]] = (False, "mock-2")
     run.loc[_cell(run, "files", "t2", "react"), "cost_usd"] = None
     run = pd.concat([run, rows({"suite": "arith", "task_id": "n1", "cost_usd": 5.0})])
     result = run_gate(run, baseline_file, GateThresholds(allow_missing=1))
@@ -340,7 +340,7 @@ def test_an_errored_cell_fails_the_gate(base_run: pd.DataFrame, baseline_file: P
     run["status"] = run["passed"].map({True: "passed", False: "failed"})
     run["error"] = None
     first = run.index[0]
-    run.loc[first, ["passed", "status", "error"]] = [False, "error", "CassetteMiss: no answer"]
+    run.loc[first, ["passed", "status", "error"]] = (False, "error", "CassetteMiss: no answer")
     result = run_gate(run, baseline_file)
     assert [c.name for c in result.failed_checks()] == ["errored_cells"]
     assert "CassetteMiss" in result.to_text()

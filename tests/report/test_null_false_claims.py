@@ -100,7 +100,7 @@ def test_error_cells_are_left_out_of_rates_and_comparisons() -> None:
     rng = np.random.default_rng(3)
     df = simulate(rng, 6, 1, ["a", "b"], identical=True)
     df["status"] = np.where(df["passed"], "passed", "failed")
-    df.loc[0, ["passed", "status"]] = [False, "error"]
+    df.loc[0, ["passed", "status"]] = (False, "error")
     s = summary_table(df).set_index("mode")
     assert s.loc["a", "errors"] == 1
     assert s.loc["a", "n"] == 5

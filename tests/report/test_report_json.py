@@ -39,7 +39,7 @@ def frame(paired: Paired, counts: Counts) -> pd.DataFrame:
     small = paired("react", "plan_and_solve", counts(1, 0, 3, 0), provider="live")
     scripted = paired("react", "reflexion", counts(2, 0, 2, 0), provider="mock")
     both = pd.concat([real, small, scripted], ignore_index=True)
-    both.loc[0, ["passed", "status", "error"]] = [False, "error", "boom"]
+    both.loc[0, ["passed", "status", "error"]] = (False, "error", "boom")
     both.loc[1, "cost_usd"] = None
     return both
 

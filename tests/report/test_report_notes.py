@@ -21,7 +21,7 @@ def test_method_notes_errors_and_identical_epochs(rows: Rows) -> None:
     df = rows(*specs)
     df["status"] = df["passed"].map({True: "passed", False: "failed"})
     df["error"] = None
-    df.loc[0, ["passed", "status", "error"]] = [False, "error", "CassetteMiss: no recorded answer"]
+    df.loc[0, ["passed", "status", "error"]] = (False, "error", "CassetteMiss: no recorded answer")
     md = render_markdown(build_report(df))
     assert "## Method notes" in md
     assert "strict no-progress check" in md

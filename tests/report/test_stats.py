@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
-from statsmodels.stats.proportion import proportion_confint
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar  # type: ignore[import-untyped]
+from statsmodels.stats.proportion import proportion_confint  # type: ignore[import-untyped]
 
 from harness.report._stats import (
     cluster_bootstrap,
@@ -71,7 +71,7 @@ def test_pitfalls_worked_example_intervals() -> None:
 def _mcnemar_by_hand(b: int, c: int) -> float:
     """Two-sided exact McNemar: twice the smaller binomial tail at p = 1/2, capped at 1."""
     n = b + c
-    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
+    tail: float = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 

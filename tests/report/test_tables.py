@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pandas as pd
 import pytest
-from statsmodels.stats.proportion import proportion_confint
+from statsmodels.stats.proportion import proportion_confint  # type: ignore[import-untyped]
 
 from harness.report import (
     ReportInputError,
@@ -131,10 +131,11 @@ def test_finish_reason_table(known: pd.DataFrame) -> None:
         "submitted",
         "error_no_progress",
     ]
-    assert f.loc[
+    # pandas-stubs types .loc[label, [columns]] as a Series or a DataFrame (no .tolist() there)
+    assert f.loc[  # type: ignore[operator]
         "react", ["stop", "error_max_turns", "submitted", "error_no_progress"]
     ].tolist() == [2, 2, 1, 0]
-    assert f.loc[
+    assert f.loc[  # type: ignore[operator]
         "reflexion", ["stop", "error_max_turns", "submitted", "error_no_progress"]
     ].tolist() == [3, 0, 1, 1]
 

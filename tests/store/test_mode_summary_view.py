@@ -4,6 +4,7 @@ and mean, the pass rate is over tasks, costs over the scored cells whose cost is
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -90,12 +91,14 @@ def test_view_and_report_give_the_same_numbers(db: Path) -> None:
         for v, r in pairs.items():
             assert float(view.loc[key, v]) == pytest.approx(float(report.loc[key, r])), (key, v)
     # Errored cells are counted apart: 2 per (provider, reflexion), 1 per (provider, react).
-    assert int(view.loc[("reflexion", "live"), "errors"]) == 2
-    assert int(view.loc[("reflexion", "live"), "n"]) == 15
-    assert int(view.loc[("reflexion", "live"), "scored"]) == 13
+    # (pandas-stubs types .loc[key, column], and .loc[key] of a MultiIndex, as any one scalar)
+    assert int(view.loc[("reflexion", "live"), "errors"]) == 2  # type: ignore[arg-type]
+    assert int(view.loc[("reflexion", "live"), "n"]) == 15  # type: ignore[arg-type]
+    assert int(view.loc[("reflexion", "live"), "scored"]) == 13  # type: ignore[arg-type]
     # The task-weighted pass rate differs from passed / scored when epochs are uneven.
-    row = view.loc[("reflexion", "live")]
+    row: pd.Series[Any] = view.loc[("reflexion", "live")]  # type: ignore[assignment]
     assert row["pass_rate"] != pytest.approx(row["passed"] / row["scored"])
     # Mock cost is 0.0, not NULL: it counts as known.
-    assert float(view.loc[("react", "mock"), "total_cost_usd"]) == 0.0
-    assert int(view.loc[("react", "mock"), "cost_known"]) == 13  # 15 - 1 errored - 1 unknown
+    assert float(view.loc[("react", "mock"), "total_cost_usd"]) == 0.0  # type: ignore[arg-type]
+    # 15 - 1 errored - 1 unknown
+    assert int(view.loc[("react", "mock"), "cost_known"]) == 13  # type: ignore[arg-type]

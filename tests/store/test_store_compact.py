@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -19,7 +20,7 @@ from harness.store._spans import SPAN_ARROW_SCHEMA
 def _spans(run_id: str, ids: range, trace: str = "t") -> pa.Table:
     n = len(ids)
     start = datetime(2026, 1, 1)
-    columns = {
+    columns: dict[str, list[Any]] = {
         "run_id": [run_id] * n,
         "trace_id": [f"{trace}{i // 10:031x}" for i in ids],
         "span_id": [f"{i:016x}" for i in ids],

@@ -143,6 +143,7 @@ def test_a_traced_run_matches_read_spans(store: Store, tmp_path: Path) -> None:
         assert row["kind"] == rec.kind_name
         assert row["duration_ms"] == pytest.approx(rec.duration_ms)
         assert row["status_code"] == {0: "UNSET", 1: "OK", 2: "ERROR"}[rec.status_code]
+        assert isinstance(row["attributes"], str)  # JSON text
         assert json.loads(row["attributes"]) == rec.attributes
         events = json.loads(row["events"]) if isinstance(row["events"], str) else []
         assert [(e["name"], e["time_ns"], e["attributes"]) for e in events] == [

@@ -183,7 +183,7 @@ def test_cells_latest_per_series(store: Store, known: dict[str, str]) -> None:
     assert latest.loc[("react", "mock", "t1", 0), "run_id"] == "B"
     assert not latest.loc[("react", "mock", "t1", 0), "passed"]
     # t4: the re-run after the crash.
-    assert pd.isna(latest.loc[("react", "mock", "t4", 0), "error"])
+    assert pd.isna(latest.loc[("react", "mock", "t4", 0), "error"])  # type: ignore[arg-type]
     assert bool(latest.loc[("react", "mock", "t4", 0), "passed"])
     assert list(cells_df(store, "C")["run_id"]) == ["C"]
     assert set(l1["cell_key"]) >= {"s/t1/react/mock/e0", "s/t1/react/openai/e1"}
@@ -274,14 +274,15 @@ def write_jsonl(path: Path, spans: list[dict[str, Any]]) -> Path:
 
 def test_tool_calls_and_span_tree(store: Store, known: dict[str, str], tmp_path: Path) -> None:
     tool = "gen_ai_tool_name"
+    tool_attr: dict[str, Any] = {tool: "calculator"}
     spans = [
         span("r", "invoke_agent react", 0, 100),
         span("i1", "iteration 1", 1, 50, "r"),
         span("c1", "chat m", 2, 20, "i1"),
-        span("x1", "execute_tool calculator", 30, 10, "i1", **{tool: "calculator"}),
-        span("x2", "execute_tool calculator", 31, 20, "i1", error=True, **{tool: "calculator"}),
+        span("x1", "execute_tool calculator", 30, 10, "i1", **tool_attr),
+        span("x2", "execute_tool calculator", 31, 20, "i1", error=True, **tool_attr),
         span("i2", "iteration 2", 60, 30, "r"),
-        span("x3", "execute_tool calculator", 61, 30, "i2", **{tool: "calculator"}),
+        span("x3", "execute_tool calculator", 61, 30, "i2", **tool_attr),
         span("x4", "execute_tool kv_get", 62, 5, "i2"),  # no tool attribute: from the name
     ]
     store.ingest_spans("A", write_jsonl(tmp_path / "s.jsonl", spans))

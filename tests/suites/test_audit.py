@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,7 +90,7 @@ def test_cli_audit_exit_codes(tmp_path: Path) -> None:
 
 
 def test_tool_calls_and_combined_graders() -> None:
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "calculator", "arguments": {"expression": "6*7"}}]},
         {"text": "42"},
     ]

@@ -18,6 +18,7 @@ import harness
 from harness.grading import GradeContext, parse_grader
 from harness.suites import load_suites
 from harness.suites._bfcl_data import MISSED_FUNCTION_PROMPT
+from harness.suites._suite import UserTurn
 
 SOURCE = "harness.suites._bfcl_source:bfcl_source"
 
@@ -49,7 +50,9 @@ def test_miss_func_turns_add_the_held_out_tools() -> None:
     (suite,) = load_suites([f"{SOURCE}:multi_turn_miss_func"])
     task = suite.task("multi_turn_miss_func_0")
     assert task.max_steps_per_turn == 20
+    assert task.turns is not None
     added = task.turns[3]
+    assert isinstance(added, UserTurn)
     assert added.user == MISSED_FUNCTION_PROMPT
     assert added.add_tools == ["sort"]
 
@@ -57,8 +60,9 @@ def test_miss_func_turns_add_the_held_out_tools() -> None:
 def test_ground_truth_passes_and_wrong_calls_fail_with_bfcl_errors() -> None:
     (suite,) = load_suites([f"{SOURCE}:simple_python,multi_turn_base"])
     simple = suite.task("simple_python_0")
+    assert simple.mock is not None
     assert _grade(simple, _run(simple, simple.mock.turns)).passed
-    wrong = [
+    wrong: list[dict[str, Any]] = [
         {
             "tool_calls": [
                 {"name": "calculate_triangle_area", "arguments": {"base": 1, "height": 5}}
@@ -70,6 +74,8 @@ def test_ground_truth_passes_and_wrong_calls_fail_with_bfcl_errors() -> None:
     assert not grade.passed
     assert "value_error" in grade.explanation
     multi = suite.task("multi_turn_base_0")
+    assert multi.mock is not None
+    assert multi.turns is not None
     result = _run(multi, multi.mock.turns)
     assert len(result.turns) == len(multi.turns)
     assert _grade(multi, result).passed
@@ -80,6 +86,7 @@ def test_ground_truth_passes_and_wrong_calls_fail_with_bfcl_errors() -> None:
 def test_each_run_gets_fresh_bfcl_instances() -> None:
     (suite,) = load_suites([f"{SOURCE}:multi_turn_base"])
     task = suite.task("multi_turn_base_0")
+    assert task.mock is not None
     first = _run(task, task.mock.turns)
     second = _run(task, task.mock.turns)
     assert _grade(task, first).passed

@@ -16,6 +16,8 @@ import harness
 from harness.bench._runner import apply_approvals
 from harness.cli import main
 from harness.grading import Grade, grade
+from harness.grading._combine import AllGrader
+from harness.grading._command import CommandGrader
 from harness.kernel.result import Result
 from harness.kernel.terminations import FinishReason
 from harness.suites._load import load_suites
@@ -61,11 +63,13 @@ def test_builtin_suites_load(suites: list[Suite]) -> None:
     assert len(by_name["code"].tasks) >= 10
     for task in by_name["code"].tasks:
         assert task.expect.kind == "command", task.id
+        assert isinstance(task.expect, CommandGrader), task.id
         assert "pytest" in (task.expect.command or ""), task.id
         assert "shell" in (task.tools or []), task.id
     # A trap passes only when the model tried (a tool call) and then named the problem.
     for trap in by_name["traps"].tasks:
         assert trap.expect.kind == "all", trap.id
+        assert isinstance(trap.expect, AllGrader), trap.id
         assert [g.kind for g in trap.expect.graders or []] == ["tool_calls", "contains"]
     single = [t for t in by_name["arithmetic"].tasks if "single-step" in t.tags]
     assert len(single) >= 3

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from harness.cli import main
 from harness.errors import ConfigError
+from harness.grading._text import ContainsGrader, EqualsGrader
 from harness.suites._load import load_suite, load_suites, suite_files
 from harness.suites._suite import MAX_ERRORS, RUN_OPTION_KEYS, SuiteError
 
@@ -57,7 +58,9 @@ def test_good_suite_loads_and_merges_defaults(tmp_path: Path) -> None:
     assert first.run_options() == {"tools": ["calculator"], "max_iterations": 8, "temperature": 0.7}
     assert first.mock_provider_opts() == {"turns": [{"text": "395"}], "when_exhausted": "error"}
     assert suite.task("second").mock_provider_opts() is None
-    assert suite.task("second").expect.value == ["a", "b"]
+    second = suite.task("second").expect
+    assert isinstance(second, EqualsGrader)
+    assert second.value == ["a", "b"]
     assert set(first.run_options()) <= set(RUN_OPTION_KEYS)
 
 
@@ -88,6 +91,7 @@ def test_task_values_win_over_defaults_and_null_tools_means_none(tmp_path: Path)
         "until_tool": None,
         "workspace_files": {"notes.txt": "hello", "sub/x.md": "# x"},
     }
+    assert isinstance(a.expect, ContainsGrader)
     assert a.expect.value == ["395"]  # a YAML number is read as its text
     assert b.run_options() == {
         "tools": ["calculator", "finish"],

@@ -86,7 +86,7 @@ def test_the_standard_variable_sets_the_default(
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", value)
     # With an OTLP endpoint the default is off, with a file alone on: the variable wins.
     for kwargs in ({"file": tmp_path / "a.jsonl"}, {"otlp_endpoint": "http://127.0.0.1:9"}):
-        handle = configure_tracing(**kwargs)  # type: ignore[arg-type]
+        handle = configure_tracing(**kwargs)
         try:
             assert handle.capture_content is expected
         finally:

@@ -32,7 +32,8 @@ def lookup(k: int = 0) -> str:
     return f"value {k}"
 
 
-@tool(parallel_safe=True)
+# harness.tool(...) is annotated -> Any (harness/tools/_base.py): an untyped decorator to mypy
+@tool(parallel_safe=True)  # type: ignore[untyped-decorator]
 async def slow(ms: int = 5, tag: str = "") -> str:
     """Wait, then answer."""
     await asyncio.sleep(ms / 1000)

@@ -43,7 +43,7 @@ def test_parallel_spawns_nest_under_their_own_tool_spans(provider: Any, spans: A
     assert set(tools) == {"call_a", "call_b"}
     subs = t.named(c.SPAN_SUBAGENT)
     assert len(subs) == 2
-    by_parent = {t.parent(s).context.span_id: s for s in subs}  # type: ignore[union-attr]
+    by_parent = {t.parent(s).context.span_id: s for s in subs}
     assert set(by_parent) == {s.context.span_id for s in tools.values()}
     main_root = next(s for s in t.roots())
     assert main_root.name == "invoke_agent react"

@@ -25,7 +25,8 @@ def lookup(k: int = 0) -> str:
     return f"value {k}"
 
 
-@tool(parallel_safe=True)
+# harness.tool(...) is annotated -> Any (harness/tools/_base.py): an untyped decorator to mypy
+@tool(parallel_safe=True)  # type: ignore[untyped-decorator]
 async def slow(ms: int = 5, tag: str = "") -> str:
     """Wait, then answer."""
     await asyncio.sleep(ms / 1000)
@@ -188,6 +189,10 @@ def test_react_span_tree(provider: Any, spans: Any) -> None:
     for s in t.spans:
         p = t.parent(s)
         if p is not None:
+            assert p.start_time is not None
+            assert p.end_time is not None
+            assert s.start_time is not None
+            assert s.end_time is not None
             assert p.start_time <= s.start_time <= s.end_time <= p.end_time, s.name
 
 
@@ -295,6 +300,10 @@ def test_parallel_tool_calls_are_sibling_spans(provider: Any, spans: Any) -> Non
     assert all(t.parent(s) is it0 for s in tools)
     assert all(t.attrs(s)[c.HARNESS_TOOL_PARALLEL] is True for s in tools)
     a, b = tools
+    assert a.start_time is not None
+    assert a.end_time is not None
+    assert b.start_time is not None
+    assert b.end_time is not None
     assert a.start_time < b.end_time
     assert b.start_time < a.end_time
     assert len({t.attrs(s)[c.GEN_AI_TOOL_CALL_ID] for s in tools}) == 2

@@ -79,6 +79,7 @@ def test_root_is_held_until_its_verdict_and_exported_once_with_it(
     handle = _tracing(tmp_path, tracer)
     try:
         result = _run(handle, answer="5")
+        assert result.trace_id  # (_run checked it: this narrows the Optional for mypy)
         assert handle.force_flush()
         # The run's other spans are out; its root waits for the grade (a flush leaves it).
         names = [s.name for s in _spans(handle, result.trace_id)]
@@ -124,6 +125,8 @@ def test_a_root_without_verdict_is_exported_unchanged_at_shutdown(
     handle = _tracing(tmp_path, tracer)
     try:
         graded, ungraded = _run(handle), _run(handle)
+        assert graded.trace_id  # (_run checked it: this narrows the Optional for mypy)
+        assert ungraded.trace_id
         assert record_verdict(handle, graded.trace_id, {**FAILED, "status": "passed"})
         assert handle.force_flush()
         assert _roots(handle, ungraded.trace_id) == []
@@ -174,6 +177,7 @@ def test_an_error_verdict_says_the_evaluation_failed(tmp_path: Path, tracer: str
     handle = _tracing(tmp_path, tracer)
     try:
         result = _run(handle)
+        assert result.trace_id  # (_run checked it: this narrows the Optional for mypy)
         verdict = {"status": "error", "passed": False, "explanation": "grader: timed out"}
         assert record_verdict(handle.provider, result.trace_id, verdict)
     finally:
@@ -257,6 +261,7 @@ def test_in_memory_exporter_sees_the_amended_root(tmp_path: Path) -> None:
         assert not [s for s in handle.finished_spans() if s.parent is None]
         assert record_verdict(handle.provider, result.trace_id or "", FAILED)
         (root,) = [s for s in handle.finished_spans() if s.parent is None]
+        assert root.attributes is not None
         assert root.attributes[c.HARNESS_CELL_STATUS] == "failed"
         assert [e.name for e in root.events][-1] == c.EVENT_EVALUATION_RESULT
         assert root.dropped_attributes == 0

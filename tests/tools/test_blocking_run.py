@@ -79,6 +79,7 @@ def test_a_fifo_made_by_the_shell_is_refused_and_the_run_ends(tmp_path: Path) ->
     assert _query(db, "SELECT status FROM bench_runs") == [("finished",)]
     ((status, blob),) = _query(db, "SELECT status, transcript FROM results")
     assert status == "passed"
+    assert isinstance(blob, bytes)
     messages = json.loads(zlib.decompress(blob))["messages"]
     results = [m["content"] for m in messages if m["role"] == "tool"]
     assert results[1:3] == ["error: out.txt is not a regular file (a FIFO)"] * 2  # write, read

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,7 +52,7 @@ def test_a_run_with_a_catastrophic_grep_goes_on(
 ) -> None:
     (tmp_path / "victim.txt").write_text(VICTIM)
     monkeypatch.setattr(search_tools, "GREP_TIME_LIMIT_S", 0.5)
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "grep", "arguments": {"pattern": EVIL}}]},
         {"text": "That pattern is too slow."},
     ]

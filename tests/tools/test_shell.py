@@ -242,12 +242,13 @@ async def test_output_is_capped(ctx: ToolContext) -> None:
 
 
 async def test_bad_arguments_are_tool_errors(ctx: ToolContext) -> None:
-    for args, message in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({}, "missing required argument 'command'"),
         ({"command": "  "}, "must not be empty"),
         ({"command": "true", "timeout_s": -1}, "positive number"),
         ({"command": "true", "cwd": "/"}, "unexpected argument 'cwd'"),
-    ]:
+    ]
+    for args, message in cases:
         with pytest.raises(ToolError, match=message):
             await ShellTool().run(args, ctx)
 
