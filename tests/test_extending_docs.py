@@ -4,6 +4,7 @@ provider, an executor, a task source, a suite)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,19 @@ BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), fla
 
 def test_the_page_has_one_example_per_extension_point() -> None:
     assert len(BLOCKS) == 7
+
+
+@pytest.fixture(autouse=True)
+def _registries_restored() -> Iterator[None]:
+    """The examples register plug-ins in code: undo that after each, so that other tests see
+    only the built-ins (and installed entry points)."""
+    from harness.cli._plugins import registries
+
+    saved = [(r, dict(r._entries)) for r in registries()]
+    yield
+    for registry, entries in saved:
+        registry._entries.clear()
+        registry._entries.update(entries)
 
 
 @pytest.mark.parametrize(

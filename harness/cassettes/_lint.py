@@ -33,8 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from vcr.serializers import yamlserializer  # type: ignore[import-untyped]
-
+from harness.cassettes import _yaml as yamlserializer
 from harness.cassettes._transport import DROPPED_HEADERS, SECRET_HEADERS, SECRET_QUERY
 from harness.errors import ConfigError
 

@@ -46,8 +46,8 @@ from typing import Any
 import httpx
 from vcr.record_mode import RecordMode  # type: ignore[import-untyped]
 from vcr.request import Request as VcrRequest  # type: ignore[import-untyped]
-from vcr.serializers import yamlserializer  # type: ignore[import-untyped]
 
+from harness.cassettes import _yaml as yamlserializer
 from harness.cassettes._store import (
     DROPPED_HEADERS,
     SECRET_HEADERS,

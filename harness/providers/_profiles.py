@@ -27,7 +27,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from harness.errors import ConfigError
+from harness._yaml import safe_load_bounded
+from harness.errors import ConfigError, YAMLSyntaxError
 
 __all__ = [
     "BUILTIN_PROFILES",
@@ -287,10 +288,10 @@ def _read_examples(path: Path, where: str) -> Any:
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = safe_load_bounded(path.read_text(encoding="utf-8"), source=str(path))
     except OSError as exc:
         raise ConfigError(f"{where}: examples_file {path}: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, YAMLSyntaxError) as exc:
         raise ConfigError(f"{where}: examples_file {path}: not valid YAML: {exc}") from None
     if not isinstance(data, list):
         raise ConfigError(f"{where}: examples_file {path}: must hold a list of examples")

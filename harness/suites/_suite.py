@@ -84,8 +84,8 @@ class MockScript(BaseModel):
     when_exhausted: Literal["error", "repeat_last"] = "error"
     #: Per-mode scripts (``{orchestrate: [turns...]}``), used instead of ``turns`` for that mode.
     modes: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
-    #: Seconds per call (or ``[lo, hi]``), plus up to ``latency_jitter_s`` more; see
-    #: harness.providers._mock. For benchmarking latency-bound runs offline.
+    #: Seconds per call (or ``[lo, hi]``), plus up to ``latency_jitter_s`` more (the mock
+    #: provider's options). For benchmarking latency-bound runs offline.
     latency_s: float | list[float] | None = None
     latency_jitter_s: float | None = None
 

@@ -807,3 +807,15 @@ def test_cassette_paths_follow_the_layout_and_keep_provider_names() -> None:
             cassette_path("c", "s", bad, "react", "t", 0)
     with pytest.raises(ConfigError, match="epoch"):
         cassette_path("c", "s", "p", "react", "t", -1)
+
+
+def test_a_cassette_yaml_bomb_fails_its_load_with_a_clear_error(tmp_path: Path) -> None:
+    """A cassette whose aliases would expand past the bound is refused before it is built."""
+    from harness.cassettes._yaml import deserialize
+    from harness.errors import YAMLSyntaxError
+
+    lines = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for prev, name in zip("abcd", "bcde", strict=True):
+        lines.append(f"{name}: &{name} [{','.join([f'*{prev}'] * 9)}]")
+    with pytest.raises(YAMLSyntaxError, match=r"cassette:5: aliases expand to more than 10,000"):
+        deserialize("\n".join([*lines, "interactions: []", ""]))

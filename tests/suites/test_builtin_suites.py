@@ -52,6 +52,8 @@ def test_builtin_suites_load(suites: list[Suite]) -> None:
     assert sum(len(s.tasks) for s in suites) >= 40
     for suite, task in tasks_of(suites):
         assert task.mock is not None, f"{suite.name}/{task.id} has no mock script"
+        if "bfcl" in task.tags:  # BFCL leaves sampling to the server (docs/benchmarks.md)
+            continue
         assert task.run_options().get("temperature") is not None, f"{suite.name}/{task.id}"
         assert "max_iterations" in task.run_options()
     kinds = {t.expect.kind for _, t in tasks_of(suites)}
@@ -151,6 +153,8 @@ async def test_every_grader_can_fail(suites: list[Suite]) -> None:
     }
     cells = []
     for suite, task in tasks_of(suites):
+        if task.audit is not None and task.audit.allow:
+            continue  # passes a do-nothing model by design, with its reason (e.g. BFCL irrelevance)
         if suite.name == "traps":
             override = {"provider_opts": busywork, "tools": ["calculator"]}
         else:
