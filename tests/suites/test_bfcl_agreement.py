@@ -47,14 +47,18 @@ import duckdb
 import mpmath
 
 from harness.bench._session import BenchRequest, run_bench
-from harness.suites import SOURCES, load_suite
+from harness.suites import SOURCES, Suite, load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
-SUITE = ROOT / "suites" / "bfcl.yaml"
+#: The default bench's BFCL suites: single-turn entries on both servers, more on llama-server,
+#: multi-turn entries on llama-server (the mock plays all of them).
+SUITES = [
+    ROOT / "suites" / name for name in ("bfcl.yaml", "bfcl_more.yaml", "bfcl_multi_turn.yaml")
+]
 CASSETTES = ROOT / "cassettes"
 MODES = ("react", "plan_and_solve", "reflexion")
 EPOCHS = 2
-TASKS = len(load_suite(SUITE).tasks)  # 6 single-turn categories + multi_turn_base
+TASKS = {(suite := load_suite(path)).suite: len(suite.tasks) for path in SUITES}
 
 # --- BFCL, imported the way its runner imports it -----------------------------------------------
 
@@ -210,10 +214,12 @@ def regrade(entry_id: str, turns: list[dict[str, Any]]) -> bool:
 # --- runs ----------------------------------------------------------------------------------------
 
 
-def _run(db: Path, suite: str, providers: tuple[str, ...], tasks: tuple[str, ...] = ()) -> None:
+def _run(
+    db: Path, suites: list[str], providers: tuple[str, ...], tasks: tuple[str, ...] = ()
+) -> None:
     report = run_bench(
         BenchRequest(
-            suites=[suite],
+            suites=suites,
             modes=MODES,
             providers=providers,
             epochs=EPOCHS,
@@ -233,7 +239,7 @@ def _cells(db: Path) -> list[tuple[str, str, str, int, bool, str | None, str]]:
     try:
         rows = con.execute(
             "SELECT provider, mode, task_id, epoch, passed, status, turns FROM results "
-            "WHERE suite = 'bfcl' ORDER BY provider, mode, task_id, epoch"
+            "WHERE suite LIKE 'bfcl%' ORDER BY provider, mode, task_id, epoch"
         ).fetchall()
     finally:
         con.close()
@@ -255,24 +261,25 @@ def _agreement(db: Path) -> tuple[int, Counter[str], list[str]]:
     return compared, verdicts, disagreements
 
 
-def recorded_providers() -> list[str]:
-    folder = CASSETTES / "bfcl"
+def recorded_providers(suite: str) -> list[str]:
+    folder = CASSETTES / suite
     return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
 
 
 @pytest.fixture(scope="module")
 def bench_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("bfcl-agreement") / "harness.duckdb"
-    _run(db, str(SUITE), ("auto",))
+    _run(db, [str(path) for path in SUITES], ("auto",))
     return db
 
 
 def test_every_default_bench_bfcl_cell_agrees_with_bfcls_checker(bench_db: Path) -> None:
-    providers = ["mock", *recorded_providers()]
+    per_suite = {name: ["mock", *recorded_providers(name)] for name in TASKS}
     compared, verdicts, disagreements = _agreement(bench_db)
-    assert compared == TASKS * len(MODES) * EPOCHS * len(providers)
-    assert {key.split()[0] for key in verdicts} == set(providers)
-    assert verdicts["mock pass"] == TASKS * len(MODES) * EPOCHS  # the ground truth passes
+    cells = len(MODES) * EPOCHS
+    assert compared == sum(TASKS[name] * cells * len(p) for name, p in per_suite.items())
+    assert {key.split()[0] for key in verdicts} == {p for ps in per_suite.values() for p in ps}
+    assert verdicts["mock pass"] == sum(TASKS.values()) * cells  # the ground truth passes
     assert disagreements == []
 
 
@@ -313,7 +320,8 @@ def perturb(script: list[dict[str, Any]], variant: int, tool: str) -> list[dict[
 
 
 def perturbed_source(argument: str | None, options: Any) -> Any:
-    suite = load_suite(SUITE)
+    tasks = [task for path in SUITES for task in load_suite(path).tasks]
+    suite = Suite.model_validate({"suite": "bfcl", "tasks": tasks})
     for i, task in enumerate(suite.tasks):
         assert task.mock is not None
         tools = task.tools or []
@@ -326,13 +334,13 @@ def perturbed_source(argument: str | None, options: Any) -> Any:
 def perturbed_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     SOURCES.register("bfcl-agreement-perturbed", perturbed_source, replace=True)
     db = tmp_path_factory.mktemp("bfcl-perturbed") / "harness.duckdb"
-    _run(db, "bfcl-agreement-perturbed:all", ("mock",))
+    _run(db, ["bfcl-agreement-perturbed:all"], ("mock",))
     return db
 
 
 def test_perturbed_answers_fail_as_bfcls_checker_says(perturbed_db: Path) -> None:
     compared, verdicts, disagreements = _agreement(perturbed_db)
-    assert compared == TASKS * len(MODES) * EPOCHS
+    assert compared == sum(TASKS.values()) * len(MODES) * EPOCHS
     assert verdicts["mock fail"] >= compared // 2  # failures, not only passes, are compared
     assert verdicts["mock pass"] >= compared // 5
     con = duckdb.connect(str(perturbed_db), read_only=True)
