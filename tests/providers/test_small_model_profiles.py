@@ -309,7 +309,7 @@ def test_run_examples_are_sent_through_the_text_protocol_whatever_tools_are_offe
     assert '"name": "get_area"' in contents[2]  # the shot's call, written as the protocol does
     assert contents[-1] == "6*2?"
     assert "What is 6*7?" not in contents  # the profile's calculator example needs calculator
-    assert [m.content for m in result.messages][0] == "6*2?"
+    assert result.messages[0].content == "6*2?"
 
 
 def test_a_malformed_run_example_is_bad_input() -> None:

@@ -70,9 +70,7 @@ def test_the_field_reference_in_docs_is_up_to_date() -> None:
 
     page = (ROOT / "docs" / "suites.md").read_text(encoding="utf-8")
     block = page.split(BEGIN, 1)[1].split(END, 1)[0]
-    assert block.strip() == field_reference().strip(), (
-        "run: python scripts/suite_reference.py"
-    )
+    assert block.strip() == field_reference().strip(), "run: python scripts/suite_reference.py"
 
 
 def test_the_complete_suite_at_the_top_of_the_docs_loads(tmp_path: Path) -> None:
