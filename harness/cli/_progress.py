@@ -68,6 +68,10 @@ def drive(
     """Run ``cells`` to the end, or until SIGINT/SIGTERM asks the runner to stop (the handlers
     are removed afterwards), with a progress bar on ``console`` when ``progress`` is true."""
 
+    # asyncio's remove_signal_handler puts Python's default back, not what was there before
+    # (e.g. SIG_IGN under nohup): restore the handlers we found.
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
     async def main() -> MatrixSummary:
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -81,7 +85,13 @@ def drive(
                 loop.remove_signal_handler(signal.SIGINT)
                 loop.remove_signal_handler(signal.SIGTERM)
 
-    return asyncio.run(main())
+    try:
+        return asyncio.run(main())
+    finally:
+        for sig, handler in before.items():
+            if handler is not None:
+                with contextlib.suppress(ValueError, OSError):
+                    signal.signal(sig, handler)
 
 
 @contextlib.contextmanager

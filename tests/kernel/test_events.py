@@ -440,7 +440,7 @@ def test_calls_purposes_and_usage_totals(events: Recorder) -> None:
     assert r.usage.reasoning_tokens == 2
     assert r.usage.cache_read_tokens == 40
     assert r.cost_usd == pytest.approx(0.0035)
-    assert r.cost_usd == pytest.approx(sum(c.cost_usd for c in r.calls))
+    assert r.cost_usd == pytest.approx(sum(c.cost_usd or 0.0 for c in r.calls))
     assert [u.purpose for u in events.of(Usage)] == ["plan", "main", "main"]
     assert [u.usage.input_tokens for u in events.of(Usage)] == [50, 70, 90]
     assert [f.record.purpose for f in events.of(CallFinished)] == ["plan", "main", "main"]
