@@ -34,8 +34,22 @@ __all__ = ["COMMANDS", "view"]
     help="Also answer requests whose Host header is NAME (repeatable); by default only "
     "127.0.0.1, localhost, [::1] and the --host address (against DNS rebinding).",
 )
+@click.option(
+    "--warm",
+    "warm_runs",
+    default=3,
+    show_default=True,
+    type=click.IntRange(0, 100),
+    help="Runs (newest first) whose pages are prepared before the URL is given, so that their "
+    "first visit is as fast as the next; 0 gives the URL at once.",
+)
 def view(
-    db: str, host: str, port: int, trace_url: str | None, allow_hosts: tuple[str, ...]
+    db: str,
+    host: str,
+    port: int,
+    trace_url: str | None,
+    allow_hosts: tuple[str, ...],
+    warm_runs: int,
 ) -> None:
     """Browse runs, the task x mode grid, each cell's transcript and spans in a browser."""
     from pathlib import Path
@@ -61,9 +75,13 @@ def view(
     def listening(url: str) -> None:
         click.echo(f"harness view: {url} over {path} (Ctrl-C stops)", err=True)
 
+    def status(text: str) -> None:
+        click.echo(f"harness view: {text}", err=True)
+
     try:
         serve(ViewConfig(path.resolve(), trace_url, allowed_hosts=allow_hosts), host=host,
-              port=port, on_listen=listening)  # fmt: skip
+              port=port, on_listen=listening, warm_runs=warm_runs,
+              on_status=status)  # fmt: skip
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
 

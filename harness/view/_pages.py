@@ -41,6 +41,7 @@ __all__ = [
     "run_summary",
     "search",
     "verdict",
+    "warm_run",
     "warm_up",
     "waterfall",
 ]
@@ -241,32 +242,50 @@ def search(con: Source, run_id: str, q: str, latest: bool) -> tuple[str, ...]:
     )
 
 
-def warm_up(db: Path, runs: int = 3) -> None:
+def warm_up(db: Path, runs: int = 3, *, deadline: float | None = None) -> list[str]:
     """Compute the newest ``runs`` runs' summaries, charts, filter values, searchable
-    transcripts and reports, newest first, so that their pages' first visits find
-    them cached (run in a background thread by :func:`harness.view.serve`; a locked or
-    unreadable store is left to the pages to report)."""
-    from harness.store import Store
-    from harness.store._browse import run_facets, runs_overview
+    transcripts, reports and report pages, newest first, so that their pages' first visits find
+    them cached. :func:`harness.view.serve` calls it before it gives its URL; past ``deadline``
+    (a :func:`time.monotonic` value) it stops between runs and returns the run ids it did not
+    prepare (the caller finishes them in the background). A locked or unreadable store is left
+    to the pages to report: a warm-up never stops the viewer."""
+    import time
 
+    from harness.store import Store
+    from harness.store._browse import runs_overview
+
+    todo: list[str] = []
     try:
-        states = []
-        with Store.open(db, read_only=True) as store:  # closed before the long part
+        with Store.open(db, read_only=True) as store:
             cached(("runs", *run_state(store, None)), lambda: runs_overview(store))
-            for r in runs_overview(store, runs):
-                run_id = str(r["run_id"])
-                state = run_state(store, run_id)
-                latest = repeats(store, run_id, state)
-                facets = run_facets(store, run_id, latest=latest)
-                cached(("facets", run_id, *state), lambda f=facets: f)  # type: ignore[misc]
-                run_summary(store, run_id)
-                states.append((run_id, state))
-            for run_id, state in states:  # the transcripts, ready for a first search
-                _texts(store, run_id, state, repeats(store, run_id, state))
-        for run_id, state in states:
-            run_report(db, run_id, state, wait=True)
-    except Exception:  # a warm-up never stops the viewer; the pages report errors
-        return
+            todo = [str(r["run_id"]) for r in runs_overview(store, runs)]
+        while todo:
+            if deadline is not None and time.monotonic() > deadline:
+                return todo
+            warm_run(db, todo[0])
+            todo.pop(0)
+    except Exception:  # the pages report errors; a warm-up only saves time
+        return []
+    return []
+
+
+def warm_run(db: Path, run_id: str) -> None:
+    """Prepare one run's pages (:func:`warm_up`)."""
+    from harness.store import Store
+    from harness.store._browse import run_facets
+
+    with Store.open(db, read_only=True) as store:  # closed before the report is built
+        state = run_state(store, run_id)
+        latest = repeats(store, run_id, state)
+        facets = run_facets(store, run_id, latest=latest)
+        cached(("facets", run_id, *state), lambda: facets)
+        run_summary(store, run_id)
+        _texts(store, run_id, state, latest)  # ready for a first search
+    report = run_report(db, run_id, state, wait=True)  # the verdict
+    if report is not None:
+        from harness.report._render import render_html
+
+        cached(("report-html", run_id, *state), lambda: render_html(report, viewer=""))
 
 
 def waterfall(spans: list[dict[str, Any]]) -> dict[str, Any]:
