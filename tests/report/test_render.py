@@ -9,16 +9,15 @@ import shutil
 import struct
 import subprocess
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pytest
 
 from harness.report import build_report, render_html, render_markdown, write_report
 from harness.report._charts import MODE_COLORS, REASON_COLORS, nice_ticks
+from tests.browser import browser_page, chromium_path
 
 Rows = Callable[..., pd.DataFrame]
 CHART_IDS = ["chart-pass-rate", "chart-cost-scatter", "chart-finish-reasons", "chart-iterations"]
@@ -166,10 +165,6 @@ def test_nice_ticks() -> None:
 # --- headless Chromium ----------------------------------------------------------------------------
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 def _png_pixels(path: Path) -> tuple[int, int, int, bytes]:
     """Decode an 8-bit RGB/RGBA non-interlaced PNG: (width, height, bytes per pixel, pixels)."""
     data = path.read_bytes()
@@ -219,11 +214,7 @@ def _count_color(pixels: bytes, bpp: int, hex_color: str) -> int:
 
 @pytest.mark.timeout(180)
 def test_report_renders_in_headless_chromium(results: pd.DataFrame, tmp_path: Path) -> None:
-    browser = _chromium()
-    if browser is None:
-        if os.environ.get("HARNESS_REQUIRE_CHROMIUM"):
-            pytest.fail("HARNESS_REQUIRE_CHROMIUM is set but chromium is not installed")
-        pytest.skip("chromium is not installed (Debian: apt-get install -y chromium)")
+    browser = chromium_path()
     html = write_report(build_report(results), tmp_path / "out")["html"]
     shot = tmp_path / "report.png"
     cmd = [
@@ -306,40 +297,6 @@ def crowded(rows: Rows) -> pd.DataFrame:
                                       "submitted")[(t + mi) % 4],
                 })  # fmt: skip
     return rows(*specs)
-
-
-@contextmanager
-def browser_page() -> Iterator[Any]:
-    """A Playwright page in Debian's chromium; skips (fails under HARNESS_REQUIRE_CHROMIUM)
-    when chromium or Playwright is missing."""
-    browser = _chromium()
-    if browser is None:
-        if os.environ.get("HARNESS_REQUIRE_CHROMIUM"):
-            pytest.fail("HARNESS_REQUIRE_CHROMIUM is set but chromium is not installed")
-        pytest.skip("chromium is not installed (Debian: apt-get install -y chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if os.environ.get("HARNESS_REQUIRE_CHROMIUM"):
-            pytest.fail("HARNESS_REQUIRE_CHROMIUM is set but playwright is not installed")
-        pytest.skip("playwright is not installed (pip install 'athena-harness[test]')")
-    args = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-    ]
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=browser, args=args)
-        try:
-            page = chromium.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(20_000)
-            yield page
-        finally:
-            chromium.close()
 
 
 def _shot_dir() -> Path | None:

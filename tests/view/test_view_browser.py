@@ -8,49 +8,13 @@ screenshot is saved there (docs/viewer.md shows them).
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-def _missing(what: str) -> None:
-    if os.environ.get("HARNESS_REQUIRE_CHROMIUM"):
-        pytest.fail(f"HARNESS_REQUIRE_CHROMIUM is set but {what}")
-    pytest.skip(what)
-
-
-@contextmanager
-def browser_page() -> Iterator[Any]:
-    """A Playwright page in Debian's chromium (skips, or fails under HARNESS_REQUIRE_CHROMIUM,
-    when chromium or Playwright is missing)."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        _missing("chromium is not installed (Debian: apt-get install -y chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _missing("playwright is not installed (pip install 'athena-harness[test]')")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(20_000)
-            yield page
-        finally:
-            browser.close()
+from tests.browser import browser_page
 
 
 @pytest.fixture(scope="module")
