@@ -20,7 +20,7 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 
 from harness.core._halt import HaltRun
 from harness.core._messages import UIPayload
@@ -180,6 +180,28 @@ class FunctionTool:
         return f"FunctionTool({self.name!r})"
 
 
+@overload
+def tool(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parallel_safe: bool = False,
+    read_only: bool = False,
+) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    fn: None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parallel_safe: bool = False,
+    read_only: bool = False,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
 def tool(
     fn: Callable[..., Any] | None = None,
     *,
@@ -187,7 +209,7 @@ def tool(
     description: str | None = None,
     parallel_safe: bool = False,
     read_only: bool = False,
-) -> Any:
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a tool from a function: ``@tool`` or ``@tool(parallel_safe=True)``.
 
     The JSON schema comes from the type hints, the description from the docstring. A parameter

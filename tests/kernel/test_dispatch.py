@@ -71,7 +71,7 @@ async def test_serial_calls_run_first_in_model_order_then_parallel_ones() -> Non
 
 async def test_results_come_back_in_call_order_when_parallel_calls_finish_out_of_order() -> None:
     # harness.tool(...) is annotated -> Any (harness/tools/_base.py): an untyped decorator to mypy
-    @tool(parallel_safe=True, read_only=True)  # type: ignore[untyped-decorator]
+    @tool(parallel_safe=True, read_only=True)
     async def wait(ms: int) -> str:
         """Sleep for ms milliseconds."""
         await asyncio.sleep(ms / 1000)
@@ -126,7 +126,7 @@ async def test_parallel_safe_calls_run_concurrently() -> None:
     started: list[int] = []
     all_in = asyncio.Event()
 
-    @tool(parallel_safe=True, read_only=True)  # type: ignore[untyped-decorator]
+    @tool(parallel_safe=True, read_only=True)
     async def barrier(i: int) -> str:
         """Wait for the others."""
         started.append(i)
@@ -176,7 +176,7 @@ async def test_max_concurrency_bounds_calls_in_flight() -> None:
     in_flight = 0
     peak = 0
 
-    @tool(parallel_safe=True, read_only=True)  # type: ignore[untyped-decorator]
+    @tool(parallel_safe=True, read_only=True)
     async def work(i: int) -> str:
         """Some concurrent work."""
         nonlocal in_flight, peak
@@ -203,7 +203,7 @@ async def test_parallel_safe_sync_function_tools_run_concurrently() -> None:
     # calls meet at a thread barrier, which breaks (BrokenBarrierError) if they run one by one.
     barrier = threading.Barrier(3, timeout=0.5)
 
-    @tool(parallel_safe=True, read_only=True)  # type: ignore[untyped-decorator]
+    @tool(parallel_safe=True, read_only=True)
     def meet(i: int) -> str:
         """Wait at the barrier."""
         barrier.wait()
@@ -236,7 +236,7 @@ async def test_a_blocking_sync_tool_is_bounded_by_the_timeout() -> None:
 
 
 async def test_the_timeout_is_per_call_not_counting_the_wait_for_a_slot() -> None:
-    @tool(parallel_safe=True, read_only=True)  # type: ignore[untyped-decorator]
+    @tool(parallel_safe=True, read_only=True)
     async def chunk(i: int) -> str:
         """Takes 60 ms."""
         await asyncio.sleep(0.06)
@@ -286,7 +286,7 @@ async def test_a_tool_exceeding_the_timeout_becomes_an_error_and_the_run_continu
 
 
 async def test_a_parallel_tool_exceeding_the_timeout_does_not_block_the_others() -> None:
-    @tool(parallel_safe=True, read_only=True)  # type: ignore[untyped-decorator]
+    @tool(parallel_safe=True, read_only=True)
     async def nap(ms: int) -> str:
         """Sleep."""
         await asyncio.sleep(ms / 1000)
@@ -326,7 +326,7 @@ def test_a_raising_tool_becomes_a_crash_error_result() -> None:
 
 
 def test_a_raising_parallel_tool_becomes_a_crash_error_result() -> None:
-    @tool(parallel_safe=True, read_only=True)  # type: ignore[untyped-decorator]
+    @tool(parallel_safe=True, read_only=True)
     def pexplode(i: int) -> str:
         """Raises for odd i."""
         if i % 2:
@@ -467,7 +467,7 @@ def test_finish_after_a_serial_call_stops_the_rest_of_the_turn() -> None:
 
 
 def test_submit_from_a_parallel_call_ends_the_run() -> None:
-    @tool(parallel_safe=True, read_only=True)  # type: ignore[untyped-decorator]
+    @tool(parallel_safe=True, read_only=True)
     def psubmit(v: int) -> Any:
         """Submit v."""
         return Submit(v)

@@ -317,8 +317,7 @@ async def test_cancelled_run_emits_done_and_reraises(events: Recorder) -> None:
 async def test_cancelled_during_parallel_tools(events: Recorder) -> None:
     started = asyncio.Event()
 
-    # harness.tool(...) is annotated -> Any (harness/tools/_base.py): an untyped decorator to mypy
-    @harness.tool(parallel_safe=True)  # type: ignore[untyped-decorator]
+    @harness.tool(parallel_safe=True)
     async def slow(i: int) -> str:
         """Blocks."""
         started.set()

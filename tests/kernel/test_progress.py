@@ -79,7 +79,7 @@ def ok(n: int = 0) -> str:
 
 
 # harness.tool(...) is annotated -> Any (harness/tools/_base.py): an untyped decorator to mypy
-@tool(parallel_safe=True, read_only=True)  # type: ignore[untyped-decorator]
+@tool(parallel_safe=True, read_only=True)
 def pfail(n: int = 0) -> str:
     """A parallel-safe tool that always fails."""
     raise ToolError(f"parallel failure {n}")

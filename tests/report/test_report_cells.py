@@ -87,7 +87,7 @@ def test_long_labels_widen_the_bar_charts_instead_of_being_cut(rows: Rows) -> No
 
 def test_long_labels_are_inside_the_svg_in_chromium(rows: Rows, tmp_path: Path) -> None:
     """Measured by the browser: every label's box starts inside its SVG."""
-    from tests.view.test_view_browser import browser_page
+    from tests.browser import browser_page
 
     path = tmp_path / "report.html"
     path.write_text(render_html(build_report(_frame(rows), n_resamples=200)), encoding="utf-8")

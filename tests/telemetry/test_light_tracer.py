@@ -33,7 +33,7 @@ def lookup(k: int = 0) -> str:
 
 
 # harness.tool(...) is annotated -> Any (harness/tools/_base.py): an untyped decorator to mypy
-@tool(parallel_safe=True)  # type: ignore[untyped-decorator]
+@tool(parallel_safe=True)
 async def slow(ms: int = 5, tag: str = "") -> str:
     """Wait, then answer."""
     await asyncio.sleep(ms / 1000)

@@ -39,7 +39,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # harness.tool(...) is annotated -> Any (harness/tools/_base.py): an untyped decorator to mypy
-@tool(parallel_safe=True)  # type: ignore[untyped-decorator]
+@tool(parallel_safe=True)
 def lookup(k: int = 0) -> str:
     """Look something up."""
     return f"value {k}"
