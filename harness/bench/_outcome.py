@@ -106,7 +106,7 @@ class CellOutcome:
 class Sink(Protocol):
     """Receives each finished cell (the CLI's sink writes it to the store right away)."""
 
-    def __call__(self, outcome: CellOutcome) -> None: ...
+    def __call__(self, outcome: CellOutcome, /) -> None: ...
 
 
 @dataclass(slots=True)
