@@ -51,7 +51,7 @@ def test_a_worker_batch_pickles_and_matches_the_local_runner(tmp_path: Path) -> 
 
     local: list[CellOutcome] = []
     # list.append is a valid Sink, but Sink.__call__'s parameter is not positional-only
-    asyncio.run(Runner(RunnerOptions(concurrency=3), local.append).run(cells))  # type: ignore[arg-type]
+    asyncio.run(Runner(RunnerOptions(concurrency=3), local.append).run(cells))
     by_key = {c.key: c for c in cells}
     remote = {o.key: _facts(o.outcome(by_key[o.key])) for o in batch.outcomes}
     assert remote == {o.cell.key: _facts(o) for o in local}

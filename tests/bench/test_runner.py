@@ -85,7 +85,7 @@ def test_runner_runs_every_cell_and_a_broken_cell_does_not_stop_the_matrix(
     corrupt.write_text("interactions: [this is: not: valid\n", encoding="utf-8")
     seen: list[CellOutcome] = []
     # list.append is a valid Sink, but Sink.__call__'s parameter is not positional-only
-    runner = Runner(RunnerOptions(cassettes=tmp_path, concurrency=8), seen.append)  # type: ignore[arg-type]
+    runner = Runner(RunnerOptions(cassettes=tmp_path, concurrency=8), seen.append)
     summary = asyncio.run(runner.run([*cells, broken]))
     assert summary.done == summary.total == len(cells) + 1
     assert summary.crashed == 1
@@ -115,7 +115,7 @@ def test_a_cancellation_leaking_from_a_cell_is_an_error_cell_not_a_lost_one(
 
     monkeypatch.setattr(runner_module, "arun", leaky)
     seen: list[CellOutcome] = []
-    summary = asyncio.run(Runner(RunnerOptions(concurrency=2), seen.append).run(cells))  # type: ignore[arg-type]
+    summary = asyncio.run(Runner(RunnerOptions(concurrency=2), seen.append).run(cells))
     assert summary.done == summary.total == len(cells)
     assert not summary.interrupted
     errors = [o for o in seen if o.status == "error"]
@@ -127,7 +127,7 @@ def test_stop_cancels_in_flight_cells_and_schedules_nothing_new(tmp_path: Path) 
     (tmp_path / "slow.yaml").write_text(SLOW_SUITE, encoding="utf-8")
     cells = expand(load_suites([tmp_path / "slow.yaml"]), ["react"], ["mock"], 1)
     seen: list[CellOutcome] = []
-    runner = Runner(RunnerOptions(concurrency=2), seen.append)  # type: ignore[arg-type]
+    runner = Runner(RunnerOptions(concurrency=2), seen.append)
 
     async def main() -> object:
         def stop_after_three(outcome: CellOutcome, summary: object) -> None:

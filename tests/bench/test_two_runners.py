@@ -60,8 +60,8 @@ async def test_stopping_one_runner_leaves_the_other_whole(tmp_path: Path) -> Non
     b_out: list[CellOutcome] = []
     options = RunnerOptions(cassettes=tmp_path / "cassettes", concurrency=2)
     # list.append is a valid Sink, but Sink.__call__'s parameter is not positional-only
-    a = Runner(options, a_out.append)  # type: ignore[arg-type]
-    b = Runner(RunnerOptions(cassettes=tmp_path / "cassettes", concurrency=2), b_out.append)  # type: ignore[arg-type]
+    a = Runner(options, a_out.append)
+    b = Runner(RunnerOptions(cassettes=tmp_path / "cassettes", concurrency=2), b_out.append)
 
     def stop_a_after_two(outcome: CellOutcome, summary: MatrixSummary) -> None:
         if summary.done == 2:

@@ -51,7 +51,7 @@ def _ray_run(
     runner = RayRunner(
         RunnerOptions(cassettes=ROOT / "cassettes", concurrency=2),
         # list.append is a valid Sink, but Sink.__call__'s parameter is not positional-only
-        got.append,  # type: ignore[arg-type]
+        got.append,
         suites=suites,
         ray_options=options,
         trace_file=trace_file,
@@ -75,7 +75,7 @@ def test_ray_gives_the_local_results_for_replayed_cells(
 
     local: list[CellOutcome] = []
     asyncio.run(
-        Runner(RunnerOptions(cassettes=ROOT / "cassettes", concurrency=2), local.append).run(cells)  # type: ignore[arg-type]
+        Runner(RunnerOptions(cassettes=ROOT / "cassettes", concurrency=2), local.append).run(cells)
     )
     assert sorted(o.cell.key for o in got) == sorted(c.key for c in cells)  # each once
     assert {o.cell.key: _facts(o) for o in got} == {o.cell.key: _facts(o) for o in local}
