@@ -31,7 +31,7 @@ from harness.bench._preflight import (
 )
 from harness.bench._rundir import RunFolder, remove_stale
 from harness.bench._runner import RunnerOptions
-from harness.cassettes._secrets import scrub_file, scrub_text, secret_values
+from harness.cassettes._secrets import Redactor, secret_values
 from harness.errors import ConfigError
 from harness.grading._python import DEFAULT_TIMEOUT_S
 from harness.suites._load import load_suites, suite_files
@@ -147,7 +147,8 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
             done = store.existing_cells(request.label, include_crashed=False)
             cells = [c for c in cells if c.key not in done]
         trace_file = request.trace_file or request.db.parent / "traces" / f"{run_id}.jsonl"
-        secrets = secret_values(providers)  # scrubbed from rows, spans and the trace file
+        # One redactor for every sink: rows, spans, the trace file, OTLP, log records.
+        redact = Redactor(secret_values(providers))
         try:
             trace_file.parent.mkdir(parents=True, exist_ok=True)
             tracing = configure_tracing(
@@ -155,6 +156,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
                 otlp_endpoint=request.otlp_endpoint,
                 capture_content=request.capture_content,
                 hold_roots=True,  # each cell's root span waits for its verdict (the runner)
+                scrub=redact if redact else None,
             )
         except Exception as exc:  # the run never started: leave no run row behind
             if not (request.resume or request.retry_errors):
@@ -164,13 +166,11 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
             raise
         report = BenchReport(run_id, MatrixSummary(total=len(cells)), trace_file=trace_file)
         # Spans reach the store as the run goes (scrubbed piece by piece), never all at once.
-        store.follow_spans(
-            run_id, trace_file, scrub=(lambda t: scrub_text(t, secrets)) if secrets else None
-        )
+        store.follow_spans(run_id, trace_file, scrub=redact if redact else None)
         ignore = _collector_hosts(request.otlp_endpoint)
 
         def sink(outcome: CellOutcome) -> None:
-            store.write_result(_scrubbed(_row(outcome, run_id), secrets))
+            store.write_result(_scrubbed(_row(outcome, run_id), redact))
             report.per_cell[outcome.cell.key] = outcome.passed
 
         options = RunnerOptions(
@@ -188,14 +188,16 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         options.work_root = folder.path
         runner = _executor(request, options, sink, suites, trace_file)
         try:
-            report.summary = (drive or drive_plain)(runner, cells, request.progress)
+            with redact.scrubbing_logs():
+                report.summary = (drive or drive_plain)(runner, cells, request.progress)
+            _scrub_summary(report.summary, redact)
             status = "interrupted" if report.summary.interrupted else "finished"
         finally:
             folder.remove()
             tracing.shutdown()
             try:
                 report.spans = store.ingest_spans(run_id, trace_file)  # the rest of the file
-                scrub_file(trace_file, secrets)
+                redact.file(trace_file)  # e.g. spans a Ray driver appended
             except Exception as exc:  # spans are a bonus; never lose the results for them
                 log.warning("spans not ingested: %s", exc)
             store.finish_run(run_id, status)  # type: ignore[arg-type]
@@ -384,39 +386,34 @@ def _check_names(modes: Sequence[str], providers: Sequence[str]) -> None:
             raise ConfigError(f"--providers: {exc}") from None
 
 
-_SCRUBBED_COLUMNS = (
-    "text", "grader_explanation", "error", "halted_reason", "deliverable", "error_diagnostic",
-    "no_progress_snapshot",
-)  # fmt: skip
-
-
-def _scrubbed(row: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
-    """``row`` with every secret value replaced in its free-text and JSON columns."""
-    if not secrets:
+def _scrubbed(row: dict[str, Any], redact: Redactor) -> dict[str, Any]:
+    """``row`` with every secret value replaced in every column: text, JSON values however
+    nested (``calls`` with each call's error and response model included) and BLOBs (the
+    zlib-compressed transcript is scrubbed inside)."""
+    if not redact:
         return row
-    import json
+    return {
+        column: _scrubbed_blob(value, redact) if isinstance(value, bytes) else redact.value(value)
+        for column, value in row.items()
+    }
 
-    out = dict(row)
-    for column in _SCRUBBED_COLUMNS:
-        value = out.get(column)
-        if value is None:
-            continue
-        if isinstance(value, str):
-            out[column] = scrub_text(value, secrets)
-            continue
-        encoded = json.dumps(value, default=str)
-        cleaned = scrub_text(encoded, secrets)
-        if cleaned != encoded:
-            out[column] = json.loads(cleaned)
-    transcript = out.get("transcript")
-    if isinstance(transcript, bytes):  # zlib-compressed JSON (harness.store._transcript)
-        import zlib
 
-        text = zlib.decompress(transcript).decode("utf-8")
-        cleaned = scrub_text(text, secrets)
-        if cleaned != text:
-            out["transcript"] = zlib.compress(cleaned.encode("utf-8"), 6)
-    return out
+def _scrubbed_blob(blob: bytes, redact: Redactor) -> bytes:
+    import zlib
+
+    try:
+        text = zlib.decompress(blob)  # harness.store._transcript
+    except zlib.error:
+        return redact.data(blob)
+    clean = redact.data(text)
+    return blob if clean is text else zlib.compress(clean, 6)
+
+
+def _scrub_summary(summary: MatrixSummary, redact: Redactor) -> None:
+    """The summary's lines (errors, drift notes) as the caller prints them: scrubbed."""
+    if redact:
+        summary.errors[:] = [redact.text(line) for line in summary.errors]
+        summary.drifted[:] = [redact.text(line) for line in summary.drifted]
 
 
 def _collector_hosts(endpoint: str | None) -> tuple[str, ...]:

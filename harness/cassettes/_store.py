@@ -21,7 +21,11 @@ occurrence of a caller-given secret (the profile's key value, see
 :func:`~harness.cassettes._transport.profile_secrets`) in a header, the URI or a body becomes
 ``REDACTED`` (secrets shorter than 8 characters are replaced only where a whole header value
 equals them). Compressed response bodies (gzip, deflate; br and zstd when httpx can decode them)
-are decoded first and stored without ``content-encoding``.
+are decoded first and stored without ``content-encoding``. A streamed response body (SSE
+``data:`` lines or NDJSON) is scrubbed whole and chunk by chunk: a secret split over two chunks
+(the halves of a key in two ``delta.content`` strings) is cut out of both, ``REDACTED`` standing
+where it started, and the chunks stay valid JSON
+(:meth:`~harness.cassettes._secrets.Redactor.body`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from vcr.request import Request as VcrRequest  # type: ignore[import-untyped]
 from vcr.serialize import serialize  # type: ignore[import-untyped]
 from vcr.serializers import compat  # type: ignore[import-untyped]
 
+from harness.cassettes._secrets import PLACEHOLDER, Redactor
 from harness.errors import CassetteCorrupt, CassetteError, CassetteMiss
 
 try:  # the encodings this httpx can decode (br and zstd need optional packages)
@@ -70,7 +75,6 @@ __all__ = [
     "normalise_body",
 ]
 
-PLACEHOLDER = "REDACTED"
 VOLATILE_FIELDS: tuple[str, ...] = ("stream_options", "user", "metadata.user_id")
 #: Text that differs between two runs of the same command, masked in the matched form of a body
 #: (only for matching: cassettes store what was sent). A tool result carries it back to the
@@ -84,7 +88,6 @@ SECRET_HEADERS = frozenset(
 )
 DROPPED_HEADERS = frozenset({"cookie", "set-cookie"})
 SECRET_QUERY = frozenset({"api-key", "api_key", "apikey", "key", "access_token"})
-_MIN_SECRET = 8
 _KEY_ATTR = "_harness_match_key"
 
 Key = tuple[str, str, str, str]  # method, path, query, sha256 of the normalised body
@@ -246,24 +249,23 @@ def _shape_problem(item: Any) -> str | None:
 
 
 class Scrubber:
-    """The ``before_record_request`` / ``before_record_response`` hooks (idempotent)."""
+    """The ``before_record_request`` / ``before_record_response`` hooks (idempotent). Values are
+    replaced by the run's :class:`~harness.cassettes._secrets.Redactor`; a response body is
+    scrubbed whole and, when streamed (SSE, NDJSON), chunk by chunk, so that a secret split
+    over two chunks leaves neither half (:meth:`Redactor.body`)."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
         values = {s.strip() for s in secrets if s and s.strip()}
         self.exact = frozenset(values)
-        self.long = tuple(sorted((s for s in values if len(s) >= _MIN_SECRET), key=len)[::-1])
+        self.redactor = Redactor(values)
 
     def text(self, value: str) -> str:
         if value in self.exact:
             return PLACEHOLDER
-        for secret in self.long:
-            value = value.replace(secret, PLACEHOLDER)
-        return value
+        return self.redactor.text(value)
 
     def data(self, value: bytes) -> bytes:
-        for secret in self.long:
-            value = value.replace(secret.encode(), PLACEHOLDER.encode())
-        return value
+        return self.redactor.data(value)
 
     def request(self, request: Any) -> Any:
         headers = {}
@@ -289,20 +291,21 @@ class Scrubber:
         body = response.get("body", {}).get("string")
         body = body.encode() if isinstance(body, str) else body
         names = {k.lower(): k for k in headers}
+        stored = body
         if "content-encoding" in names and isinstance(body, bytes):
             decoded = _decode(headers[names["content-encoding"]], body)
             if decoded is not None:
                 body = decoded
                 del headers[names["content-encoding"]]
-                if "content-length" in names:
-                    headers[names["content-length"]] = [str(len(body))]
+        if isinstance(body, bytes):
+            body = self.redactor.body(body)
+            if body is not stored and "content-length" in names:
+                headers[names["content-length"]] = [str(len(body))]
         clean = {
             k: [self.text(str(v)) for v in values]
             for k, values in headers.items()
             if k.lower() not in DROPPED_HEADERS
         }
-        if isinstance(body, bytes):
-            body = self.data(body)
         return {**response, "headers": clean, "body": {**response.get("body", {}), "string": body}}
 
 

@@ -3,17 +3,57 @@
 The work is :func:`harness.bench._session.run_bench`; this module only turns arguments into a
 :class:`~harness.bench._session.BenchRequest` and the outcome into lines and an exit code. Heavy
 imports (rich, the bench) happen when the command runs, so ``harness --help`` stays fast.
+
+Everything the command prints goes through the run's secret
+:class:`~harness.cassettes._secrets.Redactor`: its lines are scrubbed before rich lays them out
+(a key longer than the terminal is wide would otherwise be folded over two lines, out of a
+scrubber's sight), log records as they are made while the command runs, and the console writes
+through :class:`_Scrubbed` as a last net. A provider error that echoes the API key is shown with
+``REDACTED`` in its place.
 """
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import click
+
+if TYPE_CHECKING:
+    from harness.cassettes._secrets import Redactor
 
 __all__ = ["COMMANDS", "run_cmd"]
 
 
 def _csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
+
+
+class _Scrubbed:
+    """The console's stream: standard error (looked up at each write), secrets replaced."""
+
+    def __init__(self, redact: Redactor) -> None:
+        self.redact = redact
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(self.redact.text(text))
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding, ...
+        return getattr(sys.stderr, name)
+
+
+def _redactor(providers: list[str], cassettes: Path) -> Redactor:
+    """The secrets of the providers named (with ``auto``: of every provider with cassettes)
+    and of the environment (see :func:`~harness.cassettes._secrets.secret_values`)."""
+    from harness.cassettes._secrets import Redactor, secret_values
+
+    specs = list(providers)
+    if "auto" in specs and cassettes.is_dir():
+        specs += [
+            p.name for suite in cassettes.iterdir() if suite.is_dir() for p in suite.iterdir()
+        ]
+    return Redactor(secret_values(specs))
 
 
 @click.command("run")
@@ -116,8 +156,6 @@ def run_cmd(
     any cell runs: suites, names, output paths, API keys when recording, python graders),
     3 some cells errored (not scored: listed, stored with their cause; re-run them with
     --retry-errors --label L), 130 interrupted (finished cells are kept)."""
-    from pathlib import Path
-
     from rich.console import Console
     from rich.markup import escape
 
@@ -125,13 +163,14 @@ def run_cmd(
     from harness.cli._progress import drive, show_log
     from harness.errors import HarnessError
 
-    console = Console(stderr=True)
+    redact = _redactor(_csv(providers), Path(cassettes_dir))
+    console = Console(stderr=True, file=_Scrubbed(redact))  # type: ignore[arg-type]
     if resume and not label:
         raise click.BadParameter("--resume needs --label", param_hint="--resume")
     if retry_errors and not label:
         raise click.BadParameter("--retry-errors needs --label", param_hint="--retry-errors")
     try:
-        with show_log(console):
+        with show_log(console), redact.scrubbing_logs():
             report = run_bench(
                 BenchRequest(
                     suites=suite_paths,
@@ -159,7 +198,7 @@ def run_cmd(
                 drive=lambda runner, cells, progress: drive(runner, cells, console, progress),
             )
     except HarnessError as exc:
-        console.print(f"[red]error:[/] {escape(str(exc))}")
+        console.print(f"[red]error:[/] {escape(redact.text(str(exc)))}")
         raise SystemExit(2) from None
     s = report.summary
     console.print(
@@ -174,7 +213,7 @@ def run_cmd(
             f"from their recordings ({how}; results.drift counts them per cell):"
         )
         for line in s.drifted[:10]:
-            console.print(f"  [yellow]{escape(line)}[/]")
+            console.print(f"  [yellow]{escape(redact.text(line))}[/]")
         if len(s.drifted) > 10:
             console.print(f"  ... and {len(s.drifted) - 10} more")
     if s.errored:
@@ -183,7 +222,7 @@ def run_cmd(
             "re-run them with --retry-errors --label ...):"
         )
     for line in s.errors[:20]:
-        console.print(f"  [red]{escape(line)}[/]")
+        console.print(f"  [red]{escape(redact.text(line))}[/]")
     if len(s.errors) > 20:
         console.print(f"  ... and {len(s.errors) - 20} more (results.status = 'error' in {db})")
     if s.interrupted:

@@ -10,6 +10,11 @@ carries its ``resource`` and ``scope``. As in OTLP/JSON, ids are lowercase hex, 
 accepts numbers where strings are expected). The encoding itself is in
 :mod:`harness.telemetry._otlpjson`; the light tracer (:mod:`harness.telemetry._light`) writes
 through :meth:`JsonLinesSpanExporter.write_text`.
+
+Secrets: given ``scrub`` (a ``str -> str`` function, the run's
+:class:`~harness.cassettes._secrets.Redactor`), the file exporter scrubs each batch of lines
+before it reaches the file, so a run killed mid-way (``kill -9``) leaves no raw key behind, and
+:class:`ScrubbingSpanExporter` hands another exporter (OTLP) scrubbed copies of the spans.
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.trace import Link, Status
 
 from harness.telemetry._otlpjson import (
     KIND_NAMES,
@@ -35,6 +42,7 @@ from harness.telemetry._otlpjson import (
 
 __all__ = [
     "JsonLinesSpanExporter",
+    "ScrubbingSpanExporter",
     "SpanEventRecord",
     "SpanRecord",
     "iter_span_lines",
@@ -45,10 +53,18 @@ log = logging.getLogger("harness.telemetry")
 
 
 class JsonLinesSpanExporter(SpanExporter):
-    """Appends finished spans to ``path``, one JSON object per line (thread-safe)."""
+    """Appends finished spans to ``path``, one JSON object per line (thread-safe); ``scrub``
+    (secrets -> ``REDACTED``) is applied to each batch of lines before it is written."""
 
-    def __init__(self, path: str | Path, *, append: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        append: bool = True,
+        scrub: Callable[[str], str] | None = None,
+    ) -> None:
         self.path = Path(path)
+        self.scrub = scrub
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Unbuffered: each batch is encoded whole and handed to the OS in one write.
         self._file = self.path.open("ab" if append else "wb", buffering=0)
@@ -93,6 +109,8 @@ class JsonLinesSpanExporter(SpanExporter):
         """Append already encoded span lines (the light tracer writes through this too), handed
         to the OS at once; False when the file is closed or the write failed."""
         try:
+            if self.scrub is not None:  # before the file: a killed run leaves no raw secret
+                text = self.scrub(text)
             with self._lock:
                 if self._closed:
                     return False
@@ -129,6 +147,103 @@ class JsonLinesSpanExporter(SpanExporter):
             if not self._closed:
                 self._closed = True
                 self._file.close()
+
+
+class ScrubbingSpanExporter(SpanExporter):
+    """Exports through ``inner`` (OTLP) copies of the spans with ``scrub`` applied to every
+    string in them: the name, the attributes, the events' names and attributes, the links'
+    attributes, the status description and the resource's attributes. A span without a secret
+    is passed as it is."""
+
+    def __init__(self, inner: SpanExporter, scrub: Callable[[str], str]) -> None:
+        self.inner = inner
+        self.scrub = scrub
+        self._resources: dict[int, tuple[Resource, Resource]] = {}
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        return self.inner.export([self._span(span) for span in spans])
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return bool(self.inner.force_flush(timeout_millis))
+
+    def _span(self, span: ReadableSpan) -> ReadableSpan:
+        name = self.scrub(span.name)
+        attributes = self._attributes(span.attributes)
+        events = [self._event(e) for e in span.events]
+        links = [self._link(link) for link in span.links]
+        status = span.status
+        if status.description:
+            description = self.scrub(status.description)
+            if description is not status.description:
+                status = Status(status.status_code, description)
+        resource = self._resource(span.resource)
+        if (
+            name is span.name
+            and attributes is span.attributes
+            and all(a is b for a, b in zip(events, span.events, strict=True))
+            and all(a is b for a, b in zip(links, span.links, strict=True))
+            and status is span.status
+            and resource is span.resource
+        ):
+            return span
+        return ReadableSpan(
+            name=name,
+            context=span.context,
+            parent=span.parent,
+            resource=resource,
+            attributes=attributes,
+            events=events,
+            links=links,
+            kind=span.kind,
+            status=status,
+            start_time=span.start_time,
+            end_time=span.end_time,
+            instrumentation_scope=span.instrumentation_scope,
+        )
+
+    def _event(self, event: Event) -> Event:
+        name = self.scrub(event.name)
+        attributes = self._attributes(event.attributes)
+        if name is event.name and attributes is event.attributes:
+            return event
+        return Event(name, attributes, event.timestamp)
+
+    def _link(self, link: Link) -> Link:
+        attributes = self._attributes(link.attributes)
+        return link if attributes is link.attributes else Link(link.context, attributes)
+
+    def _resource(self, resource: Resource) -> Resource:
+        cached = self._resources.get(id(resource))
+        if cached is None or cached[0] is not resource:
+            attributes = self._attributes(resource.attributes)
+            clean = (
+                resource
+                if attributes is resource.attributes
+                else Resource(dict(attributes or {}), resource.schema_url)
+            )
+            cached = self._resources[id(resource)] = (resource, clean)
+        return cached[1]
+
+    def _attributes(self, attributes: Any) -> Any:
+        if not attributes:
+            return attributes
+        clean = {k: self._value(v) for k, v in attributes.items()}
+        if all(clean[k] is v for k, v in attributes.items()):
+            return attributes
+        return clean
+
+    def _value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.scrub(value)
+        if isinstance(value, Mapping):
+            return self._attributes(value)
+        if isinstance(value, list | tuple):
+            items = [self._value(v) for v in value]
+            return value if all(a is b for a, b in zip(items, value, strict=True)) else tuple(items)
+        return value
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ import atexit
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -35,7 +36,7 @@ from harness._version import __version__
 from harness.errors import ConfigError
 from harness.telemetry import _conventions as c
 from harness.telemetry._export import Guarded, OtlpProtocol, otlp_exporter, quiet
-from harness.telemetry._exporters import JsonLinesSpanExporter
+from harness.telemetry._exporters import JsonLinesSpanExporter, ScrubbingSpanExporter
 from harness.telemetry._light import LightTracerProvider
 from harness.telemetry._resolve import (
     DEFAULT_CONTENT_MAX_CHARS,
@@ -192,6 +193,7 @@ def configure_tracing(
     set_global: bool = False,
     sdk: bool = False,
     hold_roots: bool = False,
+    scrub: Callable[[str], str] | None = None,
 ) -> TracingHandle:
     """Build a TracerProvider exporting to a span ``file``, to OTLP and/or to memory.
 
@@ -211,6 +213,11 @@ def configure_tracing(
     ``hold_roots=True``: a run's root span waits, unexported, for
     :func:`~harness.telemetry.record_verdict` (or the shutdown) when it ends, so that a grade
     known after the run lands on it (the bench; :mod:`harness.telemetry._verdict`).
+
+    ``scrub`` (a ``str -> str`` function: the bench passes its run's secret
+    :class:`~harness.cassettes._secrets.Redactor`) cleans what every exporter gets: the span
+    file line by line before it is written (a killed run leaves no raw secret), and OTLP and
+    in-memory spans as scrubbed copies.
     """
     if content_max_chars < 0:
         raise ConfigError("content_max_chars: must be >= 0")
@@ -229,7 +236,7 @@ def configure_tracing(
         capture_content = path is not None and otlp is None
     if path is not None and otlp is None and not in_memory and not sdk and _light_allowed():
         light = LightTracerProvider(
-            JsonLinesSpanExporter(path),
+            JsonLinesSpanExporter(path, scrub=scrub),
             resource=_resource(service_name),
             span_limits=limits,
             shutdown_on_exit=False,  # the handle's shutdown, registered below
@@ -247,9 +254,10 @@ def configure_tracing(
     processors: list[SpanProcessor] = []
     memory = None
     if path is not None:
-        guarded.append(Guarded(JsonLinesSpanExporter(path), str(path)))
+        guarded.append(Guarded(JsonLinesSpanExporter(path, scrub=scrub), str(path)))
     if otlp is not None:
-        guarded.append(Guarded(otlp[0], otlp[1]))
+        remote = otlp[0] if scrub is None else ScrubbingSpanExporter(otlp[0], scrub)
+        guarded.append(Guarded(remote, otlp[1]))
     for g in guarded:
         # A local file keeps up with any run; a bigger queue rides out bursts (e.g. a fast
         # mock bench) without dropping spans. OTLP keeps the OTEL_BSP_* defaults.
@@ -259,7 +267,8 @@ def configure_tracing(
         processors.append(BatchSpanProcessor(g, max_queue_size=16384 if local else None))
     if in_memory:
         memory = InMemorySpanExporter()
-        processors.append(SimpleSpanProcessor(memory))
+        kept = memory if scrub is None else ScrubbingSpanExporter(memory, scrub)
+        processors.append(SimpleSpanProcessor(kept))
     if hold is not None and processors:  # one wrapper: every exporter gets the same roots
         holding = HoldingSpanProcessor(processors, hold, limits)
         provider.add_span_processor(holding)
