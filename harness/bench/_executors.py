@@ -33,6 +33,9 @@ class ExecutorContext:
     otlp_endpoint: str | None = None
     workers: int | None = None
     address: str | None = None
+    #: The run's secret values: an executor whose workers write spans or export them scrubs
+    #: these (:class:`harness.cassettes._secrets.Redactor`), as the local runner's sinks do.
+    secrets: tuple[str, ...] = ()
 
 
 ExecutorFactory = Callable[[RunnerOptions, Sink, ExecutorContext], Executor]

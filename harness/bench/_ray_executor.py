@@ -40,6 +40,7 @@ from harness.bench._outcome import CellOutcome, MatrixSummary, OnOutcome, Sink
 from harness.bench._ray_reaper import start_reaper
 from harness.bench._ray_worker import Batch, CellSpec, CellWorker, WorkerOptions, spec_of
 from harness.bench._runner import RunnerOptions
+from harness.cassettes._secrets import Redactor
 from harness.errors import ConfigError
 from harness.suites._suite import Suite
 
@@ -99,8 +100,11 @@ class RayRunner:
         ray_options: RayOptions | None = None,
         trace_file: Path | None = None,
         otlp_endpoint: str | None = None,
+        secrets: tuple[str, ...] = (),
     ) -> None:
         self.options = options
+        self.secrets = secrets
+        self._redact = Redactor(secrets)
         self.sink = sink
         self.suites = list(suites)
         self.ray_options = ray_options or RayOptions()
@@ -169,6 +173,7 @@ class RayRunner:
             run_id=opts.run_id,
             otlp_endpoint=self.otlp_endpoint,
             drift=opts.drift,
+            secrets=self.secrets,
         )
         # Inline, not ray.put: a restarted actor needs its arguments again (ray#53727).
         return [remote.remote(self.suites, worker_options) for _ in range(workers)]
@@ -254,7 +259,7 @@ class RayRunner:
         self.batches_by_worker[(batch.node, batch.pid)] += 1
         if batch.spans and self.trace_file is not None:
             with self.trace_file.open("a", encoding="utf-8") as f:
-                f.write(batch.spans)
+                f.write(self._redact.text(batch.spans))  # scrubbed by the worker too
         return [r.outcome(by_key[r.key]) for r in batch.outcomes]
 
 
@@ -337,4 +342,5 @@ def ray_executor(options: RunnerOptions, sink: Sink, context: ExecutorContext) -
         ray_options=RayOptions(address=context.address, workers=context.workers),
         trace_file=context.trace_file,
         otlp_endpoint=context.otlp_endpoint,
+        secrets=context.secrets,
     )

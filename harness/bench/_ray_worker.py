@@ -24,6 +24,7 @@ from pathlib import Path
 from harness.bench._matrix import Cell
 from harness.bench._outcome import CellOutcome, DriftPolicy
 from harness.bench._runner import Runner, RunnerOptions
+from harness.cassettes._secrets import Redactor
 from harness.core._result import Result
 from harness.errors import ConfigError
 from harness.grading import Grade
@@ -102,6 +103,8 @@ class WorkerOptions:
     run_id: str | None = None
     otlp_endpoint: str | None = None
     drift: DriftPolicy = "warn"
+    #: The run's secret values, scrubbed from the worker's span file and OTLP export.
+    secrets: tuple[str, ...] = ()
 
 
 def spec_of(cell: Cell, cassettes: Path) -> CellSpec:
@@ -133,8 +136,12 @@ class CellWorker:
         _remove_stale_scratch()
         self._scratch = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH}{os.getpid()}-"))
         self._span_file = self._scratch / "spans.jsonl"
+        redact = Redactor(options.secrets)
         self.tracing = configure_tracing(
-            file=self._span_file, otlp_endpoint=options.otlp_endpoint, hold_roots=True
+            file=self._span_file,
+            otlp_endpoint=options.otlp_endpoint,
+            hold_roots=True,
+            scrub=redact if redact else None,
         )
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         self._active = 0

@@ -186,7 +186,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         status = "failed"
         folder = RunFolder(run_id)
         options.work_root = folder.path
-        runner = _executor(request, options, sink, suites, trace_file)
+        runner = _executor(request, options, sink, suites, trace_file, redact.secrets)
         try:
             with redact.scrubbing_logs():
                 report.summary = (drive or drive_plain)(runner, cells, request.progress)
@@ -225,6 +225,7 @@ def _executor(
     sink: Sink,
     suites: Sequence[Suite],
     trace_file: Path,
+    secrets: tuple[str, ...] = (),
 ) -> Executor:
     """The executor the request names (same sink: rows take the same store path)."""
     from harness.bench._executors import ExecutorContext, make_executor
@@ -235,6 +236,7 @@ def _executor(
         otlp_endpoint=request.otlp_endpoint,
         workers=request.workers,
         address=request.ray_address,
+        secrets=secrets,
     )
     return make_executor(request.executor, options, sink, context)
 
