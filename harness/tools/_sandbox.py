@@ -6,15 +6,21 @@ The sandbox (``bwrap``):
 - the workspace is bound read-write at ``/workspace``, the working folder;
 - the system (``/usr``, the ``/bin``, ``/lib*`` and ``/sbin`` links or folders, a few loader files
   under ``/etc``) and the running Python (its prefixes, so ``python -m pytest`` works) are bound
-  read-only; nothing else of the host is visible (``/tmp`` is an empty tmpfs, no ``/home``, no
-  ``/root``);
+  read-only; nothing else of the host is visible (``/tmp`` is an empty tmpfs of
+  ``Limits.disk_mb``, no ``/home``, no ``/root``); the sandbox's own ``/`` and ``/dev`` are
+  read-only, so the workspace and ``/tmp`` are the only places to write;
 - no network: new network, PID, IPC and UTS namespaces (``--unshare-all`` when not run as root);
 - a clean environment: ``PATH``, ``HOME=/workspace``, ``LANG``, ``TMPDIR``, ``TERM``,
   ``PYTHONDONTWRITEBYTECODE`` and ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` (the harness's own pytest
   plugins stay out of task tests) and nothing else, so no API key reaches the command;
-- limits (:class:`Limits`, set with ``prlimit`` on the sandbox): CPU seconds, address space,
-  processes, size of a written file; the output kept is capped too (head and tail, the middle is
-  dropped with a note);
+- limits per process (:class:`Limits`, set with ``prlimit`` on the sandbox): CPU seconds,
+  address space, processes, size of a written file; the output kept is capped too (head and
+  tail, the middle is dropped with a note);
+- caps per command, for all its processes and files together: memory (a cgroup of its own,
+  :mod:`harness.tools._cgroup`, else the watchdog's count over ``/proc``) and disk (``/tmp`` is a
+  tmpfs of ``Limits.disk_mb``, and the workspace's growth plus ``/tmp`` may not pass it either),
+  kept by a watchdog thread (:mod:`harness.tools._watchdog`) that kills the whole command past a
+  cap; :attr:`CommandRun.stopped` says which;
 - the command's whole process group is killed at the timeout (or when the caller is cancelled),
   and with it the sandbox's PID namespace.
 
@@ -41,15 +47,14 @@ import functools
 import itertools
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from harness.errors import SandboxUnavailable
+from harness.tools._limits import CommandRun, Limits
+from harness.tools._supervise import run_process
 
 __all__ = [
     "MOUNT_POINT",
@@ -70,64 +75,10 @@ SandboxKind = Literal["bwrap", "none"]
 #: command's processes never count against another's process limit.
 SANDBOX_UID_BASE = 200_000
 _UIDS = itertools.count()
+_MIB = 1024 * 1024
 _SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
         "/etc/localtime")  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Resource limits of one sandboxed command."""
-
-    #: CPU seconds (the command is killed with SIGXCPU/SIGKILL beyond them).
-    cpu_s: int = 60
-    #: Address space in MiB (allocations beyond it fail).
-    memory_mb: int = 1024
-    #: Processes (and threads) at once.
-    processes: int = 128
-    #: Output kept, in bytes (stdout and stderr together; the middle of a longer output is cut).
-    output_bytes: int = 32 * 1024
-    #: Largest file the command may write, in MiB.
-    file_mb: int = 64
-
-
-@dataclass(frozen=True, slots=True)
-class CommandRun:
-    """What a command did."""
-
-    exit_code: int | None
-    output: str
-    timed_out: bool
-    #: Output bytes dropped (beyond ``Limits.output_bytes``).
-    dropped: int
-    duration_s: float
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
-
-    def describe(self) -> str:
-        """``exit code 0``, ``killed by SIGXCPU`` or ``timed out after 5s``."""
-        if self.timed_out:
-            return f"timed out after {self.duration_s:.0f}s; the command was killed"
-        code = self.exit_code
-        if code is not None and code < 0:
-            return f"killed by {_signal_name(-code)}"
-        if code is not None and code > 128 and code - 128 in _SIGNALS:  # as the shell reports it
-            return f"killed by {_signal_name(code - 128)} (exit code {code})"
-        return f"exit code {code}"
-
-
-_SIGNALS = {s.value for s in signal.Signals}
-
-
-def _signal_name(number: int) -> str:
-    try:
-        name = signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-    hint = {"SIGXCPU": " (CPU time limit)", "SIGXFSZ": " (file size limit)"}.get(name, "")
-    return name + hint
 
 
 def _as_root() -> bool:
@@ -148,7 +99,7 @@ def sandbox_problem(bwrap: str = "bwrap") -> str | None:
                 "The shell never runs commands unsandboxed unless told to (sandbox='none', unsafe)"
             )
     probe = Path(os.environ.get("TMPDIR", "/tmp"))
-    argv = _bwrap_argv(bwrap, probe, ["true"], _sandbox_uid())
+    argv = _bwrap_argv(bwrap, probe, ["true"], _sandbox_uid(), Limits().disk_mb)
     try:
         done = subprocess.run(argv, capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -156,6 +107,8 @@ def sandbox_problem(bwrap: str = "bwrap") -> str | None:
     if done.returncode != 0:
         err = done.stderr.decode("utf-8", "replace").strip().splitlines()
         detail = err[-1] if err else f"exit code {done.returncode}"
+        if "--size" in detail:
+            detail += " (bubblewrap 0.8.0 or newer is needed: the sandbox's /tmp has a size)"
         return f"{bwrap} is installed but cannot make a sandbox here: {detail}"
     return None
 
@@ -176,7 +129,9 @@ def _sandbox_uid() -> int:
     return SANDBOX_UID_BASE + (os.getpid() % 10_000) * 1000 + next(_UIDS) % 1000
 
 
-def _bwrap_argv(bwrap: str, workspace: Path, command: list[str], uid: int = 0) -> list[str]:
+def _bwrap_argv(
+    bwrap: str, workspace: Path, command: list[str], uid: int = 0, tmp_mb: int = 256
+) -> list[str]:
     root = _as_root()
     # As root, no user namespace (the command must become a real unprivileged uid).
     unshare = (
@@ -195,7 +150,8 @@ def _bwrap_argv(bwrap: str, workspace: Path, command: list[str], uid: int = 0) -
         argv += ["--ro-bind-try", path, path]
     # /tmp before the Python's folders: a venv under /tmp (a checkout there, a nox session) is
     # bound on top of the empty tmpfs instead of being hidden by it.
-    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(tmp_mb * _MIB)]
+    argv += ["--tmpfs", "/tmp"]
     made: set[str] = {"/", "/usr", "/etc", "/tmp", "/proc", "/dev"}
     bound: list[Path] = [Path("/usr")]
     for prefix in _python_roots():
@@ -208,6 +164,10 @@ def _bwrap_argv(bwrap: str, workspace: Path, command: list[str], uid: int = 0) -
         argv += ["--ro-bind", prefix, prefix]
         bound.append(Path(prefix))
     argv += ["--bind", str(workspace), MOUNT_POINT, "--chdir", MOUNT_POINT, "--clearenv"]
+    # The sandbox's own root and /dev are tmpfs mounts with no bound; read-only, the workspace
+    # and /tmp (bounded) are the only places to write (without a user namespace the command's
+    # uid could not write there anyway; with one it owns them).
+    argv += ["--remount-ro", "/dev", "--remount-ro", "/"]
     for key, value in _env(MOUNT_POINT).items():
         argv += ["--setenv", key, value]
     if root:
@@ -239,9 +199,9 @@ def _limit_argv(limits: Limits, sandbox: SandboxKind) -> list[str]:
     return [
         "prlimit",
         f"--cpu={limits.cpu_s}:{limits.cpu_s + 1}",  # SIGXCPU first, SIGKILL a second later
-        f"--as={limits.memory_mb * 1024 * 1024}",
+        f"--as={limits.memory_mb * _MIB}",
         f"--nproc={processes}",
-        f"--fsize={limits.file_mb * 1024 * 1024}",
+        f"--fsize={min(limits.file_mb, limits.disk_mb) * _MIB}",
         "--core=0",
         "--",
     ]
@@ -309,10 +269,14 @@ async def run_command(
         if problem is not None:
             raise SandboxUnavailable(f"the shell sandbox is unavailable: {problem}")
         uid = _sandbox_uid()
-        argv, cwd, env = _bwrap_argv(bwrap, workspace, shell, uid), None, {"PATH": os.defpath}
+        argv = _bwrap_argv(bwrap, workspace, shell, uid, limits.disk_mb)
+        cwd, env = None, {"PATH": os.defpath}
     owners = await asyncio.to_thread(_hand_over, workspace, uid) if _handed(sandbox) else None
     try:
-        return await _run(argv, cwd, env, limits, sandbox, timeout_s)
+        return await run_process(
+            [*_limit_argv(limits, sandbox), *argv], cwd=cwd, env=env, limits=limits,
+            timeout_s=timeout_s, workspace=workspace, private_tmp=sandbox == "bwrap",
+        )  # fmt: skip
     finally:
         if owners is not None:
             await asyncio.to_thread(_give_back, workspace, owners)
@@ -320,80 +284,3 @@ async def run_command(
 
 def _handed(sandbox: SandboxKind) -> bool:
     return sandbox == "bwrap" and _as_root()
-
-
-async def _run(
-    argv: list[str],
-    cwd: str | None,
-    env: dict[str, str],
-    limits: Limits,
-    sandbox: SandboxKind,
-    timeout_s: float,
-) -> CommandRun:
-    started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        *_limit_argv(limits, sandbox), *argv,
-        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, cwd=cwd, env=env, start_new_session=True,
-    )  # fmt: skip
-    output = _Capped(limits.output_bytes)
-    timed_out = False
-    try:
-        assert proc.stdout is not None
-        await asyncio.wait_for(_drain(proc, output), timeout=timeout_s)
-    except TimeoutError:
-        timed_out = True
-    finally:
-        _kill_group(proc.pid)
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), timeout=5)
-    return CommandRun(
-        None if timed_out else proc.returncode,
-        output.text(),
-        timed_out,
-        output.dropped,
-        time.monotonic() - started,
-    )
-
-
-async def _drain(proc: asyncio.subprocess.Process, output: _Capped) -> None:
-    assert proc.stdout is not None
-    while chunk := await proc.stdout.read(65536):
-        output.add(chunk)
-    await proc.wait()
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-class _Capped:
-    """The first quarter and the last three quarters of ``limit`` bytes of output."""
-
-    def __init__(self, limit: int) -> None:
-        self.head_limit = limit // 4
-        self.tail_limit = limit - self.head_limit
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.dropped = 0
-
-    def add(self, chunk: bytes) -> None:
-        room = self.head_limit - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        self.tail += chunk
-        extra = len(self.tail) - self.tail_limit
-        if extra > 0:
-            del self.tail[:extra]
-            self.dropped += extra
-
-    def text(self) -> str:
-        head = self.head.decode("utf-8", "replace")
-        tail = self.tail.decode("utf-8", "replace")
-        if self.dropped:
-            return f"{head}\n[... {self.dropped} bytes of output dropped ...]\n{tail}"
-        return head + tail

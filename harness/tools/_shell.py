@@ -3,10 +3,13 @@ the bubblewrap sandbox of :mod:`harness.tools._sandbox`.
 
 Arguments: ``command`` (run with ``sh -c``) and an optional ``timeout_s`` (default 30, at most
 ``max_timeout_s``, 120). The result is the exit status on the first line, then the output
-(stdout and stderr together, capped). A command that fails (non-zero exit, timeout, a limit hit)
-is a normal result the model can read, not a tool error; a sandbox that cannot run here is a
-tool error saying why (the tool never runs commands unsandboxed unless built with
-``sandbox="none"``, which is for trusted use only and unsafe).
+(stdout and stderr together, capped). A command that fails (non-zero exit, timeout, a
+per-process limit hit) is a normal result the model can read, not a tool error. A command killed
+for a cap of the whole command (its processes' memory together, or the disk it fills:
+``killed: memory cap of 1024 MiB for the command's processes (cgroup v1 memory controller)``)
+is an error result naming the cap, with the output so far; the run goes on. A sandbox that
+cannot run here is a tool error saying why (the tool never runs commands unsandboxed unless
+built with ``sandbox="none"``, which is for trusted use only and unsafe).
 
 The tool changes files, so it is not read-only: the plan phase refuses it and the other
 permission phases apply as to any writing tool.
@@ -79,7 +82,10 @@ class ShellTool(BuiltinTool):
             bwrap=self.bwrap,
         )
         output = done.output.rstrip("\n")
-        return f"{done.describe()}\n{output}" if output else done.describe()
+        text = f"{done.describe()}\n{output}" if output else done.describe()
+        if done.stopped is not None:
+            raise ToolError(text)
+        return text
 
     def __repr__(self) -> str:
         return f"ShellTool(sandbox={self.sandbox!r})"

@@ -100,6 +100,16 @@ async def test_writing_outside_the_workspace_fails(ctx: ToolContext, tmp_path: P
     assert "Read-only file system" in out
 
 
+async def test_the_sandbox_root_and_dev_are_read_only(ctx: ToolContext) -> None:
+    # Unbounded tmpfs mounts of bwrap's own (with a user namespace the command owns them): only
+    # the workspace and the bounded /tmp take writes.
+    out = await shell(ctx, "touch /x; touch /dev/shm/x; touch /dev/x; mkdir /y; touch /tmp/ok")
+    assert "touch: cannot touch '/x': Read-only file system" in out
+    assert "touch: cannot touch '/dev/shm/x': Read-only file system" in out
+    assert "touch: cannot touch '/dev/x': Read-only file system" in out
+    assert "/tmp/ok" not in out
+
+
 async def test_files_outside_the_workspace_are_invisible(ctx: ToolContext, tmp_path: Path) -> None:
     secret = tmp_path / "outside" / "secret.txt"
     secret.parent.mkdir()
