@@ -19,6 +19,8 @@ harness, so every layer can use it) and re-exported where they are used, e.g.
     ├── StoreError                        the results store cannot do what was asked
     │   ├── SchemaTooNew                  the file was written by a newer harness
     │   ├── StoreLocked                   another process holds the database (pid)
+    │   │   └── LabelBusy                 another process is running this run label (pid)
+    │   ├── DiskFull                      the disk stayed full past the retries (resumable)
     │   └── UnknownRun                    rows for a run that begin_run never made
     └── CassetteError                     a cassette problem (never retried)
         ├── CassetteMiss                  no recorded answer, and recording is forbidden
@@ -47,8 +49,10 @@ __all__ = [
     "CompactionError",
     "ConfigError",
     "ContextOverflow",
+    "DiskFull",
     "ErrorKind",
     "HarnessError",
+    "LabelBusy",
     "ProviderError",
     "ReportInputError",
     "SandboxUnavailable",
@@ -250,6 +254,17 @@ class StoreLocked(StoreError):
     def __init__(self, message: str, *, pid: int | None = None) -> None:
         super().__init__(message)
         self.pid = pid
+
+
+class LabelBusy(StoreLocked):
+    """Another process is running this run label (a run, or a ``--resume`` of it): one writer
+    per label. ``pid`` is the holder's process id when its lock file names it."""
+
+
+class DiskFull(StoreError):
+    """A write kept failing with ENOSPC or EDQUOT past the retries (``HARNESS_DISK_FULL_WAIT_S``).
+
+    What was written stays; the run is resumable (``harness run --resume --label L``)."""
 
 
 # --- cassettes -----------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from harness.bench._preflight import (
 from harness.bench._rundir import RunFolder, remove_stale
 from harness.bench._runner import RunnerOptions
 from harness.cassettes._secrets import Redactor, secret_values
-from harness.errors import ConfigError
+from harness.errors import ConfigError, DiskFull
 from harness.grading._python import DEFAULT_TIMEOUT_S
 from harness.suites._load import load_suites, suite_files
 from harness.suites._suite import Suite, SuiteError
@@ -120,7 +120,8 @@ def discover_providers(cassettes: Path, suites: Sequence[str]) -> list[str]:
 
 def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchReport:
     """Run a bench request to completion (or until ``drive`` stops the runner, e.g. on Ctrl-C).
-    Raises ConfigError for bad input. ``drive`` defaults to :func:`drive_plain`."""
+    Raises ConfigError for bad input, LabelBusy (another process runs ``label``) and DiskFull
+    (the run closed ``failed``, resumable). ``drive`` defaults to :func:`drive_plain`."""
     from harness.store._writer import Store
     from harness.telemetry._setup import configure_tracing, git_sha
 
@@ -149,19 +150,23 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         trace_file = request.trace_file or request.db.parent / "traces" / f"{run_id}.jsonl"
         # One redactor for every sink: rows, spans, the trace file, OTLP, log records.
         redact = Redactor(secret_values(providers))
-        try:
+
+        def start_tracing() -> Any:
             trace_file.parent.mkdir(parents=True, exist_ok=True)
-            tracing = configure_tracing(
+            return configure_tracing(
                 file=trace_file,
                 otlp_endpoint=request.otlp_endpoint,
                 capture_content=request.capture_content,
                 hold_roots=True,  # each cell's root span waits for its verdict (the runner)
                 scrub=redact if redact else None,
             )
+
+        try:  # a full disk is waited for (store.disk), then DiskFull
+            tracing = store.disk.call(start_tracing, f"opening {trace_file}")
         except Exception as exc:  # the run never started: leave no run row behind
             if not (request.resume or request.retry_errors):
                 store.discard_run(run_id)
-            if isinstance(exc, OSError):
+            if isinstance(exc, OSError):  # a full disk is DiskFull here, never "bad input"
                 raise ConfigError(f"--trace-file {trace_file}: {exc}") from exc
             raise
         report = BenchReport(run_id, MatrixSummary(total=len(cells)), trace_file=trace_file)
@@ -169,8 +174,15 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         store.follow_spans(run_id, trace_file, scrub=redact if redact else None)
         ignore = _collector_hosts(request.otlp_endpoint)
 
+        disk_full: list[DiskFull] = []  # the disk stayed full: the run stops, resumable
+
         def sink(outcome: CellOutcome) -> None:
-            store.write_result(_scrubbed(_row(outcome, run_id), redact))
+            try:
+                store.write_result(_scrubbed(_row(outcome, run_id), redact))
+            except DiskFull as exc:  # not stored: the run stops; a --resume runs the cell again
+                disk_full.append(exc)
+                runner.request_stop()
+                return
             report.per_cell[outcome.cell.key] = outcome.passed
 
         options = RunnerOptions(
@@ -184,7 +196,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
             drift=request.drift,
         )
         status = "failed"
-        folder = RunFolder(run_id)
+        folder = store.disk.call(lambda: RunFolder(run_id), "creating the run folder")
         options.work_root = folder.path
         runner = _executor(request, options, sink, suites, trace_file, redact.secrets)
         try:
@@ -200,23 +212,12 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
                 redact.file(trace_file)  # e.g. spans a Ray driver appended
             except Exception as exc:  # spans are a bonus; never lose the results for them
                 log.warning("spans not ingested: %s", exc)
-            store.finish_run(run_id, status)  # type: ignore[arg-type]
-            _compact(store)
+            error = f"the disk was full: {disk_full[0]}" if disk_full else None
+            store.finish_run(run_id, "failed" if error else status, error=error)  # type: ignore[arg-type]
+            store.compact_or_warn()
+        if disk_full:
+            raise disk_full[0]
     return report
-
-
-def _compact(store: Any) -> None:
-    """Shards of the runs that ended -> the tables (``harness compact``); a failure only warns:
-    the shards stay readable and the next run or ``harness compact`` retries."""
-    from harness.errors import HarnessError
-
-    try:
-        stats = store.compact()
-    except (HarnessError, OSError) as exc:
-        log.warning("not compacted (run `harness compact` later): %s", exc)
-        return
-    for why in stats.skipped:
-        log.warning("left as shards: %s", why)
 
 
 def _executor(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -153,15 +153,18 @@ def run_cmd(
     """Run SUITE files or folders across modes x providers x epochs; store every cell.
 
     Exit codes: 0 every cell was scored (failing tasks are data), 2 bad input (checked before
-    any cell runs: suites, names, output paths, API keys when recording, python graders),
-    3 some cells errored (not scored: listed, stored with their cause; re-run them with
-    --retry-errors --label L), 130 interrupted (finished cells are kept)."""
+    any cell runs: suites, names, output paths, API keys when recording, python graders) or
+    --label L being run by another process (named), 3 some cells errored (not scored: listed,
+    stored with their cause; re-run them with --retry-errors --label L) or the disk stayed full
+    past $HARNESS_DISK_FULL_WAIT_S seconds (30; the stored cells are kept, --resume --label L
+    runs the rest), 130 interrupted (finished cells are kept)."""
     from rich.console import Console
     from rich.markup import escape
 
     from harness.bench._session import BenchRequest, run_bench
     from harness.cli._progress import drive, show_log
-    from harness.errors import HarnessError
+    from harness.errors import DiskFull, HarnessError
+    from harness.store._diskfull import is_disk_full
 
     redact = _redactor(_csv(providers), Path(cassettes_dir))
     console = Console(stderr=True, file=_Scrubbed(redact))  # type: ignore[arg-type]
@@ -197,9 +200,15 @@ def run_cmd(
                 ),
                 drive=lambda runner, cells, progress: drive(runner, cells, console, progress),
             )
+    except DiskFull as exc:  # not bad input: the run is resumable once there is room
+        _disk_full(console, str(exc), label, resume)
     except HarnessError as exc:
         console.print(f"[red]error:[/] {escape(redact.text(str(exc)))}")
         raise SystemExit(2) from None
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        _disk_full(console, str(exc), label, resume)
     s = report.summary
     console.print(
         f"run {report.run_id}: {s.done}/{s.total} cells, {s.passed} passed, {s.failed} failed, "
@@ -229,6 +238,25 @@ def run_cmd(
         console.print(f"[yellow]interrupted:[/] {s.skipped} cells not run; kept what finished")
     # A failing task is data, not an error: 0, or 3 when cells errored, 130 when interrupted.
     raise SystemExit(report.exit_code)
+
+
+def _disk_full(console: Any, message: str, label: str | None, resume: bool) -> NoReturn:
+    """Exit 3 for a disk that stayed full, saying how to go on."""
+    from rich.markup import escape
+
+    console.print(f"[red]disk full:[/] {escape(message)}")
+    if label:
+        again = "the same command again" if resume else "the same command with --resume"
+        console.print(
+            f"the cells stored so far are kept; free some space, then run {again} "
+            f"(--label {escape(label)}): it runs only the cells not stored"
+        )
+    else:
+        console.print(
+            "the cells stored so far are kept; free some space and run again (a run with "
+            "--label L can be resumed with --resume --label L)"
+        )
+    raise SystemExit(3)
 
 
 #: The commands this module adds to the root group.

@@ -24,6 +24,7 @@ import duckdb
 import pyarrow.parquet as pq
 
 from harness.store._damage import CELLS_INDEX, scan
+from harness.store._diskfull import is_disk_full
 from harness.store._schema import JSON_COLUMNS, SPAN_JSON_COLUMNS
 from harness.store._shards import shard_files
 
@@ -144,7 +145,8 @@ def _compact_run(
             stats.skipped.append(f"{run_id}: {why}")
             return gone
         except BaseException:
-            con.execute("ROLLBACK")
+            with contextlib.suppress(duckdb.Error):  # a failed commit (a full disk) rolled back
+                con.execute("ROLLBACK")
             raise
         stats.results += added["results"]
         stats.spans += added["spans"]
@@ -188,6 +190,8 @@ def _compact_all(
         try:
             gone = _compact_run(con, runs, str(run_id), stats)
         except duckdb.Error as exc:  # a shard damaged inside: quarantine it, compact the rest
+            if is_disk_full(exc):  # not the shards: the database cannot grow
+                raise
             damaged = scan(runs, full=True, files=shard_files(runs / run_id, "results")
                            + shard_files(runs / run_id, "spans"))  # fmt: skip
             if not damaged:

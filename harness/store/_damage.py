@@ -1,13 +1,17 @@
-"""Damaged shards: found, moved aside, and the run told which cells it lost.
+"""Damaged shards: found, moved aside (by writers), skipped (by readers), and the run told which
+cells it lost.
 
 A shard is written to a hidden name, synced and renamed, so harness never leaves half a shard;
 a damaged one was damaged from outside (a disk, ``truncate``, a copy cut short). The views read
 every ``runs/*/results-*.parquet``, so one unreadable file failed every query of every run. Now
 each :meth:`Store.open <harness.store.Store.open>` checks the shards' Parquet footers (the
-``PAR1`` magic, a footer length that fits, the footer parsed) and moves a damaged shard to
-``runs/<run>/quarantine/``, outside the views' pattern, with a warning naming the file;
-compaction does the same when reading a shard fails. ``harness compact --repair`` reads every
-shard whole (:func:`scan` with ``full=True``), for damage inside a file.
+``PAR1`` magic, a footer length that fits, the footer parsed). A writer (``harness run``,
+``harness compact``) moves a damaged shard to ``runs/<run>/quarantine/``, outside the views'
+pattern, with a warning naming the file; compaction does the same when reading a shard fails.
+A reader (``harness report``, the viewer, ``Store.open(read_only=True)``) moves nothing: it
+skips the damaged shard (its connection's views list the other files) with a warning naming
+the file, and the next writer quarantines it. ``harness compact --repair`` reads every shard
+whole (:func:`scan` with ``full=True``), for damage inside a file.
 
 The cells a quarantined results shard held come from ``runs/<run>/cells.jsonl``, where the shard
 writer lists each shard's cells as it writes it; they are written to
@@ -17,6 +21,7 @@ the run says which cells it lost (a ``--resume`` runs them again).
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -48,25 +53,32 @@ _KINDS = ("results", "spans")
 
 @dataclass(slots=True)
 class Damaged:
-    """A shard moved to quarantine: where it was, where it is, why, and the cells it held."""
+    """A damaged shard: where it was, where it is (None: left in place, by a reader), why, and
+    the cells it held."""
 
     run_id: str
     file: Path
-    moved_to: Path
+    moved_to: Path | None
     reason: str
     cells: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         lost = f"; lost cells: {', '.join(self.cells)}" if self.cells else ""
-        return f"damaged shard {self.file.name} quarantined ({self.reason}){lost}"
+        done = "quarantined" if self.moved_to is not None else "skipped"
+        return f"damaged shard {self.file.name} {done} ({self.reason}){lost}"
 
 
 def index_cells(folder: Path, shard: str, cells: Iterable[str]) -> None:
-    """Note which cells the shard ``shard`` of a run holds (one JSON line, appended)."""
+    """Note which cells the shard ``shard`` of a run holds (one JSON line, appended). A write
+    cut short (a full disk) is cut back off the file: a torn line would spoil the next one."""
     line = json.dumps({"shard": shard, "cells": sorted(set(cells))}, ensure_ascii=True) + "\n"
+    data = line.encode("ascii")
     fd = os.open(folder / CELLS_INDEX, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
     try:
-        os.write(fd, line.encode("ascii"))  # one write: lines from several writers never mix
+        written = os.write(fd, data)  # one write: lines from several writers never mix
+        if written < len(data):
+            os.ftruncate(fd, os.lseek(fd, 0, os.SEEK_CUR) - written)
+            raise OSError(errno.ENOSPC, f"wrote {written} of {len(data)} bytes", str(folder))
     finally:
         os.close(fd)
 
@@ -163,19 +175,44 @@ def quarantine(shard: Path, reason: str) -> Damaged | None:
     return damaged
 
 
-def scan(runs: Path, *, full: bool = False, files: Sequence[Path] | None = None) -> list[Damaged]:
+#: Damaged shards a reader of this process has warned about (once per file and reason).
+_WARNED: set[tuple[str, str]] = set()
+
+
+def scan(
+    runs: Path,
+    *,
+    full: bool = False,
+    files: Sequence[Path] | None = None,
+    move: bool = True,
+) -> list[Damaged]:
     """Check the shards under ``runs`` (or just ``files``): footers only, or (``full``) every
-    row group; quarantine the damaged ones and return them."""
+    row group; return the damaged ones, moved to quarantine (``move``: a writer) or left in
+    place with a warning (a reader)."""
     found: list[Damaged] = []
     for shard in _shards(runs) if files is None else files:
         why = _footer_problem(shard)
         if why is None and full:
             why = _full_problem(shard)
-        if why is not None:
-            damaged = quarantine(shard, why)
-            if damaged is not None:
-                found.append(damaged)
+        if why is None:
+            continue
+        damaged = quarantine(shard, why) if move else _skipped(shard, why)
+        if damaged is not None:
+            found.append(damaged)
     return found
+
+
+def _skipped(shard: Path, reason: str) -> Damaged:
+    folder = shard.parent
+    cells = _cells_of(folder, shard.name) if shard.name.startswith("results-") else []
+    damaged = Damaged(folder.name, shard, None, reason, cells)
+    if (str(shard), reason) not in _WARNED:
+        _WARNED.add((str(shard), reason))
+        log.warning(
+            "harness: run %s: %s; left in place (the next `harness run` or `harness compact` "
+            "moves it to %s/)", damaged.run_id, damaged.describe(), folder / QUARANTINE,
+        )  # fmt: skip
+    return damaged
 
 
 def record_damage(con: duckdb.DuckDBPyConnection, runs: Path) -> None:

@@ -20,7 +20,7 @@ Every timestamp is UTC, stored without a time zone (``TIMESTAMP``; spans ``TIMES
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -395,3 +395,23 @@ def create_views(con: duckdb.DuckDBPyConnection, runs: Path) -> None:
     literal = str(runs.resolve()).replace("'", "''")
     for name, sql in VIEWS.items():
         con.execute(f"CREATE VIEW {name} AS {sql.replace('{runs}', literal)}")
+
+
+def skip_shards(con: duckdb.DuckDBPyConnection, runs: Path, skip: Collection[Path]) -> None:
+    """Views of this connection alone (``TEMP``, found before the file's) that read every shard
+    but ``skip``: how a reader leaves damaged shards out without moving them. They list the
+    shards there are now (a reader's connection is short-lived; a writer quarantines)."""
+    runs = runs.resolve()
+    literal = str(runs).replace("'", "''")
+    left_out = {str(Path(p).resolve()) for p in skip}
+    for name, sql in VIEWS.items():
+        for kind in ("results", "spans"):
+            pattern = f"read_parquet('{{runs}}/*/{kind}-*.parquet'"
+            if pattern in sql:
+                files = [
+                    str(f) for f in sorted(runs.glob(f"*/{kind}-*.parquet"))
+                    if str(f) not in left_out and str(f.resolve()) not in left_out
+                ]  # fmt: skip
+                listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
+                sql = sql.replace(pattern, f"read_parquet([{listing}]")
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {sql.replace('{runs}', literal)}")

@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 
 from harness.store._arrow import empty_table
 from harness.store._damage import index_cells
+from harness.store._diskfull import DiskPatience, is_disk_full
 from harness.store._rows import ARROW_SCHEMA, prepared_to_arrow
 from harness.store._spans import SPAN_ARROW_SCHEMA, spans_to_parquet
 from harness.store.errors import StoreError
@@ -77,12 +78,17 @@ def shard_files(folder: Path, kind: str) -> list[Path]:
 
 def _write_atomic(table: pa.Table, dest: Path, *, fsync: bool) -> None:
     tmp = dest.with_name(f".{dest.name}.tmp")
-    with tmp.open("wb") as f:
-        pq.write_table(table, f)
-        f.flush()
-        if fsync:
-            os.fsync(f.fileno())
-    os.replace(tmp, dest)
+    try:
+        with tmp.open("wb") as f:
+            pq.write_table(table, f)
+            f.flush()
+            if fsync:
+                os.fsync(f.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(OSError):  # half a file (a full disk): give the space back
+            tmp.unlink()
+        raise
 
 
 def write_schema_files(runs: Path) -> None:
@@ -156,8 +162,8 @@ class SpanFollower:
         dest = self._name("spans")
         lines = dest.with_name(f".{dest.stem}.jsonl.tmp")
         tmp = dest.with_name(f".{dest.name}.tmp")
-        lines.write_bytes(data)
         try:
+            lines.write_bytes(data)
             if self._con is None:
                 self._con = duckdb.connect(
                     config={
@@ -189,7 +195,12 @@ class SpanFollower:
 class ShardWriter:
     """Buffers result rows (already checked by :func:`~harness.store._rows.prepare_row`) and
     writes them as shards; follows span files. Thread-safe; the background thread starts with
-    the first row or span file."""
+    the first row or span file.
+
+    A full disk (see :mod:`harness.store._diskfull`): the thread keeps the rows and tries again
+    with back-off; :meth:`add` goes on queueing them, and raises
+    :class:`~harness.errors.DiskFull` only once the disk has stayed full past ``disk``'s budget.
+    :meth:`flush` and :meth:`close` wait for room (within the budget) before giving up."""
 
     def __init__(
         self,
@@ -198,11 +209,13 @@ class ShardWriter:
         max_rows: int = 1000,
         max_age_s: float = 0.5,
         fsync: bool = True,
+        disk: DiskPatience | None = None,
     ) -> None:
         self.runs = runs
         self.max_rows = max_rows
         self.max_age_s = max_age_s
         self.fsync = fsync
+        self.disk = disk if disk is not None else DiskPatience()
         self.token = f"{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}-{secrets.token_hex(3)}"
         self.shards = 0
         self._seq = 0
@@ -227,7 +240,7 @@ class ShardWriter:
             self._rows.append(row)
             n = len(self._rows)
         self._ensure_thread()
-        if n >= 4 * self.max_rows:  # the thread falls behind: write here (bounded memory)
+        if n >= 4 * self.max_rows and not self.disk.full:  # the thread falls behind: write here
             self.flush()
         elif n >= self.max_rows:
             self._wake.set()
@@ -237,7 +250,7 @@ class ShardWriter:
         with self._io:
             self.flush()
             table = rows if isinstance(rows, pa.Table) else prepared_to_arrow(rows)
-            self._write_table(table)
+            self.disk.call(lambda: self._write_table(table), f"writing a shard under {self.runs}")
         return int(table.num_rows)
 
     def pending(self) -> int:
@@ -245,7 +258,16 @@ class ShardWriter:
             return len(self._rows)
 
     def flush(self) -> int:
-        """Write every queued row now; return how many were written."""
+        """Write every queued row now (waiting for room on a full disk, within the budget);
+        return how many were written."""
+        with self._io:
+            n = self.disk.call(self._flush_once, f"writing a shard under {self.runs}", writes=False)
+        if n:  # only a write says the disk has room
+            self.disk.ok()
+        return n
+
+    def _flush_once(self) -> int:
+        """One try at writing the queued rows; on failure they stay queued."""
         with self._io:
             with self._lock:
                 rows, self._rows = self._rows, []
@@ -280,8 +302,14 @@ class ShardWriter:
         return folder / f"{kind}-{self.token}-{self._seq:06d}.parquet"
 
     def _raise_error(self) -> None:
-        if self._error is not None:
-            raise StoreError(f"cannot write a shard under {self.runs}: {self._error}")
+        error = self._error
+        if error is None:
+            return
+        if is_disk_full(error):  # rows wait in memory until the disk has room, or the budget ends
+            if self.disk.expired():
+                raise self.disk.error(error, f"writing a shard under {self.runs}") from error
+            return
+        raise StoreError(f"cannot write a shard under {self.runs}: {error}")
 
     # --- spans ---------------------------------------------------------------------------------
 
@@ -310,7 +338,12 @@ class ShardWriter:
             follower = self.followers.pop((run_id, path.resolve()), None)
             if follower is not None:
                 try:
-                    follower.poll(fsync=self.fsync)
+                    if self.disk.call(
+                        lambda: follower.poll(fsync=self.fsync),
+                        f"writing spans under {self.runs}",
+                        writes=False,
+                    ):
+                        self.disk.ok()
                 finally:
                     follower.close()
             return follower
@@ -330,20 +363,30 @@ class ShardWriter:
             try:
                 self._tick()
             except Exception as exc:  # reported to the writer by the next add/flush/close
-                log.warning("harness: shard flush failed (will retry): %s", exc)
+                if not self.disk.failed(exc, f"writing a shard under {self.runs}"):
+                    log.warning("harness: shard flush failed (will retry): %s", exc)
 
     def _tick(self) -> None:
+        if self.disk.full and not self.disk.due():  # a full disk: wait for the next try
+            return
         now = time.monotonic()
         with self._lock:
             due = bool(self._rows) and (
-                len(self._rows) >= self.max_rows or now - self._since >= self.max_age_s
+                self.disk.full
+                or len(self._rows) >= self.max_rows
+                or now - self._since >= self.max_age_s
             )
+        wrote = False
         if due:
-            self.flush()
+            wrote = self._flush_once() > 0
         with self._io:
             for follower in list(self.followers.values()):
-                if now - follower.last_poll >= self.max_age_s and follower.pending():
-                    follower.poll(fsync=self.fsync)
+                if (now - follower.last_poll >= self.max_age_s or self.disk.full) and (
+                    follower.pending()
+                ):
+                    wrote = follower.poll(fsync=self.fsync) > 0 or wrote
+        if wrote:
+            self.disk.ok()
 
     def close(self) -> None:
         """Write what is queued, convert what is left of followed span files, stop the thread."""

@@ -15,6 +15,11 @@ the ``results`` and ``spans`` views read live. ``write_result`` queues the row; 
 within ``flush_after_s`` + 0.1 s (0.5 s by default), so a run killed mid-matrix keeps every cell
 that finished more than that before. Several writers (processes) may share a file; a run left
 ``running`` by a dead process (same host) is marked ``interrupted`` by the next writer to open it.
+A run label has one writer at a time: ``begin_run(label=...)`` holds the label's lock until the
+run is finished, and another process is refused with :class:`~harness.errors.LabelBusy` (see
+:mod:`harness.store._labels`). A full disk is waited for, with back-off, up to
+``disk_full_wait_s`` (``$HARNESS_DISK_FULL_WAIT_S``, 30 s), then :class:`~harness.errors.DiskFull`
+(see :mod:`harness.store._diskfull`).
 
 Reading through a writer (``store.con``, the query helpers) opens the file and keeps it open until
 :meth:`Store.release` or :meth:`Store.close`; ``harness run`` never does.
@@ -25,36 +30,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import secrets
-import shutil
-import socket
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import duckdb
 import pyarrow as pa
 
-from harness._version import __version__
+from harness.errors import HarnessError
 from harness.store import _schema as schema
 from harness.store._catalog import (
     STORAGE_COMPATIBILITY,
     connect,
     create_in_place,
     recover_stale_runs,
-    reopen_run,
-    write_finish,
 )
 from harness.store._compact import CompactStats, compact
 from harness.store._damage import scan
-from harness.store._rows import is_data_frame, json_text, normalize_table, prepare_row
-from harness.store._shards import ShardWriter, run_dir, runs_dir, write_schema_files
+from harness.store._diskfull import DiskPatience, is_disk_full, make_reserve
+from harness.store._labels import LabelLock
+from harness.store._rows import is_data_frame, normalize_table, prepare_row
+from harness.store._runs import RunLifecycle, RunStatus
+from harness.store._shards import ShardWriter, runs_dir, write_schema_files
 from harness.store._streams import SpanStreams
-from harness.store.errors import StoreError, StoreLocked, UnknownRun
+from harness.store.errors import DiskFull, StoreError, UnknownRun
 
 if TYPE_CHECKING:  # a run never imports pandas (~55 MB): see _rows.is_data_frame
     import pandas as pd
@@ -67,7 +69,6 @@ log = logging.getLogger("harness.store")
 DEFAULT_DB = Path("reports/harness.duckdb")
 #: How long an open waits for another process's hold on the file (a writer's moment, a reader).
 LOCK_WAIT_S = 10.0
-RunStatus = Literal["finished", "interrupted", "failed"]
 
 # Writers open in this process, by resolved path (a reader here shares the writer's database).
 _WRITERS: dict[Path, list[Store]] = {}
@@ -78,7 +79,7 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-class Store(SpanStreams):
+class Store(RunLifecycle, SpanStreams):
     """A handle on the results database. Build one with :meth:`open`."""
 
     def __init__(
@@ -90,6 +91,7 @@ class Store(SpanStreams):
         shared: bool = False,
         lock_timeout_s: float = LOCK_WAIT_S,
         flush_after_s: float = 0.5,
+        disk_full_wait_s: float | None = None,
     ) -> None:
         self.path = path
         self.read_only = read_only
@@ -101,7 +103,13 @@ class Store(SpanStreams):
         self._known_runs: set[str] = set()
         self._closed = False
         self.runs = runs_dir(path)
-        self.shards = None if read_only else ShardWriter(self.runs, max_age_s=flush_after_s)
+        #: The full-disk streak every write of this store shares (:mod:`._diskfull`).
+        self.disk = DiskPatience(disk_full_wait_s)
+        self.shards = (
+            None if read_only else ShardWriter(self.runs, max_age_s=flush_after_s, disk=self.disk)
+        )
+        self._labels: dict[str, LabelLock] = {}  # the labels this store runs
+        self._run_labels: dict[str, str] = {}  # open run -> its label
 
     # --- opening and closing -------------------------------------------------------------------
 
@@ -114,39 +122,55 @@ class Store(SpanStreams):
         migrations: Sequence[schema.Migration] | None = None,
         lock_timeout_s: float = LOCK_WAIT_S,
         flush_after_s: float = 0.5,
+        disk_full_wait_s: float | None = None,
     ) -> Store:
         """Open (creating or upgrading as needed) the database at ``path``.
 
         ``read_only`` opens an existing file for queries; an older file is upgraded first (which
         needs the write lock for a moment). ``migrations`` replaces the shipped list (tests).
         ``lock_timeout_s``: how long to wait while another process holds the file.
+        ``disk_full_wait_s``: how long a write waits for room on a full disk before
+        :class:`~harness.errors.DiskFull` (default ``$HARNESS_DISK_FULL_WAIT_S``, else 30 s).
+
+        A writer moves damaged shards to quarantine first; a reader moves nothing, and leaves
+        them out of its views with a warning naming each file (see :mod:`._damage`).
         """
         path = Path(path).expanduser().resolve()
         steps = schema.MIGRATIONS if migrations is None else migrations
-        scan(runs_dir(path))  # a damaged shard goes to quarantine before any view reads it
+        # A damaged shard is kept out of every view: a writer quarantines it, a reader skips it.
+        damaged = [d.file for d in scan(runs_dir(path), move=not read_only)]
         with _WRITERS_LOCK:
             writers = _WRITERS.get(path)
             if read_only and writers:
                 cursor = writers[0].con.cursor()
                 cursor.execute("SET TimeZone = 'UTC'")
+                if damaged:
+                    schema.skip_shards(cursor, runs_dir(path), damaged)
                 return cls(path, cursor, read_only=True, shared=True)
             if read_only:
-                return cls._open_reader(path, steps, lock_timeout_s)
+                reader = cls._open_reader(path, steps, lock_timeout_s)
+                if damaged and reader._con is not None:
+                    schema.skip_shards(reader._con, reader.runs, damaged)
+                return reader
             path.parent.mkdir(parents=True, exist_ok=True)
             store = cls(
                 path, None, read_only=False, lock_timeout_s=lock_timeout_s,
-                flush_after_s=flush_after_s,
+                flush_after_s=flush_after_s, disk_full_wait_s=disk_full_wait_s,
             )  # fmt: skip
-            if path.exists() or not create_in_place(
-                path, lambda con: store._prepare(con, steps), lock_timeout_s
-            ):
-                con = connect(path, False, lock_timeout_s)
-                try:
-                    store._prepare(con, steps)
-                finally:
-                    con.close()
+            store.disk.call(lambda: store._create(steps), f"opening {path}")
             _WRITERS.setdefault(path, []).append(store)
             return store
+
+    def _create(self, steps: Sequence[schema.Migration]) -> None:
+        path = self.path
+        if path.exists() or not create_in_place(
+            path, lambda con: self._prepare(con, steps), self.lock_timeout_s
+        ):
+            con = connect(path, False, self.lock_timeout_s)
+            try:
+                self._prepare(con, steps)
+            finally:
+                con.close()
 
     def _prepare(self, con: duckdb.DuckDBPyConnection, steps: Sequence[schema.Migration]) -> None:
         try:
@@ -161,6 +185,7 @@ class Store(SpanStreams):
             raise StoreError(f"cannot create or upgrade the schema of {self.path}: {exc}") from exc
         except OSError as exc:
             raise StoreError(f"cannot create {self.runs}: {exc}") from exc
+        make_reserve(self.runs)
         if before and before != after:
             log.info("harness: upgraded %s from schema v%d to v%d", self.path, before, after)
         live = {r for s in _WRITERS.get(self.path, []) for r in s._open_runs}
@@ -203,6 +228,18 @@ class Store(SpanStreams):
                 self._con.close()
                 self._con = None
 
+    def _in_catalog(
+        self, what: str, fn: Callable[[duckdb.DuckDBPyConnection], Any], *, writes: bool = True
+    ) -> Any:
+        """``fn(con)`` in one catalog moment, tried again while the disk is full (a failed
+        statement is rolled back, so trying again is safe)."""
+
+        def moment() -> Any:
+            with self._catalog() as con:
+                return fn(con)
+
+        return self.disk.call(moment, f"{what} ({self.path})", writes=writes)
+
     @contextlib.contextmanager
     def _catalog(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """The database for a moment: the held connection if any, else one opened and closed."""
@@ -225,10 +262,19 @@ class Store(SpanStreams):
                 return
             try:
                 if self.shards is not None:
-                    self.shards.close()
+                    try:
+                        self.shards.close()
+                    except BaseException as exc:  # the last rows are lost: the runs failed
+                        for run_id in sorted(self._open_runs):
+                            with contextlib.suppress(Exception):
+                                self.finish_run(run_id, "failed", error=f"rows not written: {exc}")
+                        raise
                 for run_id in sorted(self._open_runs):
                     self.finish_run(run_id, status)
             finally:
+                for lock in self._labels.values():
+                    lock.release()
+                self._labels.clear()
                 self._closed = True
                 if self._con is not None:
                     self._con.close()
@@ -269,109 +315,28 @@ class Store(SpanStreams):
 
     # --- runs ----------------------------------------------------------------------------------
 
-    def begin_run(
-        self,
-        *,
-        label: str | None = None,
-        suites: Sequence[str] = (),
-        modes: Sequence[str] = (),
-        providers: Sequence[str] = (),
-        epochs: int | None = None,
-        config: Mapping[str, Any] | None = None,
-        git_sha: str | None = None,
-        harness_version: str | None = None,
-        run_id: str | None = None,
-        resume: bool = False,
-    ) -> str:
-        """Start a run (a ``bench_runs`` row with status ``running``) and return its id.
-
-        With ``resume=True`` and a ``label``, the latest run of that label is reopened instead
-        (status back to ``running``, its suites/modes/providers extended with these) and its id
-        returned, so the resumed cells land in the same run; without such a run, a new one.
-        """
-        with self._catalog() as con:
-            now = _now()
-            if resume and label is not None:
-                found = reopen_run(con, label, suites, modes, providers, epochs)
-                if found is not None:
-                    return self._opened(found)
-            run_id = run_id or f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
-            try:
-                con.execute(
-                    "INSERT INTO bench_runs (run_id, started_at, status, label, git_sha, "
-                    "harness_version, suites, modes, providers, epochs, config, pid, host) "
-                    "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        run_id, now, label, git_sha, harness_version or __version__,
-                        list(suites), list(modes), list(providers), epochs, json_text(config),
-                        os.getpid(), socket.gethostname(),
-                    ],
-                )  # fmt: skip
-            except duckdb.ConstraintException as exc:
-                raise StoreError(f"run {run_id!r} already exists in {self.path}") from exc
-            return self._opened(run_id)
-
-    def _opened(self, run_id: str) -> str:
-        self._open_runs.add(run_id)
-        self._known_runs.add(run_id)
-        with contextlib.suppress(OSError):
-            (run_dir(self.path, run_id) / "finish.json").unlink()
-        return run_id
-
-    def discard_run(self, run_id: str) -> bool:
-        """Delete a run that stored nothing (it failed before its first cell), so that
-        ``--run latest`` never picks it; returns whether it was deleted."""
+    def compact(self, run_ids: Sequence[str] | None = None) -> CompactStats:
+        """Move the shards of runs that ended (of ``run_ids``) into the tables. A full disk
+        raises :class:`DiskFull` at once (nothing is lost: the shards stay and are read)."""
         self._flush()
-        with self._catalog() as con:
-            got = con.execute(
-                "DELETE FROM bench_runs WHERE run_id = ? AND NOT EXISTS "
-                "(SELECT 1 FROM results WHERE run_id = ?)",
-                [run_id, run_id],
-            ).fetchone()
-            deleted = bool(got and got[0])
-            if deleted:
-                self._open_runs.discard(run_id)
-                self._known_runs.discard(run_id)
-                if self.shards is not None:
-                    for key in [k for k in self.shards.followers if k[0] == run_id]:
-                        self.shards.unfollow(*key)
-                shutil.rmtree(run_dir(self.path, run_id), ignore_errors=True)
-            return deleted
-
-    def finish_run(
-        self, run_id: str, status: RunStatus = "finished", *, error: str | None = None
-    ) -> None:
-        """Close a run: ``finished_at`` now and ``status`` (finished, interrupted or failed).
-
-        Queued rows are written first. When another process holds the file past
-        ``lock_timeout_s``, the ending is written to the run's ``finish.json`` instead (with a
-        warning); the next writer to open the file records it."""
-        if status not in ("finished", "interrupted", "failed"):
-            raise StoreError(f"finish_run: status must be finished|interrupted|failed: {status!r}")
-        self._writable()
-        self._flush()
-        now = _now()
         try:
             with self._catalog() as con:
-                got = con.execute(
-                    "UPDATE bench_runs SET status = ?, finished_at = ?, "
-                    "error = coalesce(?, error) WHERE run_id = ?",
-                    [status, now, error, run_id],
-                ).fetchone()
-        except StoreLocked as exc:
-            write_finish(run_dir(self.path, run_id), status, now, error)
-            self._open_runs.discard(run_id)
-            log.warning("harness: run %s ended as %s; %s (recorded later)", run_id, status, exc)
-            return
-        self._open_runs.discard(run_id)
-        if not got or not got[0]:
-            raise StoreError(f"no run {run_id!r} in {self.path}")
+                return compact(con, self.runs.resolve(), run_ids)
+        except (duckdb.Error, OSError, StoreError) as exc:
+            if is_disk_full(exc) and not isinstance(exc, DiskFull):
+                raise DiskFull(f"compacting {self.path}: the disk is full: {exc}") from exc
+            raise
 
-    def compact(self, run_ids: Sequence[str] | None = None) -> CompactStats:
-        """Move the shards of runs that ended (of ``run_ids``) into the tables."""
-        self._flush()
-        with self._catalog() as con:
-            return compact(con, self.runs.resolve(), run_ids)
+    def compact_or_warn(self) -> None:
+        """:meth:`compact`, where a failure only warns (what ``harness run`` does at its end):
+        the shards stay readable, and the next run or ``harness compact`` compacts them."""
+        try:
+            stats = self.compact()
+        except (HarnessError, OSError) as exc:
+            log.warning("harness: not compacted (run `harness compact` later): %s", exc)
+            return
+        for why in stats.skipped:
+            log.warning("harness: left as shards: %s", why)
 
     # --- results -------------------------------------------------------------------------------
 
@@ -417,10 +382,13 @@ class Store(SpanStreams):
         unknown = run_ids - self._known_runs
         if not unknown:
             return
-        with self._catalog() as con:
-            known = con.execute(
+        known = self._in_catalog(
+            "looking up runs",
+            lambda con: con.execute(
                 "SELECT run_id FROM bench_runs WHERE list_contains(?, run_id)", [sorted(unknown)]
-            ).fetchall()
+            ).fetchall(),
+            writes=False,
+        )
         self._known_runs.update(r[0] for r in known)
         missing = sorted(run_ids - self._known_runs)
         if missing:
@@ -443,6 +411,7 @@ class Store(SpanStreams):
             rows = self.con.execute(sql, params).fetchall()
         else:
             self._flush()
-            with self._catalog() as con:
-                rows = con.execute(sql, params).fetchall()
+            rows = self._in_catalog(
+                "looking up cells", lambda con: con.execute(sql, params).fetchall(), writes=False
+            )
         return {str(r[0]) for r in rows}

@@ -3,6 +3,6 @@ re-exported here)."""
 
 from __future__ import annotations
 
-from harness.errors import SchemaTooNew, StoreError, StoreLocked, UnknownRun
+from harness.errors import DiskFull, LabelBusy, SchemaTooNew, StoreError, StoreLocked, UnknownRun
 
-__all__ = ["SchemaTooNew", "StoreError", "StoreLocked", "UnknownRun"]
+__all__ = ["DiskFull", "LabelBusy", "SchemaTooNew", "StoreError", "StoreLocked", "UnknownRun"]

@@ -19,9 +19,13 @@ before it reaches the file, so a run killed mid-way (``kill -9``) leaves no raw 
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
+import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +55,18 @@ __all__ = [
 
 log = logging.getLogger("harness.telemetry")
 
+#: A full disk: lines wait in memory (up to this much) and are tried again with back-off, for up
+#: to ``$HARNESS_DISK_FULL_WAIT_S`` seconds (30) at a flush (see harness/store/_diskfull.py).
+_HOLD_MAX_BYTES = 64 * 1024 * 1024
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def _disk_full_wait_s() -> float:
+    try:
+        return max(0.0, float(os.environ.get("HARNESS_DISK_FULL_WAIT_S", "") or 30.0))
+    except ValueError:
+        return 30.0
+
 
 class JsonLinesSpanExporter(SpanExporter):
     """Appends finished spans to ``path``, one JSON object per line (thread-safe); ``scrub``
@@ -73,6 +89,12 @@ class JsonLinesSpanExporter(SpanExporter):
         self._tails: dict[tuple[int, int], tuple[str, Any, Any]] = {}
         self._closed = False
         self._warned = False
+        # Lines a full disk held back (whole lines), and the streak: since when, tries, next try.
+        self._held = bytearray()
+        self._full_since: float | None = None
+        self._tries = 0
+        self._retry_at = 0.0
+        self._wait_s = _disk_full_wait_s()
 
     def _tail(self, span: ReadableSpan) -> str:
         resource, scope = span.resource, span.instrumentation_scope
@@ -107,7 +129,12 @@ class JsonLinesSpanExporter(SpanExporter):
 
     def write_text(self, text: str) -> bool:
         """Append already encoded span lines (the light tracer writes through this too), handed
-        to the OS at once; False when the file is closed or the write failed."""
+        to the OS at once; False when the file is closed or the write failed.
+
+        A line is in the file whole or not at all: a write cut short is cut back to its last
+        whole line. On a full disk (ENOSPC, EDQUOT) the lines not written wait in memory and go
+        out first with a later write (with back-off), or at :meth:`force_flush` and
+        :meth:`shutdown`, which wait for room up to ``$HARNESS_DISK_FULL_WAIT_S`` seconds."""
         try:
             if self.scrub is not None:  # before the file: a killed run leaves no raw secret
                 text = self.scrub(text)
@@ -116,16 +143,69 @@ class JsonLinesSpanExporter(SpanExporter):
                     return False
                 # A lone surrogate (text decoded with surrogateescape) stays a valid JSON
                 # escape instead of failing the whole batch.
-                data = memoryview(text.encode("utf-8", "backslashreplace"))
-                while data:
-                    n = self._file.write(data)
-                    if not n:
-                        raise OSError("the file accepted no bytes")
-                    data = data[n:]
+                return self._append(text.encode("utf-8", "backslashreplace"), wait=False)
         except Exception as exc:
             self._warn(exc)
             return False
-        return True
+
+    def _append(self, data: bytes, *, wait: bool) -> bool:
+        """Write ``data`` (whole lines) after the lines held back; ``wait``: sleep out a full
+        disk (with back-off, up to the budget) instead of holding the lines. Under the lock."""
+        if self._held:
+            if len(self._held) + len(data) > _HOLD_MAX_BYTES:
+                raise OSError(errno.ENOSPC, "the disk is full and the spans held back reach 64 MiB")
+            self._held += data
+            if not wait and time.monotonic() < self._retry_at:
+                return True
+            data = bytes(self._held)
+            self._held.clear()
+        while True:
+            data = self._write_whole(data)
+            now = time.monotonic()
+            if not data:
+                if self._full_since is not None:
+                    log.warning("harness: %s: the disk has room again after %.1fs; no span lost",
+                                self.path, now - self._full_since)  # fmt: skip
+                    self._full_since = None
+                return True
+            if self._full_since is None:
+                self._full_since, self._tries = now, 0
+                log.warning("harness: %s: the disk is full; spans wait in memory, tried again for "
+                            "up to %gs", self.path, self._wait_s)  # fmt: skip
+            self._tries += 1
+            pause = min(5.0, 0.1 * 2.0 ** (self._tries - 1))
+            waited = now - self._full_since
+            if not wait:
+                self._held += data
+                self._retry_at = now + pause
+                return True
+            if waited >= self._wait_s:
+                self._full_since = None
+                raise OSError(errno.ENOSPC, f"the disk stayed full for {waited:.1f}s: "
+                              f"{len(data)} bytes of spans not written")  # fmt: skip
+            time.sleep(min(pause, self._wait_s - waited))
+
+    def _write_whole(self, data: bytes) -> bytes:
+        """Write ``data``; what a full disk left unwritten (whole lines), else b"". A write cut
+        short leaves no torn line: the file is cut back to the last whole line written."""
+        view = memoryview(data)
+        written = 0
+        try:
+            while written < len(data):
+                n = self._file.write(view[written:])
+                if not n:
+                    raise OSError("the file accepted no bytes")
+                written += n
+        except OSError as exc:
+            keep = data.rfind(b"\n", 0, written) + 1
+            if written > keep:  # part of a line went out: take it back
+                fd = self._file.fileno()
+                with contextlib.suppress(OSError):  # not a regular file (a pipe): nothing to do
+                    os.ftruncate(fd, os.fstat(fd).st_size - (written - keep))
+            if exc.errno not in _DISK_FULL:
+                raise
+            return data[keep:]
+        return b""
 
     def after_fork(self) -> None:
         """In a forked child: a fresh lock (the parent's may be held by one of its threads)."""
@@ -139,6 +219,7 @@ class JsonLinesSpanExporter(SpanExporter):
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         with self._lock:
             if not self._closed:
+                self._drain()
                 self._file.flush()
         return True
 
@@ -146,7 +227,19 @@ class JsonLinesSpanExporter(SpanExporter):
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self._file.close()
+                try:
+                    self._drain()
+                finally:
+                    self._file.close()
+
+    def _drain(self) -> None:
+        """Write the lines a full disk held back, waiting for room (up to the budget)."""
+        if self._held:
+            try:
+                self._append(b"", wait=True)
+            except OSError as exc:
+                self._held.clear()
+                log.warning("harness: cannot write spans to %s: %s", self.path, exc)
 
 
 class ScrubbingSpanExporter(SpanExporter):

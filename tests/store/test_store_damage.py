@@ -1,6 +1,8 @@
-"""A damaged shard affects only its own run: it is moved to the run's quarantine with a warning
-naming the file, the run's error names the cells it lost, and reports, compaction, new runs and
-`harness compact --repair` keep working. Real shards, real `truncate`, real DuckDB."""
+"""A damaged shard affects only its own run: a writer moves it to the run's quarantine with a
+warning naming the file, the run's error names the cells it lost, and reports, compaction, new
+runs and `harness compact --repair` keep working. A reader (`Store.open(read_only=True)`,
+`harness report`) moves nothing: it leaves the shard out of its views, with a warning naming the
+file. Real shards, real `truncate`, real DuckDB."""
 
 from __future__ import annotations
 
@@ -62,9 +64,11 @@ def test_a_truncated_shard_is_quarantined_and_only_its_run_loses_cells(
     assert shard.name in caplog.text  # the warning names the file
     assert _cells(db_path, b) == ["b3"]  # its own run: only the damaged shard's cells gone
     moved = shard.parent / "quarantine" / shard.name
-    assert moved.exists()
-    assert not shard.exists()
-    with Store.open(db_path) as store:  # a writer records the loss on the run
+    assert shard.exists()  # a reader moves nothing
+    assert not moved.exists()
+    with Store.open(db_path) as store:  # a writer quarantines it and records the loss
+        assert moved.exists()
+        assert not shard.exists()
         ((error,),) = store.con.execute(
             "SELECT error FROM bench_runs WHERE run_id = ?", [b]
         ).fetchall()
@@ -79,6 +83,46 @@ def test_a_truncated_shard_is_quarantined_and_only_its_run_loses_cells(
     assert _cells(db_path, b) == ["b3"]
     assert _cells(db_path, c) == ["c1"]
     assert moved.exists()  # compaction never deletes a quarantined file
+
+
+def test_a_reader_skips_a_damaged_shard_and_leaves_it_in_place(
+    db_path: Path, make_row: RowFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    a, b, shard = _two_runs(db_path, make_row)
+    subprocess.run(["truncate", "-s", "5000", str(shard)], check=True)
+    before = sorted(p.relative_to(db_path.parent) for p in db_path.parent.rglob("*"))
+    with (
+        caplog.at_level(logging.WARNING, logger="harness.store"),
+        Store.open(db_path, read_only=True) as ro,
+    ):
+        rows = ro.con.execute("SELECT run_id, task_id FROM results ORDER BY task_id").fetchall()
+        cells = ro.con.execute("SELECT count(*) FROM v_cells").fetchone()
+        summary = ro.con.execute("SELECT sum(n) FROM v_mode_summary").fetchone()
+    assert rows == [(a, "a0"), (a, "a1"), (a, "a2"), (b, "b3")]  # it still answers
+    assert cells == (4,)
+    assert summary == (4,)
+    assert shard.name in caplog.text  # with a warning naming the file
+    assert "left in place" in caplog.text
+    after = sorted(p.relative_to(db_path.parent) for p in db_path.parent.rglob("*"))
+    assert after == before  # no file moved, none created
+    assert shard.exists()
+    assert not (shard.parent / "quarantine").exists()
+    # the report, a reader too, leaves it in place and still works
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "report", "--db", str(db_path), "--run", b,
+         "--out", str(db_path.parent / "out")],
+        capture_output=True, text=True, timeout=120, env=_env(),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert shard.name in proc.stderr
+    assert shard.exists()
+    assert not (shard.parent / "quarantine").exists()
+
+
+def _env() -> dict[str, str]:
+    root = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "COLUMNS": "300", "PYTHONPATH": path}
 
 
 def test_damage_inside_a_shard_is_quarantined_by_compaction(
@@ -102,7 +146,7 @@ def test_compact_repair_reads_every_shard_and_quarantines(
     _spoil_pages(shard)
     proc = subprocess.run(
         [sys.executable, "-m", "harness.cli", "compact", "--repair", "--db", str(db_path)],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "300"},
+        capture_output=True, text=True, timeout=120, env=_env(),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert f"quarantined: run {b}" in proc.stderr
@@ -112,7 +156,7 @@ def test_compact_repair_reads_every_shard_and_quarantines(
     assert _cells(db_path, b) == ["b3"]
     again = subprocess.run(
         [sys.executable, "-m", "harness.cli", "compact", "--repair", "--db", str(db_path)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=120, env=_env(),
     )  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert "every shard reads whole" in again.stderr
