@@ -5,8 +5,10 @@ expand to a billion nodes when something walks the data (validation, JSON), and 
 nesting overflow the composer's recursion. :func:`safe_load_bounded` first reads the file's
 event stream (the parser is a state machine, nothing recursive), counting the nesting depth and
 the nodes each alias stands for once expanded; past :data:`MAX_DEPTH` levels or
-:data:`MAX_ALIAS_NODES` nodes reached through aliases it raises a
-:class:`~harness.errors.YAMLSyntaxError` naming the file and the line, before anything is built.
+:data:`MAX_ALIAS_NODES` nodes reached through aliases, or at an alias inside the very anchor it
+names (``&a {more: *a}``, a structure containing itself, which JSON, validation and every walk of
+the data would recurse into forever), it raises a :class:`~harness.errors.YAMLSyntaxError`
+naming the file and the line, before anything is built.
 Only then is the document constructed, with the safe loader. A file without aliases may be as
 large as it likes (a 10,000-task suite is fine); only its depth is bounded.
 
@@ -45,14 +47,21 @@ def check_yaml_bounds(
     text: str, *, source: str, max_alias_nodes: int = MAX_ALIAS_NODES, max_depth: int = MAX_DEPTH
 ) -> None:
     """Raise :class:`~harness.errors.YAMLSyntaxError` (``source:line: ...``) when ``text`` nests
-    deeper than ``max_depth`` or reaches more than ``max_alias_nodes`` nodes through aliases;
-    also for malformed YAML."""
+    deeper than ``max_depth``, reaches more than ``max_alias_nodes`` nodes through aliases or
+    holds a recursive alias (one inside the anchor it names); also for malformed YAML."""
     sizes: dict[str, int] = {}  # anchor -> expanded node count of what it names
     frames: list[list[Any]] = []  # [anchor, nodes so far] of each open collection
     expanded = 0
     try:
         for event in yaml.parse(text, Loader=_Loader):
             if isinstance(event, yaml.AliasEvent):
+                if any(frame[0] == event.anchor for frame in frames):
+                    raise _error(
+                        source,
+                        f"recursive alias *{event.anchor}: it is inside the anchor "
+                        f"&{event.anchor} it names (a structure containing itself); refused",
+                        event.start_mark,
+                    )
                 size = sizes.get(str(event.anchor), 1)
                 expanded += size
                 if expanded > max_alias_nodes:

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import io
 import pickle
+import re
+from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
 from harness._yaml import MAX_ALIAS_NODES, MAX_DEPTH, check_yaml_bounds, safe_load_bounded
+from harness.cli import main
 from harness.errors import ConfigError, YAMLSyntaxError
 
 LAUGHS = """\
@@ -86,3 +90,89 @@ def test_malformed_yaml_names_file_and_line() -> None:
         safe_load_bounded(b"a: \xff\n", source="bin.yaml")
     with pytest.raises(YAMLSyntaxError, match="python/object"):
         safe_load_bounded("!!python/object:os.system {}\n", source="evil.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "anchor"),
+    [
+        ('arguments: &a {expression: "1+1", more: *a}\n', 1, "a"),
+        ("expect: &e {kind: all, graders: [*e]}\n", 1, "e"),
+        ("tasks:\n  - &t\n    id: a\n    tags: *t\n", 4, "t"),
+        ("defaults: &d\n  <<: *d\n", 2, "d"),
+        ("a: &a [1, [2, [3, *a]]]\n", 1, "a"),
+    ],
+    ids=["flow-map", "flow-seq", "block", "merge-key", "nested"],
+)
+def test_a_recursive_alias_is_refused_naming_file_and_line(
+    text: str, line: int, anchor: str
+) -> None:
+    with pytest.raises(YAMLSyntaxError) as got:
+        safe_load_bounded(text, source="suites/rec.yaml")
+    assert isinstance(got.value, ConfigError)
+    assert got.value.line == line
+    assert str(got.value).startswith(f"suites/rec.yaml:{line}: recursive alias *{anchor}")
+
+
+def test_an_alias_after_its_anchor_closed_is_fine() -> None:
+    text = "a: &a {x: 1}\nb: {inner: *a, again: [*a, *a]}\nc: &c [*a]\nd: *c\n"
+    assert safe_load_bounded(text, source="ok.yaml") == yaml.safe_load(text)
+
+
+def test_a_recursive_alias_in_a_profile_examples_file_is_bad_input(tmp_path: Path) -> None:
+    from harness.providers._profiles import _read_examples
+
+    path = tmp_path / "examples.yaml"
+    path.write_text("- &x {prompt: p, answer: [*x]}\n")
+    with pytest.raises(ConfigError, match=rf"{re.escape(str(path))}:1: recursive alias \*x"):
+        _read_examples(path, "providers.p")
+
+
+REC_SUITE = """\
+suite: rec
+tasks:
+  - id: a
+    prompt: p
+    tools: [calculator]
+    expect: {kind: contains, value: x}
+    mock: {turns: [{tool_calls: [{name: calculator, arguments: &a {expression: "1+1", more: *a}}]}]}
+"""
+
+REC_CASSETTE = """\
+interactions:
+- request:
+    body: '{}'
+    headers: &h
+      content-type: [application/json]
+      x-echo: *h
+    method: POST
+    uri: https://api.example.com/v1/chat
+  response:
+    body: {string: '{}'}
+    headers: {}
+    status: {code: 200, message: OK}
+version: 1
+"""
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_cli_refuses_a_suite_with_a_recursive_alias(tmp_path: Path, command: str) -> None:
+    path = tmp_path / "rec.yaml"
+    path.write_text(REC_SUITE)
+    args = ["suites", "validate", str(path)]
+    if command == "run":
+        db, trace = str(tmp_path / "h.duckdb"), str(tmp_path / "t.jsonl")
+        args = ["run", str(path), "--modes", "react", "--providers", "mock", "--db", db,
+                "--trace-file", trace]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert f"{path}:7:" in result.stderr
+    assert "recursive alias *a" in result.stderr
+
+
+def test_cassettes_lint_reports_a_recursive_alias_as_corrupt(tmp_path: Path) -> None:
+    path = tmp_path / "cas" / "rec.yaml"
+    path.parent.mkdir()
+    path.write_text(REC_CASSETTE)
+    result = CliRunner().invoke(main, ["cassettes", "lint", str(tmp_path / "cas")])
+    assert result.exit_code == 2, result.output
+    assert f"{path}:6: recursive alias *h" in result.output + result.stderr

@@ -86,7 +86,7 @@ def lint_cassettes(directory: str | os.PathLike[str]) -> list[Finding]:
 
 def lint_file(path: Path) -> list[Finding]:
     try:
-        data = yamlserializer.deserialize(path.read_text(encoding="utf-8"))
+        data = yamlserializer.deserialize(path.read_text(encoding="utf-8"), source=str(path))
     except Exception as exc:
         return [Finding(path, "", "corrupt", f"not a readable cassette: {_one_line(exc)}")]
     interactions = data.get("interactions") if isinstance(data, dict) else None

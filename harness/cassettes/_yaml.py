@@ -13,8 +13,9 @@ from harness._yaml import check_yaml_bounds
 __all__ = ["deserialize", "serialize"]
 
 
-def deserialize(cassette_string: str) -> Any:
-    check_yaml_bounds(cassette_string, source="cassette")
+def deserialize(cassette_string: str, source: str = "cassette") -> Any:
+    """The cassette's data; ``source`` (its file) is named in a bound's error."""
+    check_yaml_bounds(cassette_string, source=source)
     return yamlserializer.deserialize(cassette_string)
 
 

@@ -34,6 +34,7 @@ from harness.tools._base import ToolContext, ToolOutput, render
 if TYPE_CHECKING:
     from harness.core._result import Result
     from harness.kernel._state import State
+    from harness.tools._workspace import Workspace
 
 __all__ = ["SPAWN_TOOL", "run_subagent"]
 
@@ -53,6 +54,7 @@ async def run_subagent(state: State, args: dict[str, Any], ctx: ToolContext) -> 
     sub_id = f"{state.session_id}/sub-{n}"
     prompt: str = args["prompt"]
     overrides = _child_options(state, args)
+    folder = _workspace(state, args.get("subfolder"))
     state.emit(SubagentSpawn(sub_id, prompt, ctx.tool_call_id))
     await _fire(state, HookEvent.SUBAGENT_START, {"subagent_id": sub_id, "prompt": prompt,
                 "parent_session_id": state.session_id, "mode": overrides["mode"]})  # fmt: skip
@@ -62,8 +64,9 @@ async def run_subagent(state: State, args: dict[str, Any], ctx: ToolContext) -> 
         await _stopped(state, sub_id, "error", None, "error", str(exc))
         raise ToolError(f"spawn_agent: cannot start the sub-agent: {exc}") from None
     child.meta["agent_depth"] = state.meta.get("agent_depth", 0) + 1
-    if overrides["cwd"] is None:  # the shared workspace: a borrowed view, created lazily
-        child.ctx.workspace = state.ctx.workspace.shared()
+    # The shared workspace is a borrowed view, created lazily; a subfolder is pinned by
+    # descriptor (never handed over as a path the child would look up again by name).
+    child.ctx.workspace = folder if folder is not None else state.ctx.workspace.shared()
     result: Result | None = None
     try:
         result = await run_loop(child, owns_provider=owned)
@@ -123,7 +126,7 @@ def _child_options(state: State, args: dict[str, Any]) -> dict[str, Any]:
         "mode": args.get("mode") or "react",
         "tools": [pool[n] for n in dict.fromkeys(names)],
         "max_iterations": min(limit, cfg.max_iterations),
-        "cwd": _workspace(state, args.get("subfolder")),
+        "cwd": None,  # the child's workspace is lent by run_subagent
         "workspace_files": None,
         "messages": None,
         "session_id": None,
@@ -152,17 +155,15 @@ def _child_options(state: State, args: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def _workspace(state: State, subfolder: str | None) -> Any:
-    """The child's ``cwd``: None for the shared workspace (run_subagent lends it), else the
-    subfolder, created."""
-    ws = state.ctx.workspace
+def _workspace(state: State, subfolder: str | None) -> Workspace | None:
+    """The child's workspace when it works in a subfolder (created, pinned by descriptor: see
+    :meth:`Workspace.subfolder`); None for the shared workspace (run_subagent lends it)."""
     if not subfolder:
         return None
-    target = ws.resolve(subfolder)  # ToolError when it leaves the workspace
-    if target.exists() and not target.is_dir():
-        raise ToolError(f"spawn_agent: subfolder {subfolder!r} is a file")
-    target.mkdir(parents=True, exist_ok=True)
-    return target
+    try:
+        return state.ctx.workspace.subfolder(subfolder)
+    except ToolError as exc:
+        raise ToolError(f"spawn_agent: {exc}") from None
 
 
 def _inherited_hooks(hooks: dict[str, Any] | None) -> dict[str, Any] | None:

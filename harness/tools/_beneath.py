@@ -115,20 +115,43 @@ class Spot:
 
 
 class Beneath:
-    """Lookups confined to the directory ``root`` (an absolute, real path). ``aliases`` are other
-    absolute spellings of it, for absolute symlink targets."""
+    """Lookups confined to the directory ``root`` (an absolute, real path), or to ``base`` below
+    it: real directory names (a sub-agent's folder), opened one by one from a descriptor of
+    ``root`` with ``O_NOFOLLOW`` at every lookup, so a name on the way swapped for a symlink
+    refuses the lookup instead of leading elsewhere. ``aliases`` are other absolute spellings of
+    the confining directory, for absolute symlink targets."""
 
-    __slots__ = ("_aliases", "_root", "shown")
+    __slots__ = ("_aliases", "_base", "_root", "shown")
 
-    def __init__(self, root: str, aliases: Sequence[str] = (), shown: str = "") -> None:
+    def __init__(
+        self, root: str, aliases: Sequence[str] = (), shown: str = "", base: Sequence[str] = ()
+    ) -> None:
         self._root = root
-        self._aliases = tuple(dict.fromkeys([root, *aliases]))
+        self._base = tuple(base)
+        top = os.path.join(root, *self._base)
+        self._aliases = tuple(dict.fromkeys([top, *aliases]))
         self.shown = shown  # the path the model gave, for messages
 
     # --- lookups ---------------------------------------------------------------------------
 
     def _root_fd(self) -> int:
-        return os.open(self._root, _DIR_FLAGS)
+        fd = os.open(self._root, _DIR_FLAGS)
+        for i, name in enumerate(self._base):
+            try:
+                nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                os.close(fd)
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+                    folder = "/".join(self._base[: i + 1])
+                    raise ToolError(
+                        f"path refused: {self.shown!r}: the workspace folder {folder!r} was "
+                        "removed or replaced (by a symlink or a file) since this agent started "
+                        "in it"
+                    ) from None
+                raise
+            os.close(fd)
+            fd = nxt
+        return fd
 
     def _escape(self) -> ToolError:
         return ToolError(f"path refused: {self.shown!r} resolves outside the workspace (symlink)")
@@ -209,7 +232,7 @@ class Beneath:
         except OSError as exc:
             if exc.errno == errno.EINVAL:  # not a link (any more): look at it again
                 st = os.stat(name, dir_fd=stack[-1][0], follow_symlinks=False)
-                if not stat.S_ISDIR(st.st_mode):
+                if not (stat.S_ISDIR(st.st_mode) or stat.S_ISLNK(st.st_mode)):  # a link again
                     raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
                 todo.append(name)
                 return hops
@@ -319,7 +342,7 @@ class Beneath:
                 mode = stat.S_IMODE(now.st_mode)
             elif not stat.S_ISLNK(now.st_mode):
                 raise ToolError(f"{spot.rel} is not a regular file ({_kind(now.st_mode)})")
-        tmp = f".{spot.name[:80]}.{secrets.token_hex(6)}.tmp"
+        tmp = f".{_prefix(spot.name, 80)}.{secrets.token_hex(6)}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(tmp, flags, mode, dir_fd=spot.dir_fd)
         try:
@@ -349,6 +372,17 @@ def read_fd(fd: int, limit: int) -> bytes:
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
+
+
+def _prefix(name: str, limit: int) -> str:
+    """The longest start of ``name`` of at most ``limit`` UTF-8 bytes, never splitting a
+    character (a name may be 255 bytes: 60 emoji are 240, 60 characters but 240 bytes)."""
+    size = 0
+    for i, char in enumerate(name):
+        size += len(char.encode("utf-8", "surrogatepass"))  # an escaped byte counts 3: a bound
+        if size > limit:
+            return name[:i]
+    return name
 
 
 def _kind(mode: int) -> str:

@@ -5,6 +5,10 @@ Directories are listed through descriptors opened beneath the workspace (see
 runs is never listed, and a file swapped for one is never read. ``**`` and grep's walk do not
 descend into symlinked directories; an explicit component may go through a link that stays
 inside.
+
+glob visits each (directory, place in the pattern) once, so ``**/**/**/**/**/**/**/**/x`` over 24
+nested folders costs what ``**/x`` does instead of millions of listings, and it stops with an
+error result past :data:`GLOB_TIME_LIMIT_S` seconds or 100,000 directories listed.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import fnmatch
 import os
 import re
 import stat
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,10 +40,12 @@ from harness.tools._file_tools import (
 from harness.tools._grep_worker import run_killable
 from harness.tools._workspace import Workspace
 
-__all__ = ["GREP_TIME_LIMIT_S", "GlobTool", "GrepTool"]
+__all__ = ["GLOB_TIME_LIMIT_S", "GREP_TIME_LIMIT_S", "GlobTool", "GrepTool"]
 
 #: Wall-clock budget of one grep call; past it the worker process searching is killed.
 GREP_TIME_LIMIT_S = 5.0
+#: Wall-clock budget of one glob call; past it the walk stops with an error result.
+GLOB_TIME_LIMIT_S = 5.0
 
 _MAX_LINE = 300
 _MAX_DIRS = 100_000  # directories one search may list (a loop of links swapped in meanwhile)
@@ -72,7 +79,7 @@ class GlobTool(BuiltinTool):
         def work() -> list[str]:
             beneath = ws.beneath(pattern)
             found: dict[str, None] = {}
-            for lex, is_dir in _glob(beneath, (), parts):
+            for lex, is_dir in _glob(beneath, (), parts, _Walk(pattern)):
                 if lex:
                     found["/".join(shown_name(p) for p in lex) + "/" * is_dir] = None
             return sorted(found)
@@ -86,15 +93,52 @@ class GlobTool(BuiltinTool):
         return "\n".join(found)
 
 
+class _Walk:
+    """One glob's work: the (directory, pattern rest) pairs already visited, the directories
+    listed and the deadline; ToolError naming the cap past either bound."""
+
+    __slots__ = ("deadline", "listed", "pattern", "seen")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self.seen: set[tuple[tuple[str, ...], int]] = set()
+        self.listed = 0
+        self.deadline = time.monotonic() + GLOB_TIME_LIMIT_S
+
+    def first(self, lex: tuple[str, ...], rest: list[str]) -> bool:
+        key = (lex, len(rest))
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        return True
+
+    def tick(self) -> None:
+        self.listed += 1
+        if self.listed > _MAX_DIRS:
+            raise ToolError(
+                f"glob {self.pattern!r} stopped: it looked into more than {_MAX_DIRS:,} "
+                "directories; use a narrower pattern (fewer '**')"
+            )
+        if time.monotonic() > self.deadline:
+            raise ToolError(
+                f"glob {self.pattern!r} stopped: it took over {GLOB_TIME_LIMIT_S:g} s; "
+                "use a narrower pattern (fewer '**')"
+            )
+
+
 def _glob(
-    b: Beneath, lex: tuple[str, ...], parts: list[str]
+    b: Beneath, lex: tuple[str, ...], parts: list[str], walk: _Walk
 ) -> Iterator[tuple[tuple[str, ...], bool]]:
     """(path, is_dir) under the directory ``lex`` matching ``parts``. A directory is listed only
-    through a descriptor opened beneath the workspace; ``**`` never enters a symlinked one."""
+    through a descriptor opened beneath the workspace; ``**`` never enters a symlinked one. Each
+    (directory, rest of the pattern) is visited once: a second visit would find the same."""
+    if not walk.first(lex, parts):
+        return
     if not parts:
         yield lex, True
         return
     part, rest = parts[0], parts[1:]
+    walk.tick()
     try:
         fd, _ = b.directory(lex)
     except (OSError, ToolError):
@@ -114,10 +158,10 @@ def _glob(
     finally:
         os.close(fd)
     if part == "**":
-        yield from _glob(b, lex, rest)
+        yield from _glob(b, lex, rest, walk)
         for name, is_dir, _ in entries:
             if is_dir:
-                yield from _glob(b, (*lex, name), parts)
+                yield from _glob(b, (*lex, name), parts, walk)
         return
     for name, is_dir, is_link in entries:
         if part != name and not fnmatch.fnmatchcase(name, part):
@@ -131,7 +175,7 @@ def _glob(
         if not rest:
             yield child, is_dir
         elif is_dir:
-            yield from _glob(b, child, rest)
+            yield from _glob(b, child, rest, walk)
 
 
 def _link_kind(b: Beneath, parts: tuple[str, ...]) -> bool | None:

@@ -4,6 +4,12 @@ Paths given by the model are resolved relative to the workspace root. A path is 
 :class:`~harness.errors.ToolError`, which becomes an error result) when it contains a NUL byte, is
 absolute and outside the root, or resolves outside the root through ``..`` or a symlink. Nothing
 outside the root is read or written.
+
+A sub-agent's ``subfolder`` is a workspace of its own made by :meth:`Workspace.subfolder`: pinned
+by descriptor, never by name. Its lookups start at a descriptor of the outermost workspace and open
+the folder's real names one by one without following links, so a sibling's shell that swaps the
+folder for a symlink to the host (at spawn or later) makes the child's lookups fail; it never
+roots the child outside.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ class Workspace:
     """A confined directory. Without ``root``, a fresh temporary directory made on first use
     (and removed by :meth:`cleanup`)."""
 
-    __slots__ = ("_files", "_owned", "_real", "_root")
+    __slots__ = ("_base", "_files", "_owned", "_real", "_root", "_top")
 
     def __init__(
         self, root: str | os.PathLike[str] | None = None, files: Mapping[str, str] | None = None
@@ -47,6 +53,8 @@ class Workspace:
         self._owned = root is None
         self._root: Path | None = None
         self._real: Path | None = None
+        self._top: str | None = None  # the real path opened by name (the outermost workspace)
+        self._base: tuple[str, ...] = ()  # real names below it, opened by descriptor
         if root is not None:
             path = Path(root)
             if not path.is_dir():
@@ -57,6 +65,7 @@ class Workspace:
     def _set_root(self, path: Path) -> None:
         self._root = path
         self._real = path.resolve(strict=True)
+        self._top = str(self._real)
 
     def _seed(self) -> None:
         assert self._root is not None
@@ -91,6 +100,7 @@ class Workspace:
                 if self._root is None:
                     path = Path(tempfile.mkdtemp(prefix="harness-ws-"))
                     self._real = path.resolve(strict=True)
+                    self._top = str(self._real)
                     self._seed_at(path)
                     self._root = path
         assert self._root is not None
@@ -137,8 +147,30 @@ class Workspace:
         """Lookups confined to this workspace (see :mod:`harness.tools._beneath`); ``shown`` is
         the path named in refusals."""
         root = self.root
-        assert self._real is not None
-        return Beneath(str(self._real), (os.path.abspath(root),), shown)
+        assert self._top is not None
+        return Beneath(self._top, (os.path.abspath(root),), shown, base=self._base)
+
+    def subfolder(self, path: str) -> Workspace:
+        """The folder ``path`` of this workspace (made when missing) as a workspace of its own,
+        for a sub-agent: never removed by it. The folder is looked up from a descriptor of this
+        workspace (links followed only while they stay inside) and pinned by its real names,
+        which every lookup of the child opens again from the outermost workspace's descriptor
+        without following a link. ToolError when it leaves the workspace or is not a folder."""
+        parts = self.parts(path)
+        try:
+            fd, real = self.beneath(path).directory(parts, create=True)
+        except (NotADirectoryError, FileExistsError):
+            raise ToolError(f"subfolder {path!r} is a file, not a folder") from None
+        except OSError as exc:
+            raise ToolError(f"subfolder {path!r}: {exc.strerror or exc}") from None
+        os.close(fd)
+        assert self._top is not None
+        child = Workspace(None)
+        child._owned = False
+        child._top = self._top
+        child._base = self._base + tuple(p for p in real.split("/") if p != ".")
+        child._real = child._root = Path(self._top, *child._base)
+        return child
 
     def resolve(self, path: str) -> Path:
         """Resolve a model-given path inside the workspace, or raise ToolError saying why not.
@@ -170,6 +202,7 @@ class Workspace:
             shutil.rmtree(self._root, ignore_errors=True)
             self._root = None
             self._real = None
+            self._top = None
 
     def shared(self) -> Workspace:
         """This workspace as a sub-agent sees it: the same directory, created on first use by
@@ -203,6 +236,9 @@ class _SharedWorkspace(Workspace):
 
     def beneath(self, shown: str = "") -> Beneath:
         return self._owner.beneath(shown)
+
+    def subfolder(self, path: str) -> Workspace:
+        return self._owner.subfolder(path)
 
     def relative(self, path: Path) -> str:
         return self._owner.relative(path)

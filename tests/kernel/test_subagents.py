@@ -233,3 +233,36 @@ def test_a_child_that_touches_no_file_creates_no_workspace() -> None:
     )
     result = _run(provider, tools=["spawn_agent", "calculator", created])
     assert [m.content for m in result.messages if m.role == "tool"] == ["2", "False"]
+
+
+def test_a_subfolder_swapped_for_a_symlink_after_spawn_never_leads_the_child_out(
+    tmp_path: Path,
+) -> None:
+    ws, host = tmp_path / "ws", tmp_path / "host"
+    (ws / "a" / "b").mkdir(parents=True)
+    (host / "b").mkdir(parents=True)
+    (host / "b" / "secret.txt").write_text("HOST-SECRET")
+
+    @harness.tool
+    def swap() -> str:
+        """What a sibling's shell does: put a symlink to the host where the folder was."""
+        (ws / "a").rename(ws / "gone")
+        (ws / "a").symlink_to(host)
+        return "swapped"
+
+    provider = mock(
+        tool_turn(call("spawn_agent", prompt="read it", subfolder="a/b")),
+        tool_turn(call("swap")),
+        tool_turn(call("read_file", path="secret.txt")),
+        tool_turn(call("write_file", path="pwned.txt", content="x")),
+        text("done"),
+        text("ok"),
+    )
+    harness.run("split", provider=provider, tools=["spawn_agent", "read_file", "write_file", swap],
+                cwd=ws)  # fmt: skip
+    results = [m.content for m in provider.requests[4].messages if m.role == "tool"]
+    assert results[0] == "swapped"
+    assert "HOST-SECRET" not in results[1]
+    assert "the workspace folder 'a' was removed or replaced" in results[1]
+    assert "was removed or replaced" in results[2]
+    assert sorted(p.name for p in (host / "b").iterdir()) == ["secret.txt"]

@@ -1,0 +1,83 @@
+"""glob's work is bounded: repeated ``**`` components visit each directory once per place in
+the pattern, and a walk past 100,000 directories or GLOB_TIME_LIMIT_S seconds stops with an error
+result naming the bound (grep has its own limit, in a worker process)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.errors import ToolError
+from harness.tools import _search_tools
+from harness.tools._base import ToolContext
+from harness.tools._builtins import GlobTool
+from harness.tools._workspace import Workspace
+
+BOMB = "**/**/**/**/**/**/**/**/nomatch"
+
+
+def _nested(root: Path, depth: int = 24) -> Path:
+    deep = root.joinpath(*(f"d{i}" for i in range(depth)))
+    deep.mkdir(parents=True)
+    (deep / "f.txt").write_text("x")
+    return deep
+
+
+def test_repeated_double_stars_over_24_nested_folders_finish_at_once(tmp_path: Path) -> None:
+    _nested(tmp_path)
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys, time
+        from harness.tools._base import ToolContext
+        from harness.tools._builtins import GlobTool
+        from harness.tools._workspace import Workspace
+        ctx = ToolContext(Workspace(sys.argv[1]), "glob")
+        start = time.monotonic()
+        for pattern in ({BOMB!r}, "**/**/**/**/**/**/**/**/f.txt"):
+            print(repr(asyncio.run(GlobTool().run({{"pattern": pattern}}, ctx))))
+        print(time.monotonic() - start)
+        """
+    )
+    # a separate process: the walk before this fix ran for hours, and a thread cannot be stopped
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    nomatch, found, seconds = done.stdout.splitlines()
+    assert nomatch == repr(f"no paths match {BOMB!r}")
+    assert found == repr("/".join(f"d{i}" for i in range(24)) + "/f.txt")
+    assert float(seconds) < 2.0
+
+
+def test_a_glob_past_the_directory_cap_is_an_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _nested(tmp_path)
+    monkeypatch.setattr(_search_tools, "_MAX_DIRS", 10)
+    ctx = ToolContext(Workspace(tmp_path), "glob")
+    with pytest.raises(ToolError, match=r"looked into more than 10 directories; use a narrower"):
+        asyncio.run(GlobTool().run({"pattern": "**/nomatch"}, ctx))
+
+
+def test_a_glob_past_its_time_limit_is_an_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _nested(tmp_path)
+    monkeypatch.setattr(_search_tools, "GLOB_TIME_LIMIT_S", 0.05)
+    real = os.scandir
+
+    def slow(fd: int) -> object:
+        time.sleep(0.01)
+        return real(fd)
+
+    monkeypatch.setattr(os, "scandir", slow)  # each listing takes 10 ms
+    ctx = ToolContext(Workspace(tmp_path), "glob")
+    with pytest.raises(ToolError, match=r"glob '\*\*/nomatch' stopped: it took over 0.05 s"):
+        asyncio.run(GlobTool().run({"pattern": "**/nomatch"}, ctx))
