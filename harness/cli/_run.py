@@ -9,7 +9,8 @@ Everything the command prints goes through the run's secret
 (a key longer than the terminal is wide would otherwise be folded over two lines, out of a
 scrubber's sight), log records as they are made while the command runs, and the console writes
 through :class:`_Scrubbed` as a last net. A provider error that echoes the API key is shown with
-``REDACTED`` in its place.
+``REDACTED`` in its place. The console is a :class:`~harness.cli._console.SafeConsole`: control
+characters in what it prints (a provider's error, a task id) are shown escaped.
 """
 
 from __future__ import annotations
@@ -156,15 +157,15 @@ def run_cmd(
     any cell runs: suites, names, output paths, API keys when recording, python graders),
     3 some cells errored (not scored: listed, stored with their cause; re-run them with
     --retry-errors --label L), 130 interrupted (finished cells are kept)."""
-    from rich.console import Console
     from rich.markup import escape
 
     from harness.bench._session import BenchRequest, run_bench
+    from harness.cli._console import SafeConsole
     from harness.cli._progress import drive, show_log
     from harness.errors import HarnessError
 
     redact = _redactor(_csv(providers), Path(cassettes_dir))
-    console = Console(stderr=True, file=_Scrubbed(redact))  # type: ignore[arg-type]
+    console = SafeConsole(stderr=True, file=_Scrubbed(redact))  # type: ignore[arg-type]
     if resume and not label:
         raise click.BadParameter("--resume needs --label", param_hint="--resume")
     if retry_errors and not label:
