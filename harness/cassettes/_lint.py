@@ -15,6 +15,8 @@ Rules (each finding names the file and the location inside it):
   Google ``AIza...``, Hugging Face ``hf_...``, Slack ``xox?-``;
 - ``bearer-token``: ``Bearer <token>`` anywhere with a token of 20+ characters and high
   entropy (at least 3 bits per character);
+- each rule also looks at the strings a JSON body decodes to (the whole body, or each line of
+  a stream): a key spelt with ``\\uXXXX`` escapes is found as the client would read it;
 - ``corrupt``: the file is not a readable vcrpy cassette (the CLI then exits 2).
 
 Values are printed masked (their first 4 characters and length), never in full.
@@ -111,13 +113,52 @@ def lint_file(path: Path) -> list[Finding]:
     for where, text in _strings(data, ""):
         if where.rsplit("[", 1)[0] in flagged:
             continue
-        for match in _KEYS.finditer(text):
-            found.append(Finding(path, _at(where, match), "api-key", _mask(match.group(1))))
-        for match in _BEARER.finditer(text):
-            token = match.group(1)
-            if not _is_placeholder(token) and _entropy(token) >= 3.0 and not _KEYS.match(token):
-                found.append(Finding(path, _at(where, match), "bearer-token", _mask(token)))
+        found += _looks(path, where, text)
+        for inner, decoded in _json_strings(text):  # "\u0073\u006b..." decodes to "sk..."
+            found += _looks(path, f"{where} {inner}", decoded, seen=text)
     return found
+
+
+def _looks(path: Path, where: str, text: str, seen: str = "") -> Iterator[Finding]:
+    """Keys and bearer tokens in ``text``, but not those ``seen`` already shows as they are."""
+    for match in _KEYS.finditer(text):
+        if match.group(1) not in seen:
+            yield Finding(path, _at(where, match), "api-key", _mask(match.group(1)))
+    for match in _BEARER.finditer(text):
+        token = match.group(1)
+        if token in seen or _is_placeholder(token) or _KEYS.match(token):
+            continue
+        if _entropy(token) >= 3.0:
+            yield Finding(path, _at(where, match), "bearer-token", _mask(token))
+
+
+def _json_strings(text: str) -> Iterator[tuple[str, str]]:
+    """``(where, string)`` for each string a JSON body decodes to (a whole JSON document, or
+    each JSON line of a stream: SSE ``data:`` lines, NDJSON), where it differs from its raw
+    spelling (escapes): what a client reading the body would see."""
+    docs: list[tuple[str, str]] = []
+    if text.lstrip()[:1] in ("{", "["):
+        docs.append(("(JSON)", text))
+    if "\n" in text.strip():
+        for n, line in enumerate(text.splitlines(), 1):
+            payload = line[5:] if line.startswith("data:") else line
+            if payload.lstrip()[:1] in ("{", "["):
+                docs.append((f"(JSON line {n})", payload))
+    for label, doc in docs:
+        try:
+            value = json.loads(doc)
+        except (ValueError, RecursionError):
+            continue
+        stack: list[tuple[str, Any]] = [(label, value)]
+        while stack:
+            where, node = stack.pop()
+            if isinstance(node, dict):
+                stack += [(f"{where}.{k}", v) for k, v in node.items()]
+                stack += [(f"{where}.<key>", k) for k in node if k not in text]
+            elif isinstance(node, list):
+                stack += [(f"{where}[{i}]", v) for i, v in enumerate(node)]
+            elif isinstance(node, str) and node not in text:
+                yield where, node
 
 
 def _headers(path: Path, where: str, headers: dict[Any, Any]) -> Iterator[Finding]:
@@ -188,16 +229,20 @@ def lint_trace_file(path: Path) -> list[Finding]:
         except ValueError:
             continue  # not a span line; traces show reports those
         for where, text in _strings(data, f"line {n}"):
-            for match in _KEYS.finditer(text):
-                found.append(Finding(path, _at(where, match), "api-key", _mask(match.group(1))))
-            for match in _BEARER.finditer(text):
-                token = match.group(1)
-                if not _is_placeholder(token) and _entropy(token) >= 3.0:
-                    found.append(Finding(path, _at(where, match), "bearer-token", _mask(token)))
-            for secret in literal:
-                if secret in text:
-                    found.append(Finding(path, where, "env-secret", _mask(secret)))
+            found += _looks(path, where, text)
+            found += _literal(path, where, text, literal)
+            for inner, decoded in _json_strings(text):  # a body held in a span attribute
+                found += _looks(path, f"{where} {inner}", decoded, seen=text)
+                found += _literal(path, f"{where} {inner}", decoded, literal, seen=text)
     return found
+
+
+def _literal(
+    path: Path, where: str, text: str, secrets: Sequence[str], seen: str = ""
+) -> Iterator[Finding]:
+    for secret in secrets:
+        if secret in text and secret not in seen:
+            yield Finding(path, where, "env-secret", _mask(secret))
 
 
 def lint_main(

@@ -20,7 +20,9 @@ becomes ``REDACTED`` before it is written anywhere:
   body (SSE ``data:`` lines, NDJSON) also chunk by chunk (:meth:`Redactor.body`): a secret split
   over two chunks (``"sk-ab"`` then ``"cd12..."``) is found in the concatenation of the chunks'
   strings at the same place (``choices[0].delta.content``, a tool call's ``arguments``, ...) and
-  redacted in each chunk, so neither half is stored and the replayed chunks still parse.
+  redacted in each chunk, so neither half is stored and the replayed chunks still parse; the
+  text fields of one reply (reasoning, then answer) are also joined. The strings of a JSON body
+  are scrubbed as they decode (``\\u0073\\u006b...`` is ``sk...``), and the body re-encoded.
 
 Each secret is also searched as a JSON string spells it (``"`` and ``\\`` escaped, non-ASCII as
 ``\\uXXXX``, ``/`` as ``\\/`` or not), for text that is already encoded JSON (span lines,
@@ -185,48 +187,66 @@ class Redactor:
         OpenAI's choices and tool-call deltas or Anthropic's content blocks, by that index) are
         concatenated as the client does; each occurrence of a secret in the concatenation is
         cut out of every chunk it spans, and the chunk where it starts gets ``REDACTED``, so the
-        concatenation of the new chunks is the redacted concatenation. Changed chunks are
-        copies; the others are returned as they are."""
+        concatenation of the new chunks is the redacted concatenation. Then the same again over
+        the text fields of one reply joined in stream order (``reasoning_content``,
+        ``reasoning``, ``thinking``, ``content``, ``text`` under the same parent, e.g. one
+        choice's ``delta``): a key begun in the reasoning and ended in the answer is cut too.
+        Changed chunks are copies; the others are returned as they are."""
         out = [self.value(c) for c in chunks]
         if not self.secrets or len(out) < 2:
             return out
         assert self._pattern is not None
-        groups: dict[tuple[Any, ...], list[tuple[int, tuple[Any, ...], str]]] = {}
-        for i, chunk in enumerate(out):
-            for where, place, text in _leaves(chunk, (), ()):
-                groups.setdefault(place, []).append((i, where, text))
-        copied: set[int] = set()
-        for leaves in groups.values():
-            if len(leaves) < 2:
-                continue
-            joined = "".join(text for _, _, text in leaves)
-            hits = [m.span() for m in self._pattern.finditer(joined)]
-            if not hits:
-                continue
-            start = 0
-            for i, where, text in leaves:
-                end = start + len(text)
-                new = _cut(text, start, end, hits)
-                start = end
-                if new == text:
-                    continue
-                if i not in copied:  # value() may share parts with the caller's chunk
-                    out[i] = copy.deepcopy(out[i])
-                    copied.add(i)
-                node = out[i]
-                for step in where[:-1]:
-                    node = node[step]
-                node[where[-1]] = new
+        copied: set[int] = set()  # value() may share parts with the caller's chunk: copy first
+        for group_of in (_same_place, _same_reply):
+            groups: dict[tuple[Any, ...], list[tuple[int, tuple[Any, ...], str]]] = {}
+            for i, chunk in enumerate(out):
+                for where, place, text in _leaves(chunk, (), ()):
+                    group = group_of(place)
+                    if group is not None:
+                        groups.setdefault(group, []).append((i, where, text))
+            for leaves in groups.values():
+                if len(leaves) > 1:
+                    self._cut_leaves(out, leaves, copied)
         return out
 
+    def _cut_leaves(
+        self, out: list[Any], leaves: list[tuple[int, tuple[Any, ...], str]], copied: set[int]
+    ) -> None:
+        assert self._pattern is not None
+        hits = [m.span() for m in self._pattern.finditer("".join(t for _, _, t in leaves))]
+        start = 0
+        for i, where, text in leaves if hits else ():
+            end = start + len(text)
+            new = _cut(text, start, end, hits)
+            start = end
+            if new == text:
+                continue
+            if i not in copied:
+                out[i] = copy.deepcopy(out[i])
+                copied.add(i)
+            node = out[i]
+            for step in where[:-1]:
+                node = node[step]
+            node[where[-1]] = new
+
     def body(self, body: bytes) -> bytes:
-        """A response body with every secret replaced; a streamed one (SSE ``data:`` lines of
-        JSON, or NDJSON: one JSON value per line) also across chunks (:meth:`stream`). Lines
-        whose chunk changed are re-encoded as compact JSON; everything else is kept byte for
-        byte."""
+        """A response body with every secret replaced: in the raw bytes, then in the strings
+        of a JSON body (a key spelt with ``\\uXXXX`` escapes decodes to the key), and in a
+        streamed one (SSE ``data:`` lines of JSON, or NDJSON: one JSON value per line) in each
+        chunk and across chunks (:meth:`stream`). A JSON document or line whose decoded strings
+        changed is re-encoded as compact JSON (it still parses); everything else is kept byte
+        for byte."""
         body = self.data(body)
         if not self.secrets:
             return body
+        if body.lstrip()[:1] in (b"{", b"["):
+            try:
+                whole = json.loads(body)
+            except ValueError:  # NDJSON, or not JSON at all
+                pass
+            else:
+                clean_whole = self.value(whole)
+                return body if clean_whole is whole else _dump(clean_whole)
         lines = body.splitlines(keepends=True)
         parsed: list[tuple[int, bytes, bytes, Any]] = []  # line, prefix, line ending, chunk
         for n, line in enumerate(lines):
@@ -241,19 +261,12 @@ class Redactor:
             except ValueError:
                 continue
             parsed.append((n, content[: len(content) - len(payload)], ending, chunk))
-        if len(parsed) < 2:
-            return body
         clean = self.stream([chunk for *_, chunk in parsed])
         if all(new is chunk for (*_, chunk), new in zip(parsed, clean, strict=True)):
             return body
         for (n, prefix, ending, chunk), new in zip(parsed, clean, strict=True):
             if new is not chunk:
-                text = json.dumps(new, ensure_ascii=False, separators=(",", ":"))
-                try:
-                    encoded = text.encode("utf-8")
-                except UnicodeEncodeError:  # a lone surrogate: keep it as a JSON escape
-                    encoded = json.dumps(new, separators=(",", ":")).encode("ascii")
-                lines[n] = prefix + encoded + ending
+                lines[n] = prefix + _dump(new) + ending
         return b"".join(lines)
 
     def file(self, path: Path) -> int:
@@ -289,6 +302,27 @@ class Redactor:
             yield
         finally:
             _LOGS.remove(self)
+
+
+#: The text fields of one reply a client shows one after the other (reasoning, then answer).
+_TEXT_FIELDS = frozenset({"reasoning_content", "reasoning", "thinking", "content", "text"})
+
+
+def _same_place(place: tuple[Any, ...]) -> tuple[Any, ...]:
+    return place
+
+
+def _same_reply(place: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    return place[:-1] if place and place[-1] in _TEXT_FIELDS else None
+
+
+def _dump(value: Any) -> bytes:
+    """``value`` as compact JSON (UTF-8; a lone surrogate kept as a ``\\u`` escape)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
 def _leaves(

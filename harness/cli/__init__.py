@@ -29,11 +29,24 @@ from harness.cli import _run as run
 from harness.cli import _suites as suites
 from harness.cli import _traces as traces
 from harness.cli import _view as view
+from harness.cli._common import safe_text
 
 __all__ = ["main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Root(click.Group):
+    """The root group. Click's own error messages (a bad option value, a missing file) quote
+    what was passed: they are shown with control characters escaped too."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as exc:
+            exc.message = safe_text(exc.message)
+            raise
+
+
+@click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="harness")
 def main() -> None:
     """Evaluate and benchmark LLM agent loops."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from harness.cli._common import db_options, guarded, load
+from harness.cli._common import db_options, echo, guarded, load
 
 __all__ = ["COMMANDS", "baseline", "baseline_save_command"]
 
@@ -37,9 +37,7 @@ def baseline_save_command(db: str, run: str, output: str, label: str | None) -> 
         run_id, frame = load(db, run)
         doc = baseline_save(frame, output, run_id=run_id, label=label)
         totals = doc["totals"]
-        click.echo(
-            f"wrote {output}: run {run_id}, {totals['cells']} cells, {totals['passed']} passed"
-        )
+        echo(f"wrote {output}: run {run_id}, {totals['cells']} cells, {totals['passed']} passed")
         return 0
 
     raise SystemExit(guarded(action))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from harness.cli._common import echo
+
 __all__ = ["COMMANDS", "cassettes", "cassettes_lint"]
 
 
@@ -32,7 +34,7 @@ def cassettes_lint(directory: str, traces: tuple[str, ...]) -> None:
 
     if not traces and Path("reports/traces").is_dir():
         traces = ("reports/traces",)
-    code = lint_main(directory, click.echo, traces)
+    code = lint_main(directory, echo, traces)
     if code:
         raise SystemExit(code)
 

@@ -1,6 +1,11 @@
 """What the ``report``, ``gate`` and ``baseline`` commands share: the ``--db``/``--run`` options,
 loading a run, and turning bad input into exit 2 with a one-line message (the message names the
-file, run or field).
+file, run or field); and :func:`echo`, how every command prints a line.
+
+Every line the CLI prints goes through :func:`echo` (or, for rich output, the console of
+:mod:`harness.cli._console`): text from models, providers, tools, suites and file names may hold
+terminal escape sequences (retitle the window, clear the screen, hide text), so control
+characters, C1 and bidirectional overrides are shown escaped (``\\x1b``), never raw.
 
 This module imports only click at import time (pandas, scipy and duckdb load when a command runs),
 so ``harness --help`` stays fast.
@@ -14,20 +19,42 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from harness.telemetry._escape import escape_controls
+
 if TYPE_CHECKING:
     import pandas as pd
 
     from harness.report._baseline import Baseline
 
-__all__ = ["baseline_arg", "check_out_dir", "db_option", "db_options", "fail", "guarded", "load"]
+__all__ = [
+    "baseline_arg",
+    "check_out_dir",
+    "db_option",
+    "db_options",
+    "echo",
+    "fail",
+    "guarded",
+    "load",
+    "safe_text",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _DB_HELP = "The results database."
 _RUN_HELP = "A run id, or 'latest'."
 
 
+def safe_text(text: object) -> str:
+    """``text`` as the CLI shows it: control characters escaped, except newlines and tabs."""
+    return escape_controls(str(text), keep="\n\t")
+
+
+def echo(message: object = "", err: bool = False) -> None:
+    """Print a line (on standard error with ``err``), control characters escaped."""
+    click.echo(safe_text(message), err=err)
+
+
 def fail(message: str) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
+    echo(f"error: {message}", err=True)
     raise SystemExit(2)
 
 

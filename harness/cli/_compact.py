@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from harness.cli._common import db_option, fail
+from harness.cli._common import db_option, echo, fail
 
 __all__ = ["COMMANDS", "compact"]
 
@@ -43,17 +43,17 @@ def compact(db: str, repair: bool) -> None:
     except HarnessError as exc:
         fail(str(exc))
     for d in damaged:
-        click.echo(f"quarantined: run {d.run_id}: {d.describe()} -> {d.moved_to}", err=True)
+        echo(f"quarantined: run {d.run_id}: {d.describe()} -> {d.moved_to}", err=True)
     for why in stats.quarantined:
-        click.echo(f"quarantined: {why}", err=True)
+        echo(f"quarantined: {why}", err=True)
     if repair and not damaged:
-        click.echo("repair: every shard reads whole", err=True)
-    click.echo(
+        echo("repair: every shard reads whole", err=True)
+    echo(
         f"compacted {stats.runs} run(s): {stats.results} results, {stats.spans} spans, "
         f"{stats.files} shard files removed -> {db}"
     )
     for why in stats.skipped:
-        click.echo(f"left as shards: {why}", err=True)
+        echo(f"left as shards: {why}", err=True)
 
 
 #: The commands this module adds to the root group.

@@ -10,7 +10,7 @@ import os
 
 import click
 
-from harness.cli._common import db_options, guarded, load
+from harness.cli._common import db_options, echo, guarded, load
 
 __all__ = ["COMMANDS", "gate"]
 
@@ -104,15 +104,15 @@ def gate(
         run_id, frame = load(db, run)
         # Completeness is judged against the matrix the run was asked for (bench_runs).
         result = run_gate(frame, base, thresholds, requested=load_requested(db, run_id))
-        click.echo(f"run {run_id}")
-        click.echo(result.to_text())
+        echo(f"run {run_id}")
+        echo(result.to_text())
         if os.environ.get("GITHUB_ACTIONS") == "true":
             for line in result.annotations():
-                click.echo(line)
+                echo(line)
         try:
             write_step_summary(result)
         except OSError as exc:
-            click.echo(f"warning: cannot write $GITHUB_STEP_SUMMARY: {exc}", err=True)
+            echo(f"warning: cannot write $GITHUB_STEP_SUMMARY: {exc}", err=True)
         return result.exit_code
 
     raise SystemExit(guarded(action))

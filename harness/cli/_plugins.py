@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from harness.cli._common import fail
+from harness.cli._common import echo, fail
 
 __all__ = ["COMMANDS", "plugins"]
 
@@ -39,7 +39,7 @@ def plugins(check: bool) -> None:
 
     problems = []
     for registry in registries():
-        click.echo(f"{registry.kind}s ({registry.group}):")
+        echo(f"{registry.kind}s ({registry.group}):")
         for info in registry.infos():
             status = ""
             if check:
@@ -48,7 +48,7 @@ def plugins(check: bool) -> None:
                 except ConfigError as exc:
                     status = "  [does not load]"
                     problems.append(f"{registry.kind} {info.name!r}: {exc}")
-            click.echo(f"  {info.name:<18} {info.target:<52} {info.origin}{status}")
+            echo(f"  {info.name:<18} {info.target:<52} {info.origin}{status}")
     if problems:
         fail("\n".join(problems))
 

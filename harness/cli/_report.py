@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from harness.cli._common import baseline_arg, check_out_dir, db_options, guarded, load
+from harness.cli._common import baseline_arg, check_out_dir, db_options, echo, guarded, load
 
 __all__ = ["COMMANDS", "report"]
 
@@ -82,14 +82,14 @@ def report(
         )
         paths = write_report(rep, out, wanted)
         for line in rep.headline:  # the verdict per real provider, then every comparison
-            click.echo(line)
+            echo(line)
         for verdict in rep.comparisons["verdict"].tolist():
-            click.echo(verdict)
+            echo(verdict)
         for warning in rep.warnings:
-            click.echo(f"warning: {warning}", err=True)
+            echo(f"warning: {warning}", err=True)
         names = [str(p) for p in paths.values()]
         written = names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
-        click.echo(f"wrote {written} ({rep.n_results} results)")
+        echo(f"wrote {written} ({rep.n_results} results)")
         return 0
 
     raise SystemExit(guarded(action))

@@ -9,7 +9,8 @@ Everything the command prints goes through the run's secret
 (a key longer than the terminal is wide would otherwise be folded over two lines, out of a
 scrubber's sight), log records as they are made while the command runs, and the console writes
 through :class:`_Scrubbed` as a last net. A provider error that echoes the API key is shown with
-``REDACTED`` in its place.
+``REDACTED`` in its place. The console is a :class:`~harness.cli._console.SafeConsole`: control
+characters in what it prints (a provider's error, a task id) are shown escaped.
 """
 
 from __future__ import annotations
@@ -158,16 +159,16 @@ def run_cmd(
     stored with their cause; re-run them with --retry-errors --label L) or the disk stayed full
     past $HARNESS_DISK_FULL_WAIT_S seconds (30; the stored cells are kept, --resume --label L
     runs the rest), 130 interrupted (finished cells are kept)."""
-    from rich.console import Console
     from rich.markup import escape
 
     from harness.bench._session import BenchRequest, run_bench
+    from harness.cli._console import SafeConsole
     from harness.cli._progress import drive, show_log
     from harness.errors import DiskFull, HarnessError
     from harness.store._diskfull import is_disk_full
 
     redact = _redactor(_csv(providers), Path(cassettes_dir))
-    console = Console(stderr=True, file=_Scrubbed(redact))  # type: ignore[arg-type]
+    console = SafeConsole(stderr=True, file=_Scrubbed(redact))  # type: ignore[arg-type]
     if resume and not label:
         raise click.BadParameter("--resume needs --label", param_hint="--resume")
     if retry_errors and not label:

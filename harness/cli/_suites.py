@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import click
 
+from harness.cli._common import echo
+
 __all__ = ["COMMANDS", "suites", "suites_audit", "suites_schema", "suites_validate"]
 
 
@@ -34,9 +36,9 @@ def suites_validate(paths: tuple[str, ...]) -> None:
         if any(issue.startswith(f"{suite.source}:") for issue in issues):
             continue
         n = len(suite.tasks)
-        click.echo(f"OK {suite.name}: {n} task{'s' * (n != 1)} ({suite.source})")
+        echo(f"OK {suite.name}: {n} task{'s' * (n != 1)} ({suite.source})")
     for issue in issues:
-        click.echo(issue, err=True)
+        echo(issue, err=True)
     if issues:
         raise SystemExit(2)
 
@@ -51,18 +53,18 @@ def suites_audit(paths: tuple[str, ...]) -> None:
 
     Exits 1 when any task passes either (unless the task says `audit: {allow: true, reason:
     ...}`), 2 on bad input, 0 otherwise."""
-    from rich.console import Console
     from rich.table import Table
 
+    from harness.cli._console import SafeConsole
     from harness.errors import HarnessError
     from harness.suites._audit import ADVERSARIES, audit_suites
     from harness.suites._load import load_suites
 
-    console = Console()
+    console = SafeConsole()
     try:
         found = load_suites(paths)
     except HarnessError as exc:
-        click.echo(f"error: {exc}", err=True)
+        echo(f"error: {exc}", err=True)
         raise SystemExit(2) from None
     report = audit_suites(found)
     if report.findings:
@@ -97,7 +99,7 @@ def suites_schema() -> None:
 
     from harness.suites._schema import suite_json_schema
 
-    click.echo(json.dumps(suite_json_schema(), indent=2, sort_keys=True))
+    echo(json.dumps(suite_json_schema(), indent=2, sort_keys=True))
 
 
 COMMANDS: tuple[click.Command, ...] = (suites,)

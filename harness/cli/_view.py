@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from harness.cli._common import db_option, fail
+from harness.cli._common import db_option, echo, fail, safe_text
 
 __all__ = ["COMMANDS", "view"]
 
@@ -66,17 +66,18 @@ def view(
         fail(f"{exc}: install the viewer's dependencies: pip install 'athena-harness[view]'")
     if not is_loopback(host):
         click.secho(
-            f"WARNING: --host {host} serves the viewer beyond this machine, and it has no "
-            "login: anyone who can reach this port reads every run, transcript and trace. "
+            safe_text(f"WARNING: --host {host}")
+            + " serves the viewer beyond this machine, and it has no login: anyone who can "
+            "reach this port reads every run, transcript and trace. "
             "Use --host 127.0.0.1 (the default) unless that is what you want.",
             err=True, fg="red", bold=True,
         )  # fmt: skip
 
     def listening(url: str) -> None:
-        click.echo(f"harness view: {url} over {path} (Ctrl-C stops)", err=True)
+        echo(f"harness view: {url} over {path} (Ctrl-C stops)", err=True)
 
     def status(text: str) -> None:
-        click.echo(f"harness view: {text}", err=True)
+        echo(f"harness view: {text}", err=True)
 
     try:
         serve(ViewConfig(path.resolve(), trace_url, allowed_hosts=allow_hosts), host=host,

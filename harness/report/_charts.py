@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from html import escape
 
 import pandas as pd
 
-from harness.report._format import fmt_num, fmt_pct, fmt_usd, isnan
+from harness.report._format import fmt_num, fmt_pct, fmt_usd, html_text, isnan
 
 __all__ = [
     "cost_scatter_chart",
@@ -55,15 +54,16 @@ OTHER_COLORS = (
 def _figure(chart_id: str, title: str, note: str, width: int, height: int, body: str) -> str:
     return (
         f'<figure class="chart" id="{chart_id}">'
-        f"<figcaption><strong>{escape(title)}</strong> <span>{escape(note)}</span></figcaption>"
-        f'<svg class="chart-svg" role="img" aria-label="{escape(title)}" '
+        f"<figcaption><strong>{html_text(title)}</strong> "
+        f"<span>{html_text(note)}</span></figcaption>"
+        f'<svg class="chart-svg" role="img" aria-label="{html_text(title)}" '
         f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">{body}</svg></figure>'
     )
 
 
 def _text(x: float, y: float, text: str, anchor: str = "start", cls: str = "") -> str:
     c = f' class="{cls}"' if cls else ""
-    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{c}>{escape(text)}</text>'
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{c}>{html_text(text)}</text>'
 
 
 def _line(x1: float, y1: float, x2: float, y2: float, cls: str) -> str:
@@ -73,7 +73,7 @@ def _line(x1: float, y1: float, x2: float, y2: float, cls: str) -> str:
 def _rect(x: float, y: float, w: float, h: float, fill: str, tip: str) -> str:
     return (
         f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0):.1f}" height="{h:.1f}" '
-        f'fill="{fill}"><title>{escape(tip)}</title></rect>'
+        f'fill="{fill}"><title>{html_text(tip)}</title></rect>'
     )
 
 
@@ -244,7 +244,7 @@ def cost_scatter_chart(summary: pd.DataFrame) -> str:
         parts.append(_line(x, lo, x, hi, "whisker"))
         parts.append(
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="{colors[r["mode"]]}">'
-            f"<title>{escape(tip)}</title></circle>"
+            f"<title>{html_text(tip)}</title></circle>"
         )
         lx, ly = _place_label(x, y, POINT_CHAR_W * len(_label(r)), boxes, area)
         parts.append(_text(lx, ly, _label(r), "start", "point"))

@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
+from html import escape
 from typing import Any
+
+from harness.telemetry._escape import escape_controls
 
 __all__ = [
     "cell_name",
@@ -16,6 +19,7 @@ __all__ = [
     "fmt_pts",
     "fmt_ratio",
     "fmt_usd",
+    "html_text",
     "isnan",
     "md_table",
     "md_text",
@@ -108,13 +112,22 @@ def md_text(text: str) -> str:
     mention notifies anyone); the brackets of ``[text](url)``, ``![alt](src)`` and
     ``[text][ref]`` are backslash-escaped (no link or image); ``|`` is escaped and newlines
     become spaces (one table cell); bare ``https://`` and ``www.`` get a zero-width space so
-    they are not turned into links. What is left renders as the same characters."""
+    they are not turned into links; control characters (NUL, ESC, C1) and bidirectional
+    overrides are written as escapes (``\\x1b``, ``\\u202e``: ``cat report.md`` runs no
+    terminal sequence, no text reads reversed). What is left renders as the same characters."""
     out = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    out = escape_controls(out, keep="\t")
     out = out.replace("&", "&amp;").replace("<", "&lt;")
     out = _MENTION.sub("@" + _ZWSP, out)
     out = out.replace("](", "\\](").replace("][", "\\][").replace("![", "!\\[")
     out = _AUTOLINK.sub(lambda m: m.group(0)[:-1] + _ZWSP + m.group(0)[-1], out)
     return out.replace("|", "\\|")
+
+
+def html_text(text: object, quote: bool = True) -> str:
+    """Untrusted text for HTML: control characters and bidirectional overrides written as
+    escapes (``\\x1b``; newlines and tabs kept), then ``&<>"'`` as entities."""
+    return escape(escape_controls(str(text), keep="\n\t"), quote=quote)
 
 
 def _md_escape(text: str) -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
@@ -19,7 +18,7 @@ from harness.report._charts import (
     iterations_chart,
     pass_rate_chart,
 )
-from harness.report._format import md_table, md_text
+from harness.report._format import html_text, md_table, md_text
 from harness.report._sections import Section, Table, report_sections
 from harness.report._tables import ReportInputError
 
@@ -91,20 +90,20 @@ _CHIP_HTML = {"✓": '<b class="ok">✓</b>', "✗": '<b class="ko">✗</b>', "!
 
 def _chips(text: str) -> str:
     """A grid cell's outcome characters, colored (the text is only ✓, ✗, ! and –)."""
-    return "".join(_CHIP_HTML.get(ch, escape(ch)) for ch in text)
+    return "".join(_CHIP_HTML.get(ch, html_text(ch)) for ch in text)
 
 
 def _html_table(t: Table, chips: bool = False) -> str:
     align = t.align[: len(t.headers)].ljust(len(t.headers), "l")
-    head = "".join(f"<th>{escape(h)}</th>" for h in t.headers)
+    head = "".join(f"<th>{html_text(h)}</th>" for h in t.headers)
     body = []
     for row in t.rows:
         cells = "".join(
-            f'<td class="r">{escape(c)}</td>'
+            f'<td class="r">{html_text(c)}</td>'
             if a == "r"
             else f'<td class="chips">{_chips(c)}</td>'
             if chips and i > 0
-            else f"<td>{escape(c)}</td>"
+            else f"<td>{html_text(c)}</td>"
             for i, (c, a) in enumerate(zip(row, align, strict=True))
         )
         body.append(f"<tr>{cells}</tr>")
@@ -113,7 +112,7 @@ def _html_table(t: Table, chips: bool = False) -> str:
 
 def _inline(text: str) -> str:
     """Escape ``text``; Markdown code spans become ``<code>``."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html_text(text))
 
 
 #: Sections whose table can run long: shown in a frame that scrolls by itself.
@@ -148,8 +147,8 @@ def _viewer_links(s: Section, report: Report, viewer: str | None) -> list[str]:
     if viewer is None:
         note = _viewer_note(s, report)
         return [] if note is None else [f'<p class="note viewer-link">{_inline(note)}</p>']
-    run = escape(quote(report.run_ids[0], safe=""), quote=True)
-    base = escape(viewer.rstrip("/"), quote=True)
+    run = html_text(quote(report.run_ids[0], safe=""), quote=True)
+    base = html_text(viewer.rstrip("/"), quote=True)
     if s.key == "failures":
         n = 0 if report.failures is None else len(report.failures)
         return [
@@ -162,7 +161,7 @@ def _viewer_links(s: Section, report: Report, viewer: str | None) -> list[str]:
 
 
 def _html_section(s: Section, report: Report | None = None, viewer: str | None = None) -> str:
-    parts = [f'<section id="{escape(s.key)}"><h2>{escape(s.title)}</h2>']
+    parts = [f'<section id="{html_text(s.key)}"><h2>{html_text(s.title)}</h2>']
     parts += [f"<p>{_inline(p)}</p>" for p in s.intro]
     if s.bullets:
         items = "".join(f"<li>{_inline(b)}</li>" for b in s.bullets)
@@ -203,8 +202,8 @@ def render_html(report: Report, *, viewer: str | None = None) -> str:
     sections = report_sections(report)
     charts = "".join(render_charts(report)) if report.n_results else "<p>No results.</p>"
     body = [
-        f"<h1>{escape(report.title)}</h1>",
-        f'<p class="meta">{escape(_meta(report))}</p>',
+        f"<h1>{html_text(report.title)}</h1>",
+        f'<p class="meta">{html_text(_meta(report))}</p>',
         *(_html_section(s, report, viewer) for s in sections[:2]),
         f'<section id="charts"><h2>Charts</h2><div class="charts">{charts}</div></section>',
         *(_html_section(s, report, viewer) for s in sections[2:]),
@@ -212,7 +211,7 @@ def render_html(report: Report, *, viewer: str | None = None) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(report.title)}</title><style>{CSS}</style></head>"
+        f"<title>{html_text(report.title)}</title><style>{CSS}</style></head>"
         f"<body>{''.join(body)}</body></html>\n"
     )
 

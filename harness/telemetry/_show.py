@@ -12,7 +12,6 @@ the grades are), never cut to the terminal's width.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from harness.telemetry import _conventions as c
+from harness.telemetry._escape import escape_controls
 from harness.telemetry._exporters import SpanRecord, read_spans
 
 __all__ = [
@@ -37,21 +37,11 @@ __all__ = [
 #: Above this many runs (and without --run), a summary table is printed instead of trees.
 MAX_TREES = 10
 
-# What a span file may hold that must never reach a terminal raw: C0/C1 control characters (ESC
-# sequences recolour, move the cursor, retitle the window, or hide text), bidirectional
-# overrides, and lone surrogates (no encoder takes them).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-def _escape_char(m: re.Match[str]) -> str:
-    code = ord(m.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
 
 def _t(value: object) -> str:
     """``value`` as text safe for the terminal: control characters shown escaped (``\\x1b``),
     rich markup escaped."""
-    return escape(_UNSAFE.sub(_escape_char, str(value)))
+    return escape(escape_controls(str(value)))
 
 
 def group_traces(spans: Sequence[SpanRecord]) -> dict[str, list[SpanRecord]]:
