@@ -2,7 +2,8 @@
 
 Exit codes: 0 success (also when there was nothing to compact; damaged shards moved to quarantine
 are reported, not failed), 2 bad input (no database, or it is held by another program past the
-wait).
+wait), 3 the disk stayed full past ``HARNESS_DISK_FULL_WAIT_S`` (not bad input; nothing was lost:
+each batch of shards is committed in one transaction, and the shards stay readable until then).
 """
 
 from __future__ import annotations
@@ -31,16 +32,27 @@ def compact(db: str, repair: bool) -> None:
     from harness.errors import HarnessError
     from harness.store import Store
     from harness.store._damage import scan
+    from harness.store._diskfull import is_disk_full
     from harness.store._shards import runs_dir
 
     path = Path(db)
     if not path.exists():
         fail(f"{path}: no results database (`harness run` creates it)")
-    damaged = scan(runs_dir(path.resolve()), full=True) if repair else []
     try:
+        damaged = scan(runs_dir(path.resolve()), full=True) if repair else []
         with Store.open(path) as store:
             stats = store.compact()
-    except HarnessError as exc:
+    except (HarnessError, OSError) as exc:
+        if is_disk_full(exc):  # not bad input: the same command works once there is room
+            echo(
+                f"error: the disk is full: {exc}\nnothing was lost: each batch of shards is "
+                "compacted in one transaction, and the shards stay readable until then; run "
+                f"`harness compact --db {db}` again once there is room",
+                err=True,
+            )
+            raise SystemExit(3) from None
+        if not isinstance(exc, HarnessError):
+            raise
         fail(str(exc))
     for d in damaged:
         echo(f"quarantined: run {d.run_id}: {d.describe()} -> {d.moved_to}", err=True)

@@ -43,6 +43,8 @@ class CompactStats:
     skipped: list[str] = field(default_factory=list)
     #: Damaged shards moved to quarantine while compacting.
     quarantined: list[str] = field(default_factory=list)
+    #: The runs counted in ``runs`` (a compaction tried again, after a full disk, adds up).
+    seen: set[str] = field(default_factory=set)
 
 
 def _list(files: Sequence[Path]) -> str:
@@ -71,7 +73,11 @@ def _insert(
     found = [str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()]
     extra = sorted(set(found) - set(have))
     if extra:
-        raise _Skip(f"its {kind} shards have columns the table lacks {extra}: upgrade harness")
+        raise _Skip(
+            f"its {kind} shards have columns this harness does not know ({', '.join(extra)}): "
+            "written by a newer harness; upgrade harness to compact this run (its rows are "
+            "read meanwhile)"
+        )
     json_columns = JSON_COLUMNS if kind == "results" else frozenset(SPAN_JSON_COLUMNS)
     select = ", ".join(f"{c}::JSON AS {c}" if c in json_columns else c for c in found)
     if kind == "results":
@@ -127,7 +133,8 @@ def _compact_run(
     todo = {k: [f for f in v if str(f) not in done] for k, v in files.items()}
     gone = [f for v in files.values() for f in v if str(f) in done]
     batches = max(len(v) for v in todo.values())
-    if batches:
+    if batches and run_id not in stats.seen:
+        stats.seen.add(run_id)
         stats.runs += 1
     for start in range(0, batches, BATCH_FILES):
         batch = {k: v[start : start + BATCH_FILES] for k, v in todo.items()}
@@ -142,7 +149,8 @@ def _compact_run(
             con.execute("COMMIT")
         except _Skip as why:
             con.execute("ROLLBACK")
-            stats.skipped.append(f"{run_id}: {why}")
+            if f"{run_id}: {why}" not in stats.skipped:
+                stats.skipped.append(f"{run_id}: {why}")
             return gone
         except BaseException:
             with contextlib.suppress(duckdb.Error):  # a failed commit (a full disk) rolled back
@@ -155,11 +163,15 @@ def _compact_run(
 
 
 def compact(
-    con: duckdb.DuckDBPyConnection, runs: Path, run_ids: Sequence[str] | None = None
+    con: duckdb.DuckDBPyConnection,
+    runs: Path,
+    run_ids: Sequence[str] | None = None,
+    stats: CompactStats | None = None,
 ) -> CompactStats:
     """Compact the shards of every run (of ``run_ids``) that is not running. ``runs`` is the
-    runs folder as the views name it (absolute)."""
-    stats = CompactStats()
+    runs folder as the views name it (absolute); ``stats``: those of an earlier try, added to
+    (batches it committed count once)."""
+    stats = CompactStats() if stats is None else stats
     # A bounded footprint (the run's process holds the rest of its memory): DuckDB spills to
     # disk rather than grow. Measured in benchmarks/bench_throughput.py.
     for setting in COMPACT_SETTINGS:

@@ -5,9 +5,15 @@ A shard is written to a hidden name, synced and renamed, so harness never leaves
 a damaged one was damaged from outside (a disk, ``truncate``, a copy cut short). The views read
 every ``runs/*/results-*.parquet``, so one unreadable file failed every query of every run. Now
 each :meth:`Store.open <harness.store.Store.open>` checks the shards' Parquet footers (the
-``PAR1`` magic, a footer length that fits, the footer parsed). A writer (``harness run``,
-``harness compact``) moves a damaged shard to ``runs/<run>/quarantine/``, outside the views'
-pattern, with a warning naming the file; compaction does the same when reading a shard fails.
+``PAR1`` magic, a footer length that fits, the footer parsed) and the schema the footer gives
+(:func:`schema_problem`: a column of the wrong type, as a file rewritten as strings, would fail
+every query and every new run; a file without the shard's key columns is not a shard), and
+that each is a regular file (a directory, FIFO or symbolic link named like a shard is never
+opened nor followed). A shard from a newer harness (columns this one does not know, the rest
+as expected) is not damaged: it is read, and left as shards by compaction. A writer
+(``harness run``, ``harness compact``) moves a damaged shard to ``runs/<run>/quarantine/``,
+outside the views' pattern, with a warning naming the file; compaction does the same when
+reading a shard fails.
 A reader (``harness report``, the viewer, ``Store.open(read_only=True)``) moves nothing: it
 skips the damaged shard (its connection's views list the other files) with a warning naming
 the file, and the next writer quarantines it. ``harness compact --repair`` reads every shard
@@ -25,6 +31,7 @@ import errno
 import json
 import logging
 import os
+import stat
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +39,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+
+from harness.store._rows import ARROW_SCHEMA
+from harness.store._spans import SPAN_ARROW_SCHEMA
 
 __all__ = [
     "CELLS_INDEX",
@@ -41,6 +52,8 @@ __all__ = [
     "quarantine",
     "record_damage",
     "scan",
+    "schema_problem",
+    "type_name",
 ]
 
 log = logging.getLogger("harness.store")
@@ -49,6 +62,16 @@ QUARANTINE = "quarantine"
 CELLS_INDEX = "cells.jsonl"
 _LOG = "quarantined.jsonl"
 _KINDS = ("results", "spans")
+#: What a shard of each kind must hold: the columns, and those without which it is no shard.
+_EXPECTED: dict[str, dict[str, pa.DataType]] = {
+    kind: {f.name: f.type for f in schema}
+    for kind, schema in (("results", ARROW_SCHEMA), ("spans", SPAN_ARROW_SCHEMA))
+}
+_KEYS: dict[str, tuple[str, ...]] = {
+    "results": ("result_id", "run_id", "cell_key", "suite", "task_id", "mode", "provider",
+                "epoch", "passed", "finished_at"),
+    "spans": ("run_id", "trace_id", "span_id", "name", "start_time"),
+}  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -83,8 +106,85 @@ def index_cells(folder: Path, shard: str, cells: Iterable[str]) -> None:
         os.close(fd)
 
 
+def _not_regular(path: Path) -> str | None:
+    """What ``path`` is when it is not a regular file (never followed nor opened), or None."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return "a symbolic link, not a shard (never followed)"
+    what = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else (
+        "a socket" if stat.S_ISSOCK(mode) else "a device")  # fmt: skip
+    return f"{what}, not a shard file"
+
+
+def type_name(t: pa.DataType) -> str:
+    """A column type as DuckDB names it (how the tables and the messages say it)."""
+    if pa.types.is_dictionary(t):
+        return type_name(t.value_type)
+    if pa.types.is_timestamp(t):
+        zone = " WITH TIME ZONE" if t.tz else ""
+        return f"TIMESTAMP{'_NS' if t.unit == 'ns' and not zone else ''}{zone}"
+    names = {
+        pa.string(): "VARCHAR", pa.large_string(): "VARCHAR", pa.int64(): "BIGINT",
+        pa.int32(): "INTEGER", pa.int16(): "SMALLINT", pa.int8(): "TINYINT",
+        pa.float64(): "DOUBLE", pa.float32(): "FLOAT", pa.bool_(): "BOOLEAN",
+        pa.binary(): "BLOB", pa.large_binary(): "BLOB", pa.null(): "NULL",
+    }  # fmt: skip
+    return names.get(t, str(t).upper())
+
+
+def _family(t: pa.DataType) -> str:
+    if pa.types.is_dictionary(t):
+        return _family(t.value_type)
+    if pa.types.is_integer(t):
+        return "integer"
+    if pa.types.is_floating(t):
+        return "float"
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return "string"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+        return "binary"
+    if pa.types.is_timestamp(t):
+        return "timestamp with zone" if t.tz else "timestamp"
+    return str(t)
+
+
+def _fits(found: pa.DataType, expected: pa.DataType) -> bool:
+    """Whether a shard's column of type ``found`` reads as ``expected`` (all-NULL columns and
+    integers for doubles do; a string for a number, or a zone on a timestamp, do not)."""
+    have, want = _family(found), _family(expected)
+    return pa.types.is_null(found) or have == want or (have, want) == ("integer", "float")
+
+
+def schema_problem(kind: str, schema: pa.Schema) -> str | None:
+    """Why a ``kind`` shard of ``schema`` cannot be read with the others (damaged or foreign),
+    or None. Columns this harness does not know, the rest as expected, are a newer harness's:
+    not a problem here (compaction leaves such runs as shards and says so)."""
+    expected = _EXPECTED[kind]
+    names = set(schema.names)
+    missing = [c for c in _KEYS[kind] if c not in names]
+    if missing and not names & expected.keys():
+        shown = ", ".join(schema.names[:8]) + (", ..." if len(schema.names) > 8 else "")
+        return f"not a harness {kind} shard (its columns: {shown})"
+    if missing:
+        return f"not a whole {kind} shard: it lacks the column(s) {', '.join(missing)}"
+    wrong = [
+        f"column {f.name} is {type_name(f.type)}, expected {type_name(want)}"
+        for f in schema
+        if (want := expected.get(f.name)) is not None and f.type != want and not _fits(f.type, want)
+    ]
+    if wrong:
+        more = f" (and {len(wrong) - 3} more)" if len(wrong) > 3 else ""
+        return "wrong column types: " + "; ".join(wrong[:3]) + more
+    return None
+
+
 def _footer_problem(path: Path) -> str | None:
-    """Why the shard's Parquet footer is unusable, or None."""
+    """Why the shard's Parquet footer is unusable, or its schema not a shard's, or None."""
     try:
         with path.open("rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -102,12 +202,13 @@ def _footer_problem(path: Path) -> str | None:
     import pyarrow.parquet as pq
 
     try:
-        pq.read_metadata(path)
+        schema = pq.read_metadata(path).schema.to_arrow_schema()
     except FileNotFoundError:
         return None
     except Exception as exc:  # any reader failure means the footer is damaged
         return f"unreadable footer: {type(exc).__name__}: {exc}"
-    return None
+    kind = path.name.split("-", 1)[0]
+    return schema_problem(kind, schema) if kind in _EXPECTED else None
 
 
 def _full_problem(path: Path) -> str | None:
@@ -157,8 +258,12 @@ def quarantine(shard: Path, reason: str) -> Damaged | None:
     dest_dir = folder / QUARANTINE
     dest_dir.mkdir(exist_ok=True)
     dest = dest_dir / shard.name
+    n = 1
+    while os.path.lexists(dest):  # quarantined before (a directory would not be replaced)
+        n += 1
+        dest = dest_dir / f"{shard.name}.{n}"
     try:
-        os.replace(shard, dest)
+        os.replace(shard, dest)  # a symbolic link is moved itself, never followed
     except FileNotFoundError:
         return None
     cells = _cells_of(folder, shard.name) if shard.name.startswith("results-") else []
@@ -191,7 +296,7 @@ def scan(
     place with a warning (a reader)."""
     found: list[Damaged] = []
     for shard in _shards(runs) if files is None else files:
-        why = _footer_problem(shard)
+        why = _not_regular(shard) or _footer_problem(shard)
         if why is None and full:
             why = _full_problem(shard)
         if why is None:

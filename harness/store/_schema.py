@@ -411,6 +411,7 @@ def skip_shards(con: duckdb.DuckDBPyConnection, runs: Path, skip: Collection[Pat
                 files = [
                     str(f) for f in sorted(runs.glob(f"*/{kind}-*.parquet"))
                     if str(f) not in left_out and str(f.resolve()) not in left_out
+                    and f.is_file() and not f.is_symlink()
                 ]  # fmt: skip
                 listing = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
                 sql = sql.replace(pattern, f"read_parquet([{listing}]")

@@ -21,6 +21,7 @@ import contextlib
 import logging
 import os
 import secrets
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -43,6 +44,7 @@ __all__ = [
     "SCHEMA_DIR",
     "ShardWriter",
     "SpanFollower",
+    "is_regular",
     "run_dir",
     "runs_dir",
     "shard_files",
@@ -70,10 +72,20 @@ def run_dir(db: Path, run_id: str) -> Path:
 
 
 def shard_files(folder: Path, kind: str) -> list[Path]:
-    """The whole shards of ``kind`` (``results`` or ``spans``) in a run folder, oldest first."""
+    """The whole shards of ``kind`` (``results`` or ``spans``) in a run folder, oldest first:
+    regular files only (a directory, FIFO or symbolic link of that name is never a shard; see
+    :mod:`harness.store._damage`)."""
     if not folder.is_dir():
         return []
-    return sorted(folder.glob(f"{kind}-*.parquet"))
+    return sorted(f for f in folder.glob(f"{kind}-*.parquet") if is_regular(f))
+
+
+def is_regular(path: Path) -> bool:
+    """Whether ``path`` is a regular file itself (a symbolic link is not followed)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _write_atomic(table: pa.Table, dest: Path, *, fsync: bool) -> None:

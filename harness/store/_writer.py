@@ -315,13 +315,23 @@ class Store(RunLifecycle, SpanStreams):
 
     # --- runs ----------------------------------------------------------------------------------
 
-    def compact(self, run_ids: Sequence[str] | None = None) -> CompactStats:
-        """Move the shards of runs that ended (of ``run_ids``) into the tables. A full disk
-        raises :class:`DiskFull` at once (nothing is lost: the shards stay and are read)."""
+    def compact(self, run_ids: Sequence[str] | None = None, *, wait: bool = True) -> CompactStats:
+        """Move the shards of runs that ended (of ``run_ids``) into the tables. A full disk is
+        waited out with the store's back-off (``HARNESS_DISK_FULL_WAIT_S``; ``wait=False``: not
+        at all), then raises :class:`DiskFull`. Nothing is lost either way: each batch of shards
+        is committed in one transaction, and the shards not committed stay and are read."""
         self._flush()
+        so_far = CompactStats()  # a try the full disk cut short: its committed batches count
+
+        def moment(con: duckdb.DuckDBPyConnection) -> CompactStats:
+            return compact(con, self.runs.resolve(), run_ids, so_far)
+
+        if wait:
+            stats: CompactStats = self._in_catalog("compacting", moment)
+            return stats
         try:
             with self._catalog() as con:
-                return compact(con, self.runs.resolve(), run_ids)
+                return moment(con)
         except (duckdb.Error, OSError, StoreError) as exc:
             if is_disk_full(exc) and not isinstance(exc, DiskFull):
                 raise DiskFull(f"compacting {self.path}: the disk is full: {exc}") from exc
@@ -331,7 +341,7 @@ class Store(RunLifecycle, SpanStreams):
         """:meth:`compact`, where a failure only warns (what ``harness run`` does at its end):
         the shards stay readable, and the next run or ``harness compact`` compacts them."""
         try:
-            stats = self.compact()
+            stats = self.compact(wait=False)  # the run has ended: its rows are safe as shards
         except (HarnessError, OSError) as exc:
             log.warning("harness: not compacted (run `harness compact` later): %s", exc)
             return

@@ -129,3 +129,82 @@ def test_a_disk_that_stays_full_exits_3_and_resume_completes_the_run(scenario: S
     assert resume["torn_lines"] == 0
     assert (resume["cells"], resume["rows"], resume["max_rows_per_cell"]) == (TASKS, TASKS, 1)
     assert resume["runs"] == [["finished", 1, None]]
+
+
+# --- `harness compact` on a full disk -------------------------------------------------------------
+
+COMPACT_DRIVER = HERE / "compact_disk_full_driver.py"
+#: Bytes left free when the disk fills: opening the database fits in them, compacting the run's
+#: shards does not (measured: the first batch of 32 shards commits, the second fails).
+ROOM = 1_400_000
+CompactScenario = Callable[[str, float, float], dict[str, Any]]
+
+
+@pytest.fixture
+def compact_scenario(tmp_path: Path) -> Iterator[CompactScenario]:
+    """Runs tests/e2e/compact_disk_full_driver.py on a real small file system; returns its
+    report. DuckDB's writes are C++ (the injected full disk never reaches them): real only."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    prefix: list[str] = []
+    mounted = False
+    if _bwrap_works(mount):
+        prefix = ["bwrap", "--dev-bind", "/", "/", "--size", str(SIZE), "--tmpfs", str(mount),
+                  "--die-with-parent", "--"]  # fmt: skip
+    elif _mount(mount):
+        mounted = True
+    else:
+        pytest.skip("no small file system here (no usable bwrap, not root)")
+
+    def run(kind: str, hold_s: float, wait_s: float) -> dict[str, Any]:
+        out = tmp_path / "out.json"
+        proc = subprocess.run(
+            [*prefix, sys.executable, str(COMPACT_DRIVER), str(mount), str(out), kind,
+             str(hold_s), str(wait_s), str(ROOM)],
+            capture_output=True, text=True, timeout=280,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        report: dict[str, Any] = json.loads(out.read_text())
+        return report
+
+    try:
+        yield run
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(mount)], check=False, timeout=60)
+
+
+def test_compact_on_a_disk_that_stays_full_exits_3_and_loses_nothing(
+    compact_scenario: CompactScenario,
+) -> None:
+    wait_s = 2.0
+    got = compact_scenario("persistent", 0.0, wait_s)
+    err = got["stderr"]
+    assert got["code"] == 3, err  # not 2: the input was fine
+    assert wait_s <= got["took_s"] < wait_s + 10, err  # it waited the budget, then gave up
+    assert "the disk is full" in err
+    assert f"the disk stayed full for {wait_s:.0f}." in err  # the back-off's budget
+    assert "nothing was lost" in err
+    assert "harness compact --db" in err  # what to do
+    assert "Traceback" not in err
+    before = got["before"]
+    assert (before["rows"], before["distinct"], before["compacted"]) == (400, 400, 0)
+    full = got["while_full"]  # every row still read once, from the tables or the shards
+    assert (full["rows"], full["distinct"]) == (400, 400)
+    assert full["compacted"] < 400
+    again = got["again"]  # with the room back, the same command finishes the job
+    assert again["code"] == 0, again["stderr"]
+    after = got["after"]
+    assert after == {"rows": 400, "distinct": 400, "compacted": 400, "shards_left": 0}
+
+
+def test_compact_waits_out_a_disk_full_for_a_moment(compact_scenario: CompactScenario) -> None:
+    got = compact_scenario("transient", 2.0, 30.0)
+    err = got["stderr"]
+    assert got["running_when_freed"], err  # it was still waiting when the room came back
+    assert got["code"] == 0, err
+    assert "the disk is full" in err
+    assert "the disk has room again" in err
+    assert "Traceback" not in err
+    assert "compacted 1 run(s): 400 results" in got["stdout"]  # a batch committed before counts
+    assert got["after"] == {"rows": 400, "distinct": 400, "compacted": 400, "shards_left": 0}
