@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import logging
 import math
 import socket
 import time
@@ -41,13 +42,16 @@ from harness.bench._ray_reaper import start_reaper
 from harness.bench._ray_worker import Batch, CellSpec, CellWorker, WorkerOptions, spec_of
 from harness.bench._runner import RunnerOptions
 from harness.cassettes._secrets import Redactor
-from harness.errors import ConfigError
+from harness.errors import ConfigError, DiskFull
+from harness.store._diskfull import DiskPatience, append_whole_lines
 from harness.suites._suite import Suite
 
 if TYPE_CHECKING:
     from harness.bench._executors import ExecutorContext
 
 __all__ = ["INSTALL_HINT", "RayOptions", "RayRunner", "import_ray", "ray_executor"]
+
+log = logging.getLogger("harness.bench")
 
 #: How to get Ray (the ``ray`` extra).
 INSTALL_HINT = "pip install 'athena-harness[ray]'"
@@ -105,6 +109,8 @@ class RayRunner:
         self.options = options
         self.secrets = secrets
         self._redact = Redactor(secrets)
+        #: A full disk is waited out as the store's writes do (then DiskFull: exit 3).
+        self._disk = DiskPatience()
         self.sink = sink
         self.suites = list(suites)
         self.ray_options = ray_options or RayOptions()
@@ -257,9 +263,13 @@ class RayRunner:
                 for s in job.specs
             ]
         self.batches_by_worker[(batch.node, batch.pid)] += 1
-        if batch.spans and self.trace_file is not None:
-            with self.trace_file.open("a", encoding="utf-8") as f:
-                f.write(self._redact.text(batch.spans))  # scrubbed by the worker too
+        path = self.trace_file
+        if batch.spans and path is not None:
+            data = self._redact.text(batch.spans)  # scrubbed by the worker too
+            try:  # whole lines or none, a full disk waited out as the store's writes do
+                self._disk.call(lambda: append_whole_lines(path, data), f"appending to {path}")
+            except DiskFull as exc:  # the spans are lost, never the results (the store's own)
+                log.warning("spans of %d cell(s) not written: %s", len(batch.outcomes), exc)
         return [r.outcome(by_key[r.key]) for r in batch.outcomes]
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "DISK_FULL_ERRNOS",
     "ENV_WAIT_S",
     "DiskPatience",
+    "append_whole_lines",
     "disk_full_wait_s",
     "is_disk_full",
     "make_reserve",
@@ -225,6 +226,25 @@ class DiskPatience:
         if writes:
             self.ok()
         return result
+
+
+def append_whole_lines(path: Path, text: str) -> None:
+    """Append ``text`` (whole lines) to ``path``: all of it or nothing. A write a full disk cuts
+    short is cut back off, so the file never ends in a torn line (try again with
+    :meth:`DiskPatience.call`)."""
+    data = memoryview(text.encode("utf-8", "backslashreplace"))
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        start = os.fstat(fd).st_size
+        try:
+            written = 0
+            while written < len(data):  # unbuffered: nothing is left to flush on the way out
+                written += os.write(fd, data[written:])
+        except OSError:
+            os.ftruncate(fd, start)
+            raise
+    finally:
+        os.close(fd)
 
 
 def _first_line(exc: BaseException) -> str:
