@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 from pydantic import Field, model_validator
 
 from harness.core._result import Result
+from harness.errors import ToolError
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error
 from harness.grading._grade import Grade
@@ -81,7 +82,7 @@ class CommandGrader(Grader):
         job = run_command(command, Path(workspace), timeout_s=timeout, limits=limits)
         try:
             done = run_sync(job)
-        except SandboxUnavailable as exc:
+        except (SandboxUnavailable, ToolError) as exc:  # no sandbox, or no workspace folder
             return Grade(False, 0.0, f"command grader: {exc}", error=True)
         score = 1.0 if done.ok else 0.0
         scored = ""

@@ -134,7 +134,7 @@ class Beneath:
 
     # --- lookups ---------------------------------------------------------------------------
 
-    def _root_fd(self) -> int:
+    def _root_fd(self, prefix: str | None = None) -> int:
         fd = os.open(self._root, _DIR_FLAGS)
         for i, name in enumerate(self._base):
             try:
@@ -144,13 +144,33 @@ class Beneath:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
                     folder = "/".join(self._base[: i + 1])
                     raise ToolError(
-                        f"path refused: {self.shown!r}: the workspace folder {folder!r} was "
-                        "removed or replaced (by a symlink or a file) since this agent started "
-                        "in it"
+                        f"{prefix or f'path refused: {self.shown!r}'}: the workspace folder "
+                        f"{folder!r} was removed or replaced (by a symlink or a file) since this "
+                        "agent started in it"
                     ) from None
                 raise
             os.close(fd)
             fd = nxt
+        return fd
+
+    def folder(self, prefix: str) -> int:
+        """The confining folder itself, opened (``O_DIRECTORY``) by the lookup every other goes
+        through, and checked to lie under ``root`` (its ``/proc/self/fd`` link); ``prefix``
+        starts the ToolError when it was removed or replaced."""
+        fd = self._root_fd(prefix)
+        try:
+            real = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            real = None  # no /proc: the lookup's own guarantee stands alone
+        if (
+            real is not None
+            and real != self._root
+            and not real.startswith(self._root.rstrip("/") + "/")
+        ):
+            os.close(fd)
+            raise ToolError(
+                f"{prefix}: the workspace folder is now {real!r}, outside the workspace"
+            )
         return fd
 
     def _escape(self) -> ToolError:

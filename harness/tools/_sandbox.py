@@ -3,7 +3,13 @@
 
 The sandbox (``bwrap``):
 
-- the workspace is bound read-write at ``/workspace``, the working folder;
+- the workspace is bound read-write at ``/workspace``, the working folder, by descriptor, never
+  by name: the harness holds the folder open (a sub-agent's folder found by the workspace's own
+  lookup without following links, a path opened once, ``O_NOFOLLOW``, and checked to be its real
+  path) and bwrap binds that descriptor (``--bind-fd``; bwrap checks the mount is that very
+  folder). A bwrap without ``--bind-fd`` (before 0.10) binds the name the descriptor has now and
+  the command starts only when ``/workspace`` is the held folder (device and inode, checked
+  inside the sandbox), so a name swapped for a symlink meanwhile never puts a host folder there;
 - the system (``/usr``, the ``/bin``, ``/lib*`` and ``/sbin`` links or folders, a few loader files
   under ``/etc``) and the running Python (its prefixes, so ``python -m pytest`` works) are bound
   read-only; nothing else of the host is visible (``/tmp`` is an empty tmpfs of
@@ -30,8 +36,9 @@ concurrent commands never share a process limit), with no capabilities and ``no_
 (``setpriv``), so the process limit applies (the kernel never applies it to root). The
 workspace is lent to that uid (``chown``) for the command and given back afterwards (the old
 owners; new files go to the workspace folder's owner), so a caller's folder keeps its
-ownership. Otherwise bwrap makes an unprivileged user namespace, and the process limit counts
-every process of the user, so it is set to the number running now plus ``Limits.processes``.
+ownership; both walk the held descriptor, never a path (:mod:`harness.tools._lend`). Otherwise
+bwrap makes an unprivileged user namespace, and the process limit counts every process of the
+user, so it is set to the number running now plus ``Limits.processes``.
 
 When ``bwrap`` (or ``prlimit``, or ``setpriv`` as root) is missing or cannot make a sandbox here,
 :func:`sandbox_problem` says why and :func:`run_command` raises :class:`SandboxUnavailable`; it
@@ -47,12 +54,14 @@ import functools
 import itertools
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
 from typing import Literal
 
-from harness.errors import SandboxUnavailable
+from harness.errors import SandboxUnavailable, ToolError
+from harness.tools._lend import give_back, hand_over
 from harness.tools._limits import CommandRun, Limits
 from harness.tools._supervise import run_process
 
@@ -75,7 +84,11 @@ SandboxKind = Literal["bwrap", "none"]
 #: command's processes never count against another's process limit.
 SANDBOX_UID_BASE = 200_000
 _UIDS = itertools.count()
+_BORROWERS = range(SANDBOX_UID_BASE, SANDBOX_UID_BASE + 10_000 * 1000)  # see _sandbox_uid
 _MIB = 1024 * 1024
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+#: Exit code of a command never started: ``/workspace`` was not the held folder (no --bind-fd).
+REPLACED_EXIT = 125
 _SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC = ("/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
         "/etc/localtime")  # fmt: skip
@@ -98,7 +111,7 @@ def sandbox_problem(bwrap: str = "bwrap") -> str | None:
                 f"{exe} was not found on PATH; install it (e.g. apt-get install -y {package}). "
                 "The shell never runs commands unsandboxed unless told to (sandbox='none', unsafe)"
             )
-    probe = Path(os.environ.get("TMPDIR", "/tmp"))
+    probe = ["--bind", os.environ.get("TMPDIR", "/tmp"), MOUNT_POINT]
     argv = _bwrap_argv(bwrap, probe, ["true"], _sandbox_uid(), Limits().disk_mb)
     try:
         done = subprocess.run(argv, capture_output=True, timeout=30, check=False)
@@ -111,6 +124,16 @@ def sandbox_problem(bwrap: str = "bwrap") -> str | None:
             detail += " (bubblewrap 0.8.0 or newer is needed: the sandbox's /tmp has a size)"
         return f"{bwrap} is installed but cannot make a sandbox here: {detail}"
     return None
+
+
+@functools.cache
+def _binds_fd(bwrap: str) -> bool:
+    """Whether ``bwrap`` has ``--bind-fd`` (0.10.0 and newer, and some distributions' 0.8)."""
+    try:
+        done = subprocess.run([bwrap, "--help"], capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return b"--bind-fd" in done.stdout + done.stderr
 
 
 def _python_roots() -> list[str]:
@@ -130,8 +153,9 @@ def _sandbox_uid() -> int:
 
 
 def _bwrap_argv(
-    bwrap: str, workspace: Path, command: list[str], uid: int = 0, tmp_mb: int = 256
+    bwrap: str, bind: list[str], command: list[str], uid: int = 0, tmp_mb: int = 256
 ) -> list[str]:
+    """The bwrap command line; ``bind`` mounts the workspace at :data:`MOUNT_POINT`."""
     root = _as_root()
     # As root, no user namespace (the command must become a real unprivileged uid).
     unshare = (
@@ -163,7 +187,7 @@ def _bwrap_argv(
                 made.add(str(parent))
         argv += ["--ro-bind", prefix, prefix]
         bound.append(Path(prefix))
-    argv += ["--bind", str(workspace), MOUNT_POINT, "--chdir", MOUNT_POINT, "--clearenv"]
+    argv += [*bind, "--chdir", MOUNT_POINT, "--clearenv"]
     # The sandbox's own root and /dev are tmpfs mounts with no bound; read-only, the workspace
     # and /tmp (bounded) are the only places to write (without a user namespace the command's
     # uid could not write there anyway; with one it owns them).
@@ -218,34 +242,37 @@ def _user_processes() -> int:
     return count
 
 
-Owners = dict[str, tuple[int, int]]
+def open_workspace(workspace: Path) -> int:
+    """The folder ``workspace`` held by descriptor (the caller closes it): its real path opened
+    once with ``O_NOFOLLOW`` and checked to be that path still. ToolError when it cannot be
+    opened or was replaced meanwhile."""
+    real = os.path.realpath(workspace)
+    try:
+        fd = os.open(real, _DIR_FLAGS)
+    except OSError as exc:
+        raise ToolError(f"the workspace {str(workspace)!r}: {exc.strerror or exc}") from None
+    if _fd_path(fd) != real:
+        os.close(fd)
+        raise ToolError(f"the workspace {str(workspace)!r} was replaced while it was opened")
+    return fd
 
 
-def _hand_over(workspace: Path, uid: int) -> Owners:
-    """As root, give the workspace to the sandbox's user, so the command can write in it; returns
-    the owners to put back afterwards (:func:`_give_back`). Links are never followed."""
-    owners: Owners = {}
-    for path in _tree(workspace):
-        with contextlib.suppress(OSError):
-            st = os.lstat(path)
-            owners[path] = (st.st_uid, st.st_gid)
-            os.chown(path, uid, uid, follow_symlinks=False)
-    return owners
+def _fd_path(fd: int) -> str:
+    return os.readlink(f"/proc/self/fd/{fd}")
 
 
-def _give_back(workspace: Path, owners: Owners) -> None:
-    """Put the owners back; files the command made go to the workspace folder's owner."""
-    default = owners.get(str(workspace), (0, 0))
-    for path in _tree(workspace):
-        with contextlib.suppress(OSError):
-            os.chown(path, *owners.get(path, default), follow_symlinks=False)
-
-
-def _tree(root: Path) -> list[str]:
-    paths = [str(root)]
-    for folder, dirs, files in os.walk(root):
-        paths.extend(os.path.join(folder, name) for name in dirs + files)
-    return paths
+def _bind(bwrap: str, fd: int, command: list[str]) -> tuple[list[str], list[str], tuple[int, ...]]:
+    """How the held folder ``fd`` is bound: bwrap's arguments, the command (behind a check of
+    ``/workspace`` when bound by name) and the descriptors to pass to bwrap."""
+    if _binds_fd(bwrap):
+        return ["--bind-fd", str(fd), MOUNT_POINT], command, (fd,)
+    st = os.fstat(fd)
+    check = (
+        f'[ "$(stat -c %d:%i .)" = "$0" ] || {{ echo "the workspace folder was replaced while the '
+        f'sandbox started; nothing was run" >&2; exit {REPLACED_EXIT}; }}; exec "$@"'
+    )
+    checked = ["sh", "-c", check, f"{st.st_dev}:{st.st_ino}", *command]
+    return ["--bind", _fd_path(fd), MOUNT_POINT], checked, ()
 
 
 async def run_command(
@@ -256,31 +283,42 @@ async def run_command(
     limits: Limits | None = None,
     sandbox: SandboxKind = "bwrap",
     bwrap: str = "bwrap",
+    workspace_fd: int | None = None,
 ) -> CommandRun:
     """Run ``sh -c command`` in ``workspace`` (sandboxed unless ``sandbox="none"``) and return
     its exit code and capped output. Raises :class:`SandboxUnavailable` when the sandbox cannot
-    run; the process group is killed at ``timeout_s`` or when the caller is cancelled."""
+    run; the process group is killed at ``timeout_s`` or when the caller is cancelled.
+
+    ``workspace_fd``: the folder already held by the caller (:meth:`Workspace.open_folder`;
+    the caller keeps and closes it); else ``workspace`` is opened here
+    (:func:`open_workspace`). The sandbox binds that descriptor, never the name."""
     limits = limits or Limits()
     shell = ["sh", "-c", command]
-    if sandbox == "none":
-        argv, cwd, env = shell, str(workspace), _env(str(workspace))
-    else:
-        problem = await asyncio.to_thread(sandbox_problem, bwrap)
-        if problem is not None:
-            raise SandboxUnavailable(f"the shell sandbox is unavailable: {problem}")
-        uid = _sandbox_uid()
-        argv = _bwrap_argv(bwrap, workspace, shell, uid, limits.disk_mb)
-        cwd, env = None, {"PATH": os.defpath}
-    owners = await asyncio.to_thread(_hand_over, workspace, uid) if _handed(sandbox) else None
-    try:
+    if sandbox == "none":  # unsandboxed, for trusted use only: by name
         return await run_process(
-            [*_limit_argv(limits, sandbox), *argv], cwd=cwd, env=env, limits=limits,
-            timeout_s=timeout_s, workspace=workspace, private_tmp=sandbox == "bwrap",
+            [*_limit_argv(limits, sandbox), *shell], cwd=str(workspace),
+            env=_env(str(workspace)), limits=limits, timeout_s=timeout_s, workspace=workspace,
+            private_tmp=False,
         )  # fmt: skip
+    problem = await asyncio.to_thread(sandbox_problem, bwrap)
+    if problem is not None:
+        raise SandboxUnavailable(f"the shell sandbox is unavailable: {problem}")
+    fd = open_workspace(workspace) if workspace_fd is None else os.dup(workspace_fd)
+    try:
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise ToolError(f"the workspace {str(workspace)!r} is not a folder")
+        uid = _sandbox_uid()
+        bind, shell, passed = _bind(bwrap, fd, shell)
+        argv = _bwrap_argv(bwrap, bind, shell, uid, limits.disk_mb)
+        lent = await asyncio.to_thread(hand_over, fd, uid, _BORROWERS) if _as_root() else None
+        try:
+            return await run_process(
+                [*_limit_argv(limits, sandbox), *argv], cwd=None, env={"PATH": os.defpath},
+                limits=limits, timeout_s=timeout_s, workspace=Path(f"/proc/self/fd/{fd}"),
+                private_tmp=True, pass_fds=passed,
+            )  # fmt: skip
+        finally:
+            if lent is not None:
+                await asyncio.to_thread(give_back, fd, lent)
     finally:
-        if owners is not None:
-            await asyncio.to_thread(_give_back, workspace, owners)
-
-
-def _handed(sandbox: SandboxKind) -> bool:
-    return sandbox == "bwrap" and _as_root()
+        os.close(fd)

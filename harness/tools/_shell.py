@@ -17,6 +17,7 @@ permission phases apply as to any writing tool.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from harness.errors import ToolError
@@ -73,14 +74,22 @@ class ShellTool(BuiltinTool):
             timeout = min(DEFAULT_TIMEOUT_S, self.max_timeout_s)
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
             raise ToolError(f"argument 'timeout_s' must be a positive number, got {timeout!r}")
-        done = await run_command(
-            command,
-            ctx.workspace.root,
-            timeout_s=min(float(timeout), self.max_timeout_s),
-            limits=self.limits,
-            sandbox=self.sandbox,
-            bwrap=self.bwrap,
-        )
+        # The sandbox binds the folder held here, never its name (a sibling's shell may swap a
+        # sub-agent's folder for a symlink to the host meanwhile).
+        held = ctx.workspace.open_folder("shell") if self.sandbox == "bwrap" else None
+        try:
+            done = await run_command(
+                command,
+                ctx.workspace.root,
+                timeout_s=min(float(timeout), self.max_timeout_s),
+                limits=self.limits,
+                sandbox=self.sandbox,
+                bwrap=self.bwrap,
+                workspace_fd=held,
+            )
+        finally:
+            if held is not None:
+                os.close(held)
         output = done.output.rstrip("\n")
         text = f"{done.describe()}\n{output}" if output else done.describe()
         if done.stopped is not None:

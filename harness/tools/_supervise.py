@@ -40,9 +40,11 @@ async def run_process(
     timeout_s: float,
     workspace: Path,
     private_tmp: bool,
+    pass_fds: tuple[int, ...] = (),
 ) -> CommandRun:
     """Run ``argv`` (its own session and process group) under ``limits``' caps for the whole
-    command; ``private_tmp`` says the sandbox's /tmp is a tmpfs of ``limits.disk_mb``."""
+    command; ``private_tmp`` says the sandbox's /tmp is a tmpfs of ``limits.disk_mb``;
+    ``pass_fds`` are kept open in the command (the workspace folder bwrap binds)."""
     started = time.monotonic()
     watch = Watchdog(
         memory_bytes=limits.memory_mb * _MIB,
@@ -59,7 +61,9 @@ async def run_process(
         prepared.add_done_callback(functools.partial(_undo, watch))
         raise
     try:
-        code, output, timed_out = await _supervise(argv, cwd, env, limits, timeout_s, watch, cgroup)
+        code, output, timed_out = await _supervise(
+            argv, cwd, env, limits, timeout_s, watch, cgroup, pass_fds
+        )
         peak = cgroup.peak() if cgroup is not None and watch.cgroup is cgroup else None
     finally:
         watch.finish()
@@ -98,12 +102,13 @@ async def _supervise(
     timeout_s: float,
     watch: Watchdog,
     cgroup: CommandCgroup | None,
+    pass_fds: tuple[int, ...],
 ) -> tuple[int | None, _Capped, bool]:
     proc = await asyncio.create_subprocess_exec(
         *(_GATE if cgroup is not None else ()), *argv,
         stdin=asyncio.subprocess.PIPE if cgroup is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, cwd=cwd, env=env,
-        start_new_session=True,
+        start_new_session=True, pass_fds=pass_fds,
     )  # fmt: skip
     output = _Capped(limits.output_bytes)
     timed_out = False

@@ -150,6 +150,14 @@ class Workspace:
         assert self._top is not None
         return Beneath(self._top, (os.path.abspath(root),), shown, base=self._base)
 
+    def open_folder(self, prefix: str) -> int:
+        """The workspace folder as an open descriptor (the caller closes it), for a tool that
+        hands the folder to another process (the shell binds it into its sandbox): a
+        sub-agent's folder is found by its real names from the outermost workspace's descriptor
+        without following a link, so a name swapped for a symlink cannot put another folder in
+        its place. ToolError (starting with ``prefix``) when it was removed or replaced."""
+        return self.beneath().folder(prefix)
+
     def subfolder(self, path: str) -> Workspace:
         """The folder ``path`` of this workspace (made when missing) as a workspace of its own,
         for a sub-agent: never removed by it. The folder is looked up from a descriptor of this
