@@ -18,7 +18,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
@@ -32,27 +31,10 @@ TASKS = 120
 def latency_suite(folder: Path) -> Path:
     """Mock tasks of one tool call and one answer, 0.1 s per mock call: about 6 s of cells at
     concurrency 4 on any machine, so the disk fills mid-run."""
-    body = "".join(
-        textwrap.dedent(
-            f"""
-              - id: t{i}
-                prompt: "What is {i}+1?"
-                expect: {{kind: contains, value: "{i + 1}"}}
-                mock:
-                  latency_s: 0.1
-                  turns:
-                    - tool_calls: [{{name: calculator, arguments: {{expression: "{i}+1"}}}}]
-                    - text: "{i + 1}"
-            """
-        )
-        for i in range(TASKS)
-    )
-    path = folder / "latency.yaml"
-    path.write_text(
-        "suite: latency\ndefaults: {tools: [calculator], max_iterations: 4}\ntasks:" + body,
-        encoding="utf-8",
-    )
-    return path
+    sys.path.insert(0, str(ROOT))  # a script: the tests' helpers are found from the checkout
+    from tests.suite_files import latency_suite as write
+
+    return write(folder, TASKS, 0.1)
 
 
 class Filler:

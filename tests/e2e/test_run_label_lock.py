@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import duckdb
 import pytest
 
 from harness.store._labels import holder_of, label_lock_path
+from tests import suite_files
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = 60
@@ -26,30 +26,9 @@ TASKS = 60
 pytestmark = pytest.mark.timeout(300)
 
 
-def latency_suite(folder: Path, n: int = TASKS, latency_s: float = 0.15) -> Path:
-    """``n`` mock tasks of one tool call and one answer, each mock call taking ``latency_s``:
-    a run of known length (n x 2 x latency / concurrency), whatever the machine."""
-    body = "".join(
-        textwrap.dedent(
-            f"""
-              - id: t{i}
-                prompt: "What is {i}+1?"
-                expect: {{kind: contains, value: "{i + 1}"}}
-                mock:
-                  latency_s: {latency_s}
-                  turns:
-                    - tool_calls: [{{name: calculator, arguments: {{expression: "{i}+1"}}}}]
-                    - text: "{i + 1}"
-            """
-        )
-        for i in range(n)
-    )
-    path = folder / "latency.yaml"
-    path.write_text(
-        "suite: latency\ndefaults: {tools: [calculator], max_iterations: 4}\ntasks:" + body,
-        encoding="utf-8",
-    )
-    return path
+def latency_suite(folder: Path) -> Path:
+    """A run of known length: TASKS mock tasks, 0.15 s per mock call."""
+    return suite_files.latency_suite(folder, TASKS, 0.15)
 
 
 def env(tmpdir: Path) -> dict[str, str]:
