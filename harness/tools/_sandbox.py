@@ -57,11 +57,13 @@ import shutil
 import stat
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from harness.errors import SandboxUnavailable, ToolError
-from harness.tools._lend import give_back, hand_over
+from harness.tools._lend import Lent, give_back, hand_over
 from harness.tools._limits import CommandRun, Limits
 from harness.tools._supervise import run_process
 
@@ -80,6 +82,7 @@ __all__ = [
 #: the host's temporary folder names and recorded cassettes replay).
 MOUNT_POINT = "/workspace"
 SandboxKind = Literal["bwrap", "none"]
+T = TypeVar("T")
 #: As root, each command runs as a uid of its own from here up (no passwd entry), so one
 #: command's processes never count against another's process limit.
 SANDBOX_UID_BASE = 200_000
@@ -310,7 +313,7 @@ async def run_command(
         uid = _sandbox_uid()
         bind, shell, passed = _bind(bwrap, fd, shell)
         argv = _bwrap_argv(bwrap, bind, shell, uid, limits.disk_mb)
-        lent = await asyncio.to_thread(hand_over, fd, uid, _BORROWERS) if _as_root() else None
+        lent = await _lend(fd, uid) if _as_root() else None
         try:
             return await run_process(
                 [*_limit_argv(limits, sandbox), *argv], cwd=None, env={"PATH": os.defpath},
@@ -319,6 +322,35 @@ async def run_command(
             )  # fmt: skip
         finally:
             if lent is not None:
-                await asyncio.to_thread(give_back, fd, lent)
+                await asyncio.to_thread(_on_dup, fd, lambda own: give_back(own, lent))
     finally:
         os.close(fd)
+
+
+def _on_dup(fd: int, work: Callable[[int], T]) -> T:
+    """``work`` on a descriptor of its own (a worker thread goes on after the call that started
+    it is cancelled, and the caller closes ``fd`` then: a reused number must never be walked)."""
+    own = os.dup(fd)
+    try:
+        return work(own)
+    finally:
+        os.close(own)
+
+
+async def _lend(fd: int, uid: int) -> Lent | None:
+    """:func:`hand_over` in a worker thread; cancelled meanwhile (a cell's timeout), the thread
+    gives everything back itself once its walk is done, so nothing stays lent."""
+    cancelled = threading.Event()
+
+    def work(own: int) -> Lent | None:
+        lent = hand_over(own, uid, _BORROWERS)
+        if cancelled.is_set():
+            give_back(own, lent)
+            return None
+        return lent
+
+    try:
+        return await asyncio.to_thread(_on_dup, fd, work)
+    except asyncio.CancelledError:
+        cancelled.set()
+        raise

@@ -31,6 +31,7 @@ import functools
 import os
 import select
 import signal
+import stat
 import threading
 import time
 from collections import defaultdict
@@ -110,6 +111,8 @@ class Watchdog:
             self._looked.wait()
         for fd in (self._wake_r, self._wake_w):
             os.close(fd)
+        # Space taken past files' ends (fallocate -n) outlives the command: give it back.
+        disk_use(self.workspace, trim=True)
         if self.stopped is None and self._thread is not None:
             if self.cgroup is not None and self.cgroup.oom_kills() > 0:
                 self.stopped = f"killed: {self._memory_cap()}"
@@ -134,10 +137,13 @@ class Watchdog:
         memory_due = disk_due = now + TICK_S
         soonest = now  # the next look at the workspace when it changed
         changed = False
-        sources = [self._wake_r] + ([self._changes.fd] if self._changes.fd >= 0 else [])
+        poller = select.poll()  # not select.select: a descriptor past 1023 is fine here
+        for fd in [self._wake_r] + ([self._changes.fd] if self._changes.fd >= 0 else []):
+            poller.register(fd, select.POLLIN)
         while True:
             wake = min(memory_due, disk_due, soonest if changed else disk_due)
-            ready, _, _ = select.select(sources, [], [], max(0.0, wake - time.monotonic()))
+            timeout_ms = max(0.0, wake - time.monotonic()) * 1000
+            ready = {fd for fd, _ in poller.poll(timeout_ms)}
             if self._wake_r in ready:
                 return
             if self._changes.fd in ready:
@@ -270,7 +276,9 @@ def _pss_anon(pid: int) -> int:
     return _anon(pid)
 
 
-def disk_use(root: Path, folders: dict[tuple[int, int], str] | None = None) -> int:
+def disk_use(
+    root: Path, folders: dict[tuple[int, int], str] | None = None, *, trim: bool = False
+) -> int:
     """Bytes of disk the files and folders under ``root`` take (their blocks; a file with
     several links once; links never followed; other file systems mounted inside are left out,
     as ``du -x`` does). Puts ``root`` and every folder under it in ``folders`` (by device and
@@ -302,12 +310,39 @@ def disk_use(root: Path, folders: dict[tuple[int, int], str] | None = None) -> i
                     if (st.st_dev, st.st_ino) in linked:
                         continue
                     linked.add((st.st_dev, st.st_ino))
+                if trim and not folder and st.st_blocks * 512 > st.st_size + _TRIM_SLACK:
+                    st = _trim(entry.path, st)
                 total += st.st_blocks * 512
                 if folder:
                     todo.append(entry.path)
                     if folders is not None:
                         folders[(st.st_dev, st.st_ino)] = entry.path
     return total
+
+
+#: Blocks a file may hold past its end before :func:`disk_use` (``trim``) gives them back.
+_TRIM_SLACK = 1024 * 1024
+
+
+def _trim(path: str, st: os.stat_result) -> os.stat_result:
+    """Give back the blocks a file holds past its end (``fallocate -n``, which the per-file
+    size limit does not stop): truncated to its own size, which drops only those blocks. The
+    very file stat'ed, never through a link; anything else is left alone."""
+    flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return st
+    try:
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino) and stat.S_ISREG(now.st_mode):
+            os.ftruncate(fd, now.st_size)
+            return os.fstat(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return st
 
 
 # inotify(7): what wakes the watchdog when the workspace changes.
@@ -328,6 +363,12 @@ def _libc() -> Any:
     return libc
 
 
+def _watchable(path: str) -> str:
+    """``path`` as inotify may watch it without following links: the workspace given as
+    ``/proc/self/fd/N`` (a link to the held folder) is watched as ``/proc/self/fd/N/.``."""
+    return path + "/." if path.startswith("/proc/self/fd/") and path.count("/") == 4 else path
+
+
 class _Changes:
     """An inotify instance on the workspace's folders; ``fd`` is -1 where there is none (not
     Linux, or no instance left): the ticks alone see the workspace then."""
@@ -343,7 +384,7 @@ class _Changes:
         for key, path in folders.items():
             if (
                 key not in self._watched
-                and _libc().inotify_add_watch(self.fd, os.fsencode(path), _MASK) >= 0
+                and _libc().inotify_add_watch(self.fd, os.fsencode(_watchable(path)), _MASK) >= 0
             ):
                 self._watched.add(key)
 

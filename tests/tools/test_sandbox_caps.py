@@ -226,6 +226,18 @@ async def test_five_60_mb_files_stop_at_the_disk_cap(ws: Path) -> None:
     assert not (ws / "f5").exists()
 
 
+async def test_space_taken_past_a_files_end_is_given_back(ws: Path) -> None:
+    """``fallocate -n`` (keep the size) takes blocks the per-file size limit does not see: the
+    watchdog stops the command at the cap, and the blocks past the file's end are given back
+    when it ends (adversary round 4: 3 GiB stayed allocated after the kill)."""
+    done = await _run("touch k.bin; fallocate -n -l 300M k.bin; echo allocated", ws,
+                      Limits(disk_mb=32))  # fmt: skip
+    st = (ws / "k.bin").stat()
+    assert st.st_size == 0
+    assert st.st_blocks * 512 <= 1024 * 1024, st  # nothing held past its end
+    assert done.stopped is not None or "allocated" in done.output
+
+
 async def test_the_disk_cap_counts_the_workspace_and_tmp_together(ws: Path) -> None:
     write = (
         "dd if=/dev/zero of=in-workspace bs=1M count=60 status=none; "
