@@ -6,9 +6,10 @@ traces show``, the CLI's output, and the reports.
 What is escaped: C0 control characters (ESC sequences recolour, clear the screen, move the
 cursor, retitle the window or hide text; NUL and CR overwrite), DEL and C1 (``\\x9b`` is a
 one-byte CSI), the bidirectional embeddings, overrides and isolates (``U+202A``-``U+202E``,
-``U+2066``-``U+2069``: text that reads differently from what it is), and lone surrogates (no
-encoder takes them). ``keep`` names characters left as they are (``"\\n\\t"`` for a block of
-several lines).
+``U+2066``-``U+2069``: text that reads differently from what it is), the direction marks
+(``U+200E``, ``U+200F``), the line and paragraph separators (``U+2028``, ``U+2029``: a line break
+to some readers, none to others), and lone surrogates (no encoder takes them). ``keep`` names
+characters left as they are (``"\\n\\t"`` for a block of several lines).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import re
 
 __all__ = ["escape_controls"]
 
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def _escape_char(m: re.Match[str]) -> str:

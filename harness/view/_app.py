@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -34,6 +35,7 @@ from harness.store._compare_runs import (
     compare_groups,
     matrix_differences,
 )
+from harness.telemetry._escape import escape_controls
 from harness.view import _pages as pages
 from harness.view._format import FILTERS, snapshot_facts
 from harness.view._hosts import HostCheck
@@ -56,12 +58,22 @@ class ViewConfig:
     allowed_hosts: tuple[str, ...] = ()
 
 
+def _shown(value: Any) -> Any:
+    """What a page shows of a value: control and bidi characters of plain text (model replies,
+    tool and task names) as escapes (``\x1b``, ``\u202e``), lines and tabs kept; markup the
+    app made itself (charts) as it is. HTML escaping follows (autoescape)."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return escape_controls(value, keep="\n\t")
+    return value
+
+
 def _env() -> Environment:
     env = Environment(
         loader=PackageLoader("harness.view", "templates"),
         autoescape=select_autoescape(["html"]),
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_shown,
     )
     env.filters.update(FILTERS)
     return env
