@@ -35,11 +35,8 @@ import contextlib
 import copy
 import dataclasses
 import json
-import logging
 import os
 import re
-import threading
-import traceback
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,6 +52,9 @@ __all__ = [
 
 MIN_SECRET_CHARS = 8
 PLACEHOLDER = "REDACTED"
+_BOM = b"\xef\xbb\xbf"
+#: Strings longer than this are not decoded as JSON documents of their own.
+_MAX_NESTED_JSON = 1 << 20
 _SECRET_ENV = re.compile(r"(?:_KEY|_TOKEN|_SECRET)$", re.IGNORECASE)
 
 
@@ -138,7 +138,7 @@ class Redactor:
         if not self.secrets or value is None or isinstance(value, bool | int | float):
             return value
         if isinstance(value, str):
-            return self.text(value)
+            return self._json_text(self.text(value))
         if isinstance(value, bytes):
             return self.data(value)
         if isinstance(value, dict):
@@ -179,6 +179,20 @@ class Redactor:
         text = str(value)
         clean_text = self.text(text)
         return value if clean_text is text else clean_text
+
+    def _json_text(self, text: str) -> str:
+        """``text``; when it is a JSON document itself (a tool call's ``arguments``) whose
+        decoded strings hold a secret its raw text does not show (``\\uXXXX`` escapes), that
+        document scrubbed and encoded again."""
+        head = text[:1] if text[:1] not in " \t\r\n" else text.lstrip()[:1]
+        if head not in ("{", "[") or len(text) > _MAX_NESTED_JSON or "\\" not in text:
+            return text
+        try:
+            inner = json.loads(text)
+        except ValueError:
+            return text
+        clean = self.value(inner)
+        return text if clean is inner else json.dumps(clean, ensure_ascii=False)
 
     def stream(self, chunks: Sequence[Any]) -> list[Any]:
         """Parsed JSON chunks of one streamed reply with every secret replaced: within each
@@ -239,9 +253,10 @@ class Redactor:
         body = self.data(body)
         if not self.secrets:
             return body
-        if body.lstrip()[:1] in (b"{", b"["):
+        document = body.lstrip().removeprefix(_BOM)  # a byte-order mark: JSON all the same
+        if document[:1] in (b"{", b"["):
             try:
-                whole = json.loads(body)
+                whole = json.loads(document)
             except ValueError:  # NDJSON, or not JSON at all
                 pass
             else:
@@ -253,7 +268,7 @@ class Redactor:
             content = line.rstrip(b"\r\n")
             ending = line[len(content) :]
             payload = content[5:] if content.startswith(b"data:") else content
-            payload = payload.lstrip(b" \t")
+            payload = payload.lstrip(b" \t").removeprefix(_BOM)
             if not payload.startswith((b"{", b"[")):
                 continue
             try:
@@ -297,11 +312,13 @@ class Redactor:
         if not self.secrets:
             yield
             return
-        _LOGS.add(self)
+        from harness.cassettes._logscrub import LOGS
+
+        LOGS.add(self)
         try:
             yield
         finally:
-            _LOGS.remove(self)
+            LOGS.remove(self)
 
 
 #: The text fields of one reply a client shows one after the other (reasoning, then answer).
@@ -363,69 +380,6 @@ def _cut(text: str, start: int, end: int, hits: Sequence[tuple[int, int]]) -> st
         return text
     parts.append(text[pos - start :])
     return "".join(parts)
-
-
-class _LogScrubbing:
-    """The active redactors of :meth:`Redactor.scrubbing_logs`, applied by a log record
-    factory installed while there is one (and removed after, unless someone installed another
-    factory over it meanwhile)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._active: list[Redactor] = []
-        self._previous: Any = None
-        self._factory: Any = None
-
-    def add(self, redactor: Redactor) -> None:
-        with self._lock:
-            self._active.append(redactor)
-            if self._factory is None:
-                previous = self._previous = logging.getLogRecordFactory()
-
-                def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
-                    record = previous(*args, **kwargs)
-                    active = self._active
-                    if active:
-                        _scrub_record(record, tuple(active))
-                    return record
-
-                self._factory = factory
-                logging.setLogRecordFactory(factory)
-
-    def remove(self, redactor: Redactor) -> None:
-        with self._lock:
-            self._active.remove(redactor)
-            # (when another factory wraps ours, ours stays, inert while nothing is active)
-            if (
-                not self._active
-                and self._factory is not None
-                and logging.getLogRecordFactory() is self._factory
-            ):
-                logging.setLogRecordFactory(self._previous)
-                self._factory = self._previous = None
-
-
-_LOGS = _LogScrubbing()
-
-
-def _scrub_record(record: logging.LogRecord, redactors: Sequence[Redactor]) -> None:
-    try:
-        message = record.getMessage()
-    except Exception:  # a broken format: logging reports it when the record is shown
-        return
-    clean = message
-    for r in redactors:
-        clean = r.text(clean)
-    if clean is not message:
-        record.msg, record.args = clean, None
-    exc = record.exc_info
-    if exc and exc[1] is not None:
-        text = "".join(traceback.format_exception(*exc)).rstrip("\n")
-        clean = text
-        for r in redactors:
-            clean = r.text(clean)
-        if clean is not text:  # handlers then print this text instead of formatting exc_info
-            record.exc_info, record.exc_text = None, clean
 
 
 def scrub_text(text: str, secrets: Iterable[str]) -> str:

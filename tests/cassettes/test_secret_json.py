@@ -37,3 +37,29 @@ def test_lint_decodes_a_json_body_held_in_a_span(tmp_path: Path) -> None:
     (finding,) = lint_trace_file(trace)
     assert finding.rule == "api-key"
     assert "(JSON).m" in finding.location
+
+
+def test_a_body_after_a_byte_order_mark_is_scrubbed_as_it_decodes() -> None:
+    """Adversary round 4: a 401 body starting with a UTF-8 BOM kept the escaped key."""
+    body = b'\xef\xbb\xbf{"error":{"message":"bad key ' + ESCAPED.encode() + b'"}}'
+    clean = Redactor([KEY]).body(body)
+    assert json.loads(clean) == {"error": {"message": "bad key REDACTED"}}
+    sse = b'data: \xef\xbb\xbf{"a":"' + ESCAPED.encode() + b'"}\n\n'
+    assert b"REDACTED" in Redactor([KEY]).body(sse)
+
+
+def test_a_key_escaped_inside_tool_call_arguments_is_scrubbed() -> None:
+    """Adversary round 4: the key spelt in escapes inside a JSON string that is itself JSON
+    (a tool call's ``arguments``) survived one decode; the agent decodes it twice."""
+    arguments = json.dumps({"note": "X"}).replace("X", ESCAPED)  # the inner JSON's escapes
+    chunk = {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {
+        "name": "f", "arguments": arguments}}]}}]}  # fmt: skip
+    body = b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n"
+    clean = Redactor([KEY]).body(body)
+    line = clean.split(b"\n", 1)[0].removeprefix(b"data: ")
+    args = json.loads(
+        json.loads(line)["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+    )
+    assert args == {"note": "REDACTED"}
+    plain = json.dumps({"note": "caf\\u00e9"})  # no secret once decoded: kept as it is
+    assert Redactor([KEY]).value(plain) is plain
