@@ -295,13 +295,18 @@ class Redactor:
                 count += sum(line.count(s) for s in self._needles)
         if count:
             tmp = path.with_suffix(path.suffix + ".scrub")
-            with (
-                path.open(encoding="utf-8", errors="surrogateescape") as src,
-                tmp.open("w", encoding="utf-8", errors="surrogateescape") as dst,
-            ):
-                for line in src:
-                    dst.write(self.text(line))
-            os.replace(tmp, path)
+            try:
+                with (
+                    path.open(encoding="utf-8", errors="surrogateescape") as src,
+                    tmp.open("w", encoding="utf-8", errors="surrogateescape") as dst,
+                ):
+                    for line in src:
+                        dst.write(self.text(line))
+                os.replace(tmp, path)
+            except BaseException:  # a full disk, say: no half-written copy left beside it
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+                raise
         return count
 
     @contextlib.contextmanager

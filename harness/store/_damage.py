@@ -137,6 +137,13 @@ def type_name(t: pa.DataType) -> str:
     return names.get(t, str(t).upper())
 
 
+def _is(kind: str, t: pa.DataType) -> bool:
+    """``pa.types.is_<kind>(t)``, False where this pyarrow has no such test (the view types
+    came with pyarrow 16; pyproject allows 15)."""
+    test = getattr(pa.types, f"is_{kind}", None)
+    return bool(test(t)) if test is not None else False
+
+
 def _family(t: pa.DataType) -> str:
     if pa.types.is_dictionary(t):
         return _family(t.value_type)
@@ -144,9 +151,9 @@ def _family(t: pa.DataType) -> str:
         return "integer"
     if pa.types.is_floating(t):
         return "float"
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or _is("string_view", t):
         return "string"
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or _is("binary_view", t):
         return "binary"
     if pa.types.is_timestamp(t):
         return "timestamp with zone" if t.tz else "timestamp"

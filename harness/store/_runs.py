@@ -236,6 +236,9 @@ class RunLifecycle:
                 write_finish(run_dir(self.path, run_id), "failed", now, error or str(exc))
             self._ended(run_id)
             raise full or exc from None
+        except BaseException:  # any other failure: the label is not held past the run
+            self._ended(run_id)
+            raise
         self._ended(run_id)
         if full is not None:
             raise full

@@ -12,6 +12,7 @@ visit, which shows the verdict as pending and fetches it when it is ready).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -259,13 +260,14 @@ def warm_up(db: Path, runs: int = 3, *, deadline: float | None = None) -> list[s
         with Store.open(db, read_only=True) as store:
             cached(("runs", *run_state(store, None)), lambda: runs_overview(store))
             todo = [str(r["run_id"]) for r in runs_overview(store, runs)]
-        while todo:
-            if deadline is not None and time.monotonic() > deadline:
-                return todo
-            warm_run(db, todo[0])
-            todo.pop(0)
     except Exception:  # the pages report errors; a warm-up only saves time
         return []
+    while todo:
+        if deadline is not None and time.monotonic() > deadline:
+            return todo
+        with contextlib.suppress(Exception):  # one run's failure leaves the others prepared
+            warm_run(db, todo[0])
+        todo.pop(0)
     return []
 
 

@@ -54,7 +54,11 @@ def serve(
         if on_status is not None:
             on_status(f"preparing the newest {warm_runs} runs' pages")
         started = time.monotonic()
-        rest = _pages.warm_up(config.db, warm_runs, deadline=started + warm_budget_s)
+        try:
+            rest = _pages.warm_up(config.db, warm_runs, deadline=started + warm_budget_s)
+        except KeyboardInterrupt:  # Ctrl-C before the URL: stopped, as uvicorn stops later
+            sock.close()
+            return
         if rest:
             threading.Thread(
                 target=_warm_rest, args=(config.db, rest), name="harness-view-warm-up",
@@ -83,4 +87,4 @@ def _warm_rest(db: Path, run_ids: list[str]) -> None:
         try:
             _pages.warm_run(db, run_id)
         except Exception:  # the pages report errors; a warm-up only saves time
-            return
+            continue
