@@ -42,7 +42,8 @@ class _Root(click.Group):
         try:
             return super().invoke(ctx)
         except click.ClickException as exc:
-            exc.message = safe_text(exc.message)
+            # setattr: newer click marks ``message`` Final (set once, in __init__)
+            setattr(exc, "message", safe_text(exc.message))  # noqa: B010
             raise
 
 
