@@ -100,8 +100,9 @@ def _shots(category: str) -> list[dict[str, Any]]:
     return [dict(shot) for shot in _shots_cached(category)]
 
 
-def entry_task(e: BfclEntry) -> Task:
-    """The harness task of one BFCL entry."""
+def entry_task(e: BfclEntry, *, few_shot: bool = True) -> Task:
+    """The harness task of one BFCL entry (with its category's worked examples unless
+    ``few_shot`` is false: zero-shot, as BFCL's leaderboard asks its models)."""
     first, system = _text(e.question[0])
     spec: dict[str, Any] = {
         "id": e.id,
@@ -115,7 +116,7 @@ def entry_task(e: BfclEntry) -> Task:
     if e.kind != "multi_turn":
         # Graded on the first tool-calling reply: a few turns to call, read the result, answer.
         spec["max_iterations"] = AST_MAX_ITERATIONS
-    shots = _shots(e.category)
+    shots = _shots(e.category) if few_shot else []
     if shots:  # worked examples from entries left out of scoring (BFCL's leaderboard is 0-shot)
         spec["examples"] = shots
     if e.kind == "irrelevance":
@@ -158,10 +159,16 @@ def _list(options: Mapping[str, Any], key: str) -> list[str]:
 
 
 def bfcl_source(argument: str | None, options: Mapping[str, Any]) -> Suite:
-    """``bfcl:CATEGORY[,CATEGORY...]`` or YAML ``source: {kind: bfcl, categories, ids}``."""
-    unknown = set(options) - {"categories", "ids"}
+    """``bfcl:CATEGORY[,CATEGORY...]`` or YAML ``source: {kind: bfcl, categories, ids,
+    few_shot}`` (``few_shot: false``: no worked examples, zero-shot)."""
+    unknown = set(options) - {"categories", "ids", "few_shot"}
     if unknown:
-        raise ConfigError(f"bfcl source: unknown option(s) {sorted(unknown)}; use categories, ids")
+        raise ConfigError(
+            f"bfcl source: unknown option(s) {sorted(unknown)}; use categories, ids, few_shot"
+        )
+    few_shot = options.get("few_shot", True)
+    if not isinstance(few_shot, bool):
+        raise ConfigError(f"bfcl source: `few_shot` must be true or false, got {few_shot!r}")
     categories = argument.split(",") if argument else _list(options, "categories")
     if not categories:
         raise ConfigError(f"bfcl source: name a category ({', '.join(CATEGORIES)})")
@@ -175,7 +182,7 @@ def bfcl_source(argument: str | None, options: Mapping[str, Any]) -> Suite:
         for e in scored_entries(category.strip())
         if not ids or any(fnmatch.fnmatchcase(e.id, pattern) for pattern in ids)
     ]
-    tasks = [entry_task(e) for e in chosen]
+    tasks = [entry_task(e, few_shot=few_shot) for e in chosen]
     if not tasks:
         raise ConfigError(f"bfcl source: no entry of {categories} matches ids {ids}")
     name = "bfcl-" + "-".join(c.strip() for c in categories) if argument else "bfcl"
