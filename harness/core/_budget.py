@@ -37,6 +37,8 @@ class CallRecord:
     attempts: int = 1
     #: The sub-agent that made the call (``purpose == "subagent"``), None for the run's own.
     agent: str | None = None
+    #: How the provider read a reply that was not in the expected form (None: as it came).
+    repaired: str | None = None
 
 
 @dataclass(slots=True)

@@ -131,6 +131,7 @@ def _record(
         iteration=state.iterations,
         error=error,
         attempts=1 + len(response.retries) if response is not None else attempts,
+        repaired=response.repaired if response is not None else None,
     )
     state.budget.record(record)
     if state.subscribers:

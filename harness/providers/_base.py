@@ -86,6 +86,9 @@ class Response:
     tool_call_error: str | None = None
     #: Errors of failed attempts that were retried before this response (empty: first try).
     retries: list[str] = field(default_factory=list)
+    #: How the reply was read when it was not in the expected form (e.g. tool calls written as
+    #: bare JSON, harness.providers._bare_calls); None for a reply taken as it came.
+    repaired: str | None = None
 
 
 @dataclass(slots=True, frozen=True)

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal, Protocol
 
 import httpx
 
+from harness.core._messages import Message
 from harness.errors import ProviderError
 from harness.providers._base import Capabilities, DeltaHandler, Request, Response
 from harness.providers._http import Attempts, HTTPClient, RetryPolicy
@@ -125,6 +126,13 @@ class ChatProvider(ABC):
             request = dataclasses.replace(
                 request, messages=[m for shot in shots for m in shot] + list(request.messages)
             )
+        if not text_mode and request.messages and request.messages[-1].role == "assistant":
+            # The kernel asks for the model's next turn after a plan or a critique; a chat API
+            # would read a trailing assistant message as a prefill to continue (Anthropic
+            # messages, llama-server's chat completions), so the turn is made explicit.
+            request = dataclasses.replace(
+                request, messages=[*request.messages, Message("user", text_tools.NEXT_TURN)]
+            )
         if profile.stop:
             extra = [s for s in profile.stop if s not in (request.stop or ())]
             request = dataclasses.replace(request, stop=[*(request.stop or ()), *extra])
@@ -170,6 +178,8 @@ class ChatProvider(ABC):
                     "invalid_response",
                     f"{self.name}: unexpected response shape ({type(exc).__name__}: {exc})",
                 ) from None
+        if profile.bare_json_calls and request.tools and not text_mode:
+            _read_bare_calls(response, request)
         if text_mode:
             text_tools.finish_response(response, profile.text_tool_format)
         elif not self.capabilities.native_tool_calls and response.text:
@@ -199,3 +209,17 @@ def _apply_profile_sampling(request: Request, profile: ProviderProfile) -> Reque
     if request.max_tokens is None and profile.max_tokens is not None:
         changes["max_tokens"] = profile.max_tokens
     return dataclasses.replace(request, **changes) if changes else request
+
+
+def _read_bare_calls(response: Response, request: Request) -> None:
+    """A reply that is only tool calls in bare JSON becomes those calls, marked repaired."""
+    if response.tool_calls or not response.text:
+        return
+    from harness.providers._bare_calls import parse_bare_calls
+
+    calls = parse_bare_calls(response.text, {t.name for t in request.tools or ()})
+    if calls:
+        response.tool_calls = calls
+        response.text = ""
+        response.finish_reason = "tool_calls"
+        response.repaired = f"bare_json: {len(calls)} call(s) without chat-format markup"

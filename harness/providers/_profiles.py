@@ -121,6 +121,9 @@ class ProviderProfile(BaseModel):
     price_as: str | None = None
     #: Whether the server honours a request's ``seed`` (recorded in docs and cassettes).
     seeds: Literal["honoured", "ignored", "unknown"] = "unknown"
+    #: Read a reply that is only a tool call written as bare JSON (no chat-format markup) as
+    #: that call, marked as repaired (harness.providers._bare_calls). Native calls only.
+    bare_json_calls: bool = False
     #: The sampling temperature of every request of this profile, whatever the suite asks: a
     #: model recorded greedily (``0``) stays greedy, and then sends no seed (nothing to seed).
     temperature: float | None = Field(default=None, ge=0, le=2)

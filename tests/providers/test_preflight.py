@@ -5,6 +5,7 @@ servers do: one shows the model its system message, one drops it (as llama-cpp-p
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -76,8 +77,16 @@ def test_preflight_verdicts(
     assert sent["temperature"] == 0.0
 
 
-def test_preflight_dead_server(profile_dir: Path, httpserver: HTTPServer) -> None:
-    httpserver.stop()  # nothing listens on the profile's port any more
+def test_preflight_dead_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as sock:  # a port nothing listens on once the socket is closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    (tmp_path / "harness.toml").write_text(
+        f'[providers.loop]\nkind = "openai"\nbase_url = "http://127.0.0.1:{port}/v1"\n'
+        'model = "tiny"\nstream = false\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
     result = check_system_message_sync("loop", timeout_s=5)
     assert not result.ok
     assert result.reason.startswith("no answer")

@@ -53,7 +53,7 @@ def test_greedy_profile_overrides_temperature_and_caps_tokens(
     monkeypatch.chdir(tmp_path)
     httpserver.expect_request(path, method="POST").respond_with_json(reply)
     result = harness.run("2+2?", provider="greedy", temperature=0.7, seed=3)
-    assert result.text == "4"
+    assert result.text == "4", result.halted_reason
     body = json.loads(httpserver.log[0][0].get_data())
     assert body["temperature"] == 0  # the suite's 0.7 does not reach a greedy profile
     assert "seed" not in body  # greedy: nothing to seed
