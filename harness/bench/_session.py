@@ -115,7 +115,18 @@ def discover_providers(cassettes: Path, suites: Sequence[str]) -> list[str]:
         folder = cassettes / suite
         if folder.is_dir():
             found.update(p.name for p in folder.iterdir() if p.is_dir())
-    return ["mock", *sorted(found - {"mock"})]
+    return ["mock", *sorted(name for name in found - {"mock"} if not _retired(name))]
+
+
+def _retired(name: str) -> bool:
+    """Whether the profile ``name`` is retired (its reason is logged once per run)."""
+    from harness.providers._profiles import load_profiles
+
+    profile = load_profiles().get(name)
+    if profile is None or profile.retired is None:
+        return False
+    log.warning("skipping retired provider %s: %s", name, profile.retired)
+    return True
 
 
 def _recorded(cell: Cell, cassettes: Path) -> bool:

@@ -121,6 +121,10 @@ class ProviderProfile(BaseModel):
     price_as: str | None = None
     #: Whether the server honours a request's ``seed`` (recorded in docs and cassettes).
     seeds: Literal["honoured", "ignored", "unknown"] = "unknown"
+    #: Why this profile's recordings are kept out of the default bench (``--providers auto``)
+    #: and its reports, e.g. a server that never showed the model its system message; they
+    #: still replay when the profile is named.
+    retired: str | None = None
     #: Read a reply that is only a tool call written as bare JSON (no chat-format markup) as
     #: that call, marked as repaired (harness.providers._bare_calls). Native calls only.
     bare_json_calls: bool = False

@@ -175,41 +175,59 @@ def test_run_bench_stores_every_cell_and_resume_skips_them(tmp_path: Path) -> No
 
 
 def test_discover_providers_lists_cassette_folders(tmp_path: Path) -> None:
-    (tmp_path / "arithmetic" / "llamacpp-gemma" / "react").mkdir(parents=True)
+    (tmp_path / "arithmetic" / "llamaserver-gemma" / "react").mkdir(parents=True)
     (tmp_path / "files" / "openai:gpt-4o-mini").mkdir(parents=True)
     assert discover_providers(tmp_path, ["arithmetic", "files"]) == [
         "mock",
-        "llamacpp-gemma",
+        "llamaserver-gemma",
         "openai:gpt-4o-mini",
     ]
     assert discover_providers(tmp_path, ["lookup"]) == ["mock"]
 
 
-def test_discovered_providers_run_only_the_suites_they_have_cassettes_for(tmp_path: Path) -> None:
+def test_discovery_skips_retired_profiles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "cassettes" / "arithmetic" / "old-server" / "react").mkdir(parents=True)
+    (tmp_path / "cassettes" / "arithmetic" / "new-server" / "react").mkdir(parents=True)
+    (tmp_path / "harness.toml").write_text(
+        '[providers.old-server]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'model = "m"\nretired = "dropped its system messages"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    with caplog.at_level("WARNING"):
+        assert discover_providers(tmp_path / "cassettes", ["arithmetic"]) == ["mock", "new-server"]
+    assert "skipping retired provider old-server: dropped its system messages" in caplog.text
+
+
+def test_discovered_providers_run_only_the_cells_they_have_cassettes_for(tmp_path: Path) -> None:
 
     from harness.bench._session import _prepare
 
     suites_dir = Path(__file__).resolve().parents[2] / "suites"
     cassettes = tmp_path / "cassettes"
-    (cassettes / "arithmetic" / "llamacpp-gemma").mkdir(parents=True)
+    recorded = cassettes / "arithmetic" / "llamaserver-gemma" / "react" / "add-small.e0.yaml"
+    recorded.parent.mkdir(parents=True)
+    recorded.write_text("interactions: []\n", encoding="utf-8")
     request = BenchRequest(
         suites=[str(suites_dir / "arithmetic.yaml"), str(suites_dir / "delegation.yaml")],
         providers=("auto",),
+        epochs=2,
         cassettes=cassettes,
         db=tmp_path / "h.duckdb",
     )
     _, _, providers, cells = _prepare(request)
-    assert providers == ["mock", "llamacpp-gemma"]
-    pairs = {(c.suite.suite, c.provider) for c in cells}
-    assert pairs == {
-        ("arithmetic", "mock"),
-        ("arithmetic", "llamacpp-gemma"),
-        ("delegation", "mock"),
-    }
-    # Named explicitly, a provider runs every suite (a missing cassette is then an error cell).
-    request.providers = ("mock", "llamacpp-gemma")
+    assert providers == ["mock", "llamaserver-gemma"]
+    # A recording made in chunks: the provider runs the one cell it has, nothing else.
+    real = [c.key for c in cells if c.provider == "llamaserver-gemma"]
+    assert real == ["arithmetic/add-small/react/llamaserver-gemma/e0"]
+    assert {c.suite.suite for c in cells if c.provider == "mock"} == {"arithmetic", "delegation"}
+    # Named explicitly, a provider runs every cell (a missing cassette is then an error cell).
+    request.providers = ("mock", "llamaserver-gemma")
+    request.epochs = 1
     _, _, _, cells = _prepare(request)
-    assert ("delegation", "llamacpp-gemma") in {(c.suite.suite, c.provider) for c in cells}
+    assert ("delegation", "llamaserver-gemma") in {(c.suite.suite, c.provider) for c in cells}
 
 
 def test_cli_run_bad_suite_exits_2_naming_the_file(tmp_path: Path) -> None:
