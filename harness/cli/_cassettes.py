@@ -6,7 +6,7 @@ import click
 
 from harness.cli._common import echo
 
-__all__ = ["COMMANDS", "cassettes", "cassettes_lint"]
+__all__ = ["COMMANDS", "cassettes", "cassettes_coverage", "cassettes_lint"]
 
 
 @click.group()
@@ -37,6 +37,28 @@ def cassettes_lint(directory: str, traces: tuple[str, ...]) -> None:
     code = lint_main(directory, echo, traces)
     if code:
         raise SystemExit(code)
+
+
+@cassettes.command("coverage")
+@click.argument("directory", default="cassettes", type=click.Path(exists=True))
+def cassettes_coverage(directory: str) -> None:
+    """Check that every recorded server showed the model its system message: the prompt
+    tokens each reply reports must cover the request's system text.
+
+    One line per provider folder. Exit 0 when every provider passes (a retired profile's
+    failure is shown with its reason but does not count), 1 otherwise."""
+    from harness.cassettes._coverage import system_coverage
+    from harness.providers._profiles import load_profiles
+
+    coverage = system_coverage(directory)
+    profiles = load_profiles()
+    failed = False
+    for provider, line in coverage.lines().items():
+        retired = profiles[provider].retired if provider in profiles else None
+        echo(f"{line} [retired: {retired}]" if retired else line)
+        failed = failed or (coverage.short[provider] > 0 and retired is None)
+    if failed:
+        raise SystemExit(1)
 
 
 #: The commands this module adds to the root group.
