@@ -49,13 +49,15 @@ def server_command(binary: Path, model: Path, parallel: int, ctx_per_slot: int) 
     ]  # fmt: skip
 
 
-def planned_cassettes(suites: list[str], modes: list[str], providers: list[str]) -> list[Path]:
+def planned_cassettes(
+    suites: list[str], modes: list[str], providers: list[str], cassettes: Path, tasks: list[str]
+) -> list[Path]:
     """The cassette of every cell the recording asks for (one epoch)."""
     from harness.bench._matrix import expand
     from harness.suites import load_suites
 
-    cells = expand(load_suites(suites), modes, providers, 1)
-    paths = [c.cassette(Path("cassettes")) for c in cells]
+    cells = expand(load_suites(suites), modes, providers, 1, tasks=tasks)
+    paths = [c.cassette(cassettes) for c in cells]
     return [p for p in paths if p is not None]
 
 
@@ -110,13 +112,16 @@ def main() -> int:
     parser.add_argument("--logs", default="reports", help="folder for the server's log")
     parser.add_argument("--every", type=float, default=60.0, help="seconds between progress lines")
     parser.add_argument("--db", default="reports/record-qwen.duckdb")
+    parser.add_argument("--cassettes", type=Path, default=Path("cassettes"))
+    parser.add_argument("--tasks", default="", help="comma-separated task ids or globs")
     args, passthrough = parser.parse_known_args()
     providers = [p for p in args.providers.split(",") if p]
     if unknown := sorted(set(providers) - set(PROFILES)):
         raise SystemExit(f"--providers: unknown {unknown}; known: {list(PROFILES)}")
     suites = [s for s in args.suites.split(",") if s]
     modes = [m for m in args.modes.split(",") if m]
-    planned = planned_cassettes(suites, modes, providers)
+    tasks = [t for t in args.tasks.split(",") if t]
+    planned = planned_cassettes(suites, modes, providers, args.cassettes, tasks)
     missing = sum(not p.is_file() for p in planned)
     print(f"[record] plan: {len(planned)} cells, {missing} to record", flush=True)
     if not missing:
@@ -143,8 +148,8 @@ def main() -> int:
             "--providers", ",".join(providers), "--modes", ",".join(modes),
             "--epochs", "1", "--record-mode", "once",
             "--concurrency", str(args.parallel), "--provider-concurrency", str(args.parallel),
-            "--db", args.db, "--label", "record-qwen",
-            *passthrough,
+            "--db", args.db, "--label", "record-qwen", "--cassettes", str(args.cassettes),
+            *(["--tasks", args.tasks] if args.tasks else []), *passthrough,
         ]  # fmt: skip
         with Progress(planned, args.every):
             code = subprocess.run(run, check=False).returncode
