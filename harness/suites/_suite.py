@@ -207,7 +207,8 @@ class UserTurn(BaseModel):
 class Task(RunOverrides):
     """One task; after loading, the suite's defaults are merged in (the task's own values win)."""
 
-    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    #: Letters, digits, ``._-``; ``/`` between parts too (a benchmark's own ids: HumanEval/12).
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
     #: The first user message (or ``turns[0]`` when the task is a conversation).
     prompt: str = Field(default="", min_length=0)
     #: A conversation: the user's messages in order (the first is the prompt); each is answered

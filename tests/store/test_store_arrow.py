@@ -112,7 +112,8 @@ def test_a_stored_run_never_imports_pandas(tmp_path: Path) -> None:
         "    assert not exc.code, exc.code\n"
         "print('pandas' in sys.modules)\n"
     )
-    suites = [str(p) for p in sorted((ROOT / "suites").glob("*.yaml")) if p.name != "code.yaml"]
+    sandboxed = {"code.yaml", "humaneval.yaml", "humaneval_direct.yaml"}  # graded in bwrap
+    suites = [str(p) for p in sorted((ROOT / "suites").glob("*.yaml")) if p.name not in sandboxed]
     args = [
         "run", *suites, "--providers", "mock", "--epochs", "1",
         "--db", str(tmp_path / "h.duckdb"), "--no-progress",
