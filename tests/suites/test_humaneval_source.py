@@ -79,7 +79,7 @@ def test_the_built_in_suites() -> None:
         [ROOT / "suites/humaneval.yaml", ROOT / "suites/humaneval_direct.yaml"]
     )
     assert (tools.name, len(tools.tasks)) == ("humaneval", 164)
-    assert (direct.name, len(direct.tasks)) == ("humaneval_direct", 164)
+    assert (direct.name, len(direct.tasks)) == ("humaneval-direct", 164)
     assert [t.name for t in tools.tasks[0].run_options()["tools"]] == ["run_python"]
     assert direct.tasks[0].run_options()["tools"] == []
     assert tools.tasks[0].prompt == direct.tasks[0].prompt
