@@ -235,6 +235,8 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 
 def _parse_files(base: Path) -> dict[str, ProviderProfile]:
+    """Profiles of pyproject.toml, then harness.toml. A table naming a profile defined before
+    (a built-in one, or one of pyproject.toml) overrides only the fields it sets."""
     found: dict[str, ProviderProfile] = {}
     for filename, keys in _FILES:
         path = base / filename
@@ -249,11 +251,18 @@ def _parse_files(base: Path) -> dict[str, ProviderProfile]:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: [{'.'.join(keys)}] must be a table of profiles")
         for name, table in data.items():
-            found[name] = _profile(path, keys, name, table)
+            earlier = found.get(name) or (BUILTIN_PROFILES.get(name) if name != "mock" else None)
+            found[name] = _profile(path, keys, name, table, earlier)
     return found
 
 
-def _profile(path: Path, keys: tuple[str, ...], name: str, table: Any) -> ProviderProfile:
+def _profile(
+    path: Path,
+    keys: tuple[str, ...],
+    name: str,
+    table: Any,
+    earlier: ProviderProfile | None = None,
+) -> ProviderProfile:
     where = f"{path} [{'.'.join(keys)}.{name}]"
     if not isinstance(table, Mapping):
         raise ConfigError(f"{where}: must be a table")
@@ -265,6 +274,8 @@ def _profile(path: Path, keys: tuple[str, ...], name: str, table: Any) -> Provid
     table = dict(table)
     if isinstance(table.get("examples_file"), str) and "examples" not in table:
         table["examples"] = _read_examples(path.parent / table["examples_file"], where)
+    if earlier is not None:  # override the fields this table sets, keep the others
+        table = {**earlier.model_dump(exclude={"name"}, exclude_defaults=True), **table}
     try:
         return ProviderProfile.model_validate({"name": name, **table})
     except ValidationError as exc:

@@ -267,3 +267,27 @@ def test_optional_key_may_be_absent(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_profiles_are_immutable() -> None:
     with pytest.raises(ValueError, match="frozen"):
         BUILTIN_PROFILES["openai"].model = "x"  # type: ignore[misc]
+
+
+def test_harness_toml_overrides_only_the_fields_it_sets(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.harness.providers.local]\n"
+        'kind = "openai"\nbase_url = "http://127.0.0.1:8082/v1"\nmodel = "m"\n'
+        "temperature = 0\nmax_tokens = 512\nstream = false\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "harness.toml").write_text(
+        '[providers.local]\nbase_url = "http://127.0.0.1:9999/v1"\n'
+        '[providers.openai]\nbase_url = "http://127.0.0.1:7777/v1"\n',
+        encoding="utf-8",
+    )
+    profiles = load_profiles(tmp_path)
+    local = profiles["local"]
+    assert local.base_url == "http://127.0.0.1:9999/v1"  # moved to another port...
+    assert (local.kind, local.model, local.temperature, local.max_tokens, local.stream) == (
+        "openai", "m", 0.0, 512, False,
+    )  # ...and nothing else changed  # fmt: skip
+    openai = profiles["openai"]  # a built-in profile, overridden field by field too
+    assert openai.base_url == "http://127.0.0.1:7777/v1"
+    assert openai.api_key_env == "OPENAI_API_KEY"
+    assert openai.max_tokens_param == "max_completion_tokens"
