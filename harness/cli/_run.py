@@ -127,6 +127,15 @@ def _redactor(providers: list[str], cassettes: Path) -> Redactor:
     help="A replayed request unlike its recording: warn (counted in results.drift and the "
     "summary; the recorded answer is played) or error (the cell is an error cell).",
 )
+@click.option(
+    "--provider-opt",
+    "provider_opts",
+    multiple=True,
+    metavar="NAME.FIELD=VALUE",
+    help="Override one field of a provider profile for this run, e.g. "
+    "llamaserver-qwen-chat.base_url=http://127.0.0.1:9000/v1 (VALUE read as TOML when it "
+    "parses, else as text). Repeatable.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def run_cmd(
     suite_paths: tuple[str, ...],
@@ -149,6 +158,7 @@ def run_cmd(
     workers: int | None,
     ray_address: str | None,
     drift: str,
+    provider_opts: tuple[str, ...],
     no_progress: bool,
 ) -> None:
     """Run SUITE files or folders across modes x providers x epochs; store every cell.
@@ -167,6 +177,8 @@ def run_cmd(
     from harness.errors import DiskFull, HarnessError
     from harness.store._diskfull import is_disk_full
 
+    if provider_opts:
+        _set_provider_opts(provider_opts)
     redact = _redactor(_csv(providers), Path(cassettes_dir))
     console = SafeConsole(stderr=True, file=_Scrubbed(redact))  # type: ignore[arg-type]
     if resume and not label:
@@ -262,3 +274,34 @@ def _disk_full(console: Any, message: str, label: str | None, resume: bool) -> N
 
 #: The commands this module adds to the root group.
 COMMANDS: tuple[click.Command, ...] = (run_cmd,)
+
+
+def _set_provider_opts(items: tuple[str, ...]) -> None:
+    """``NAME.FIELD=VALUE`` overrides into $HARNESS_PROVIDER_OPTS, which every process of the
+    run (executors' workers included) reads when it resolves a profile."""
+    import json
+    import os
+    import tomllib
+
+    from harness.errors import ConfigError
+    from harness.providers._profiles import OVERRIDES_ENV, load_profiles
+
+    merged: dict[str, dict[str, object]] = json.loads(os.environ.get(OVERRIDES_ENV) or "{}")
+    for item in items:
+        target, eq, raw = item.partition("=")
+        name, dot, field = target.rpartition(".")
+        if not eq or not dot or not name or not field:
+            raise click.BadParameter(
+                f"{item!r}: write NAME.FIELD=VALUE, e.g. llamaserver-qwen-chat.max_tokens=256",
+                param_hint="--provider-opt",
+            )
+        try:
+            value: object = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        merged.setdefault(name, {})[field] = value
+    os.environ[OVERRIDES_ENV] = json.dumps(merged)
+    try:
+        load_profiles()  # bad overrides are bad input, before anything runs
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc), param_hint="--provider-opt") from None

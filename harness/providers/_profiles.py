@@ -32,6 +32,7 @@ from harness.errors import ConfigError, YAMLSyntaxError
 
 __all__ = [
     "BUILTIN_PROFILES",
+    "OVERRIDES_ENV",
     "Example",
     "Prices",
     "ProviderProfile",
@@ -209,7 +210,7 @@ BUILTIN_PROFILES["claude"] = BUILTIN_PROFILES["anthropic"].model_copy(update={"n
 
 
 _FILES = (("pyproject.toml", ("tool", "harness", "providers")), ("harness.toml", ("providers",)))
-_cache: dict[Path, tuple[tuple[tuple[int, int] | None, ...], dict[str, ProviderProfile]]] = {}
+_cache: dict[Path, tuple[tuple[tuple[int, int] | str | None, ...], dict[str, ProviderProfile]]] = {}
 
 
 def load_profiles(directory: str | os.PathLike[str] | None = None) -> dict[str, ProviderProfile]:
@@ -217,13 +218,43 @@ def load_profiles(directory: str | os.PathLike[str] | None = None) -> dict[str, 
 
     Parsed once and cached until either file changes (size or mtime)."""
     base = Path(directory) if directory is not None else Path.cwd()
-    stamp = tuple(_stamp(base / name) for name, _ in _FILES)
+    overrides = os.environ.get(OVERRIDES_ENV, "")
+    stamp = (*(_stamp(base / name) for name, _ in _FILES), overrides)
     cached = _cache.get(base)
     if cached is not None and cached[0] == stamp:
         return cached[1]
     found = _parse_files(base)
+    if overrides:
+        found = _override(found, overrides)
     _cache[base] = (stamp, found)
     return found
+
+
+#: Field overrides of profiles, JSON ``{"NAME": {"FIELD": VALUE}}``: what ``harness run
+#: --provider-opt NAME.FIELD=VALUE`` sets, so that every process of the run sees them.
+OVERRIDES_ENV = "HARNESS_PROVIDER_OPTS"
+
+
+def _override(found: dict[str, ProviderProfile], text: str) -> dict[str, ProviderProfile]:
+    import json
+
+    where = f"${OVERRIDES_ENV} (--provider-opt)"
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: must be a JSON object of profile names")
+    out = dict(found)
+    for name, fields in data.items():
+        earlier = out.get(name) or (BUILTIN_PROFILES.get(name) if name != "mock" else None)
+        if earlier is None:
+            known = ", ".join(sorted({*out, *BUILTIN_PROFILES} - {"mock"}))
+            raise ConfigError(f"--provider-opt: no provider profile {name!r}; known: {known}")
+        if not isinstance(fields, dict):
+            raise ConfigError(f"{where}: {name}: must be an object of fields")
+        out[name] = _profile(Path(where), (), name, fields, earlier)
+    return out
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -263,7 +294,7 @@ def _profile(
     table: Any,
     earlier: ProviderProfile | None = None,
 ) -> ProviderProfile:
-    where = f"{path} [{'.'.join(keys)}.{name}]"
+    where = f"{path} [{'.'.join((*keys, name))}]"
     if not isinstance(table, Mapping):
         raise ConfigError(f"{where}: must be a table")
     if any(key in table for key in ("api_key", "key", "token")):

@@ -61,3 +61,41 @@ def test_greedy_profile_overrides_temperature_and_caps_tokens(
     # A request's own cap wins over the profile's default.
     harness.run("2+2?", provider="greedy", max_tokens=5)
     assert json.loads(httpserver.log[1][0].get_data())["max_tokens"] == 5
+
+
+def test_provider_opt_moves_a_profile_from_the_command_line(
+    httpserver: HTTPServer, tmp_path: Path
+) -> None:
+    """`harness run --provider-opt NAME.FIELD=VALUE` (a real CLI run): the profile of
+    pyproject.toml answers on another port, with its other fields kept."""
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.harness.providers.local]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'model = "tiny"\nstream = false\nmax_tokens = 77\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "s.yaml").write_text(
+        "suite: s\ntasks:\n  - id: t\n    prompt: '2+2?'\n    expect: {kind: contains, value: '4'}\n",
+        encoding="utf-8",
+    )
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(
+        OPENAI_REPLY
+    )
+    url = httpserver.url_for("/v1")
+    run = [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "local",
+           "--modes", "react", "--record-mode", "all", "--db", "h.duckdb", "--no-progress"]  # fmt: skip
+    done = subprocess.run(
+        [*run, "--provider-opt", f'local.base_url="{url}"'],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout + done.stderr
+    assert json.loads(httpserver.log[0][0].get_data())["max_tokens"] == 77  # the rest is kept
+    bad = subprocess.run(
+        [*run, "--provider-opt", "nosuch.base_url=x"],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert bad.returncode == 2
+    assert "no provider profile 'nosuch'" in bad.stderr
