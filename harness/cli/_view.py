@@ -12,7 +12,14 @@ import click
 
 from harness.cli._common import db_option, echo, fail, safe_text
 
-__all__ = ["COMMANDS", "view"]
+__all__ = ["COMMANDS", "VIEW_INSTALL", "view"]
+
+#: An install command that works where harness is used: from a checkout (the package is not on
+#: PyPI under this name), in the environment that runs harness.
+VIEW_INSTALL = (
+    "python -m pip install 'starlette>=0.40' 'jinja2>=3.1' 'uvicorn>=0.30' "
+    "(or, in a checkout: pip install -e '.[view]'; or: nox -s view)"
+)
 
 
 @click.command("view")
@@ -59,11 +66,18 @@ def view(
         fail(f"--db {db}: no results database there (`harness run` creates it)")
     if trace_url is not None and "{trace_id}" not in trace_url:
         fail(f"--trace-url {trace_url}: put {{trace_id}} where the trace id goes")
+    from harness.view._bind import bind
+
+    try:  # bound before the viewer's stack is imported: a port in use is told at once
+        sock = bind(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     try:
         from harness.view import ViewConfig, serve
         from harness.view._hosts import is_loopback
     except ImportError as exc:
-        fail(f"{exc}: install the viewer's dependencies: pip install 'athena-harness[view]'")
+        sock.close()
+        fail(f"{exc}: install the viewer's dependencies: {VIEW_INSTALL}")
     if not is_loopback(host):
         click.secho(
             safe_text(f"WARNING: --host {host}")
@@ -82,7 +96,7 @@ def view(
     try:
         serve(ViewConfig(path.resolve(), trace_url, allowed_hosts=allow_hosts), host=host,
               port=port, on_listen=listening, warm_runs=warm_runs,
-              on_status=status)  # fmt: skip
+              on_status=status, sock=sock)  # fmt: skip
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
 

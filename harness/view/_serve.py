@@ -21,6 +21,7 @@ def serve(
     warm_runs: int = 3,
     warm_budget_s: float = 30.0,
     on_status: Callable[[str], None] | None = None,
+    sock: socket.socket | None = None,
 ) -> None:
     """Serve the viewer until interrupted (Ctrl-C). The socket is bound here, so ``on_listen``
     gets the URL with the port really listened on (``port=0`` picks a free one).
@@ -31,22 +32,21 @@ def serve(
     ``warm_runs`` runs' summaries, charts, filter values, searchable transcripts and reports
     computed (:func:`harness.view._pages.warm_up`; about 2 s a run at 10,000 cells). Past
     ``warm_budget_s`` the URL is given and the remaining runs are prepared in the background.
-    ``on_status`` hears what is being done meanwhile."""
+    ``on_status`` hears what is being done meanwhile. ``sock``: a socket already listening
+    (:func:`harness.view._bind.bind`), used instead of binding ``host:port`` here."""
     import time
 
-    import uvicorn
+    from harness.view._bind import bind
 
-    from harness.view import _pages
-
-    _pages.import_report_stack()
-
-    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if sock is None:
+        sock = bind(host, port)
+    family = sock.family
     try:
-        sock.bind((host.strip("[]"), port))
-        sock.listen(128)
-        sock.set_inheritable(True)
+        import uvicorn
+
+        from harness.view import _pages
+
+        _pages.import_report_stack()
     except BaseException:
         sock.close()
         raise
