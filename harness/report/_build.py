@@ -10,6 +10,7 @@ import pandas as pd
 
 from harness.report._baseline import Baseline
 from harness.report._bfcl import BfclTables, bfcl_tables
+from harness.report._humaneval import HumanEvalTables, humaneval_tables
 from harness.report._cells import failing_cells_frame, task_grid_frame
 from harness.report._compare import comparisons_frame
 from harness.report._diff import diff_counts, diff_frame
@@ -63,6 +64,8 @@ class Report:
     cells: pd.DataFrame | None = None
     #: BFCL accuracy per category and group, and its mode comparisons (None: no BFCL cell).
     bfcl: BfclTables | None = None
+    #: HumanEval pass@1 with the published figure, and its mode comparisons (None: no cell).
+    humaneval: HumanEvalTables | None = None
 
 
 def iteration_stats(p: pd.DataFrame) -> pd.DataFrame:
@@ -147,6 +150,9 @@ def build_report(
         headline=headline(summary, comparisons, scripted, alpha),
         cells=p,
         bfcl=bfcl_tables(
+            p, modes=modes, alpha=alpha, n_resamples=n_resamples, seed=seed, scripted=scripted
+        ),
+        humaneval=humaneval_tables(
             p, modes=modes, alpha=alpha, n_resamples=n_resamples, seed=seed, scripted=scripted
         ),
     )

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from harness.report._bfcl import bfcl_document
+from harness.report._humaneval import humaneval_document
 from harness.report._tables import scored
 from harness.report._verdicts import asymmetry_notes
 
@@ -137,6 +138,7 @@ def report_document(report: Report) -> dict[str, Any]:
         else {"label": report.baseline_label, "counts": dict(report.diff_counts)},
         "warnings": list(report.warnings),
         "bfcl": bfcl_document(report.bfcl),
+        "humaneval": humaneval_document(report.humaneval),
     }
 
 

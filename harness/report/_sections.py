@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from harness.report._bfcl import bfcl_section
+from harness.report._humaneval import humaneval_section
 from harness.report._build import Report
 from harness.report._compare_sections import comparison_sections, verdict_section
 from harness.report._format import (
@@ -281,6 +282,8 @@ def report_sections(report: Report) -> list[Section]:
     sections += comparison_sections(report)
     if report.bfcl is not None:  # BFCL's own categories, beside the mode comparisons
         sections += bfcl_section(report.bfcl, report.scripted)
+    if report.humaneval is not None:
+        sections += humaneval_section(report.humaneval, report.scripted)
     sections += [_pass_k(report), _finish(report)]
     sections += [s for s in (_grid(report), _failures(report)) if s is not None]
     sections.append(_method(report))
