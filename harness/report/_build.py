@@ -11,6 +11,7 @@ import pandas as pd
 from harness.report._baseline import Baseline
 from harness.report._bfcl import BfclTables, bfcl_tables
 from harness.report._humaneval import HumanEvalTables, humaneval_tables
+from harness.report._models import model_comparisons
 from harness.report._cells import failing_cells_frame, task_grid_frame
 from harness.report._compare import comparisons_frame
 from harness.report._diff import diff_counts, diff_frame
@@ -66,6 +67,8 @@ class Report:
     bfcl: BfclTables | None = None
     #: HumanEval pass@1 with the published figure, and its mode comparisons (None: no cell).
     humaneval: HumanEvalTables | None = None
+    #: Real providers (model x server x wire format) compared on shared cells, per mode.
+    models: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def iteration_stats(p: pd.DataFrame) -> pd.DataFrame:
@@ -154,5 +157,8 @@ def build_report(
         ),
         humaneval=humaneval_tables(
             p, modes=modes, alpha=alpha, n_resamples=n_resamples, seed=seed, scripted=scripted
+        ),
+        models=model_comparisons(
+            p, alpha=alpha, n_resamples=n_resamples, seed=seed, scripted=scripted
         ),
     )

@@ -12,6 +12,7 @@ import pandas as pd
 
 from harness.report._bfcl import bfcl_document
 from harness.report._humaneval import humaneval_document
+from harness.report._models import model_document
 from harness.report._tables import scored
 from harness.report._verdicts import asymmetry_notes
 
@@ -139,6 +140,7 @@ def report_document(report: Report) -> dict[str, Any]:
         "warnings": list(report.warnings),
         "bfcl": bfcl_document(report.bfcl),
         "humaneval": humaneval_document(report.humaneval),
+        "models": model_document(report.models),
     }
 
 

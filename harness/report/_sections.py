@@ -8,6 +8,7 @@ import pandas as pd
 
 from harness.report._bfcl import bfcl_section
 from harness.report._humaneval import humaneval_section
+from harness.report._models import model_section
 from harness.report._build import Report
 from harness.report._compare_sections import comparison_sections, verdict_section
 from harness.report._format import (
@@ -280,6 +281,9 @@ def report_sections(report: Report) -> list[Section]:
     if errors is not None:
         sections.append(errors)
     sections += comparison_sections(report)
+    models = model_section(report.models, report.alpha)
+    if models is not None:
+        sections.append(models)
     if report.bfcl is not None:  # BFCL's own categories, beside the mode comparisons
         sections += bfcl_section(report.bfcl, report.scripted)
     if report.humaneval is not None:
