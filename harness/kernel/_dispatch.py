@@ -9,6 +9,7 @@ call order. A denied, unknown, timed-out or raising call becomes an error result
 from __future__ import annotations
 
 import asyncio
+import copy
 import difflib
 import time
 from collections.abc import Sequence
@@ -25,7 +26,13 @@ from harness.tools._base import Submit, ToolContext, ToolOutput, merge_assigns, 
 if TYPE_CHECKING:
     from harness.kernel._state import State
 
-__all__ = ["TurnOutcome", "dispatch"]
+__all__ = ["TurnOutcome", "as_sent", "dispatch"]
+
+
+def as_sent(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of a call's arguments for code that may keep or change them (a tool, a
+    permission callback, a hook): the call itself keeps the arguments as the model sent them."""
+    return copy.deepcopy(arguments)
 
 
 @dataclass(slots=True)
@@ -115,8 +122,13 @@ async def _bounded(state: State, call: ToolCall, *, parallel: bool) -> ToolResul
 
 async def _run_one(state: State, call: ToolCall) -> ToolResult:
     """Gate (permissions, PreToolUse), execute under the timeout, then PostToolUse. The
-    timeout bounds the tool only: a slow approval callback is not a tool timeout."""
-    name, args = call.name, call.arguments
+    timeout bounds the tool only: a slow approval callback is not a tool timeout.
+
+    The tool, the permission callback and the hooks each get their own deep copy of the
+    arguments (:func:`as_sent`), so ``call.arguments`` stays what the model sent: the transcript,
+    ``Result.turns``, the spans and the graders never see what a tool later did to its arguments
+    (BFCL's TwitterAPI, for one, keeps the list it is given and extends it on a later call)."""
+    name = call.name
     tool = state.tools.get(name)
     refused = await _gate(state, call, tool)
     if refused is not None:
@@ -129,7 +141,7 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
     timeout_s = state.config.tool_timeout_s
     try:
         async with asyncio.timeout(timeout_s):
-            value = await tool.run(args, call_ctx)
+            value = await tool.run(as_sent(call.arguments), call_ctx)
     except TimeoutError:
         await _fire_failure(state, call, "timeout")
         result = ToolResult(
@@ -160,7 +172,7 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
             HookEvent.POST_TOOL_USE,
             {
                 "tool_name": name,
-                "arguments": args,
+                "arguments": as_sent(call.arguments),
                 "result": result.content,
                 "is_error": result.is_error,
                 "cwd": str(ctx.workspace.root) if ctx.workspace.created else None,
@@ -186,14 +198,14 @@ async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
     Raises _Stop when a permission callback or PreToolUse hook halts the run."""
     name, args = call.name, call.arguments
     decision = await state.permissions.check(
-        name, args, bool(getattr(tool, "read_only", False)), state.ctx
+        name, as_sent(args), bool(getattr(tool, "read_only", False)), state.ctx
     )
     if decision is None and state.hooks.has(HookEvent.PRE_TOOL_USE):
         pre = await state.hooks.fire(
             HookEvent.PRE_TOOL_USE,
             {
                 "tool_name": name,
-                "arguments": args,
+                "arguments": as_sent(args),
                 "session_id": state.session_id,
                 "assigns": state.ctx.assigns,
             },
@@ -213,7 +225,7 @@ async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
             HookEvent.PERMISSION_DENIED,
             {
                 "tool_name": name,
-                "arguments": args,
+                "arguments": as_sent(args),
                 "reason": decision.reason,
                 "code": decision.code,
             },
