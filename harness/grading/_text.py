@@ -66,7 +66,7 @@ __all__ = [
     "written_unit",
 ]
 
-#: Stretches shorter than this (letters and digits) do not count as copied from the prompt.
+#: Shared stretches shorter than this (letters and digits) do not count as repeating the prompt.
 ECHO_MIN_CHARS = 12
 #: Words that say a thing is not there: ``negated`` matches need one in their sentence.
 NEGATIONS = re.compile(
