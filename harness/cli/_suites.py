@@ -48,8 +48,11 @@ def suites_validate(paths: tuple[str, ...]) -> None:
 def suites_audit(paths: tuple[str, ...]) -> None:
     """List tasks a model passes without doing the work: each task is run against a do-nothing
     model ("I don't know."), one that calls each tool once with empty arguments, then stops, and
-    one that answers with the prompt (with and without the empty calls); the task's scripted
-    reviewer (approvals:) answers their paused calls.
+    one that answers with the prompt (with and without the empty calls), and the trick models:
+    empty calls then failure phrases, reading the files the prompt names then echoing them, the
+    prompt in pieces under 12 characters, "It is not X; the answer is X+1" (X from the mock
+    script) and the answer's number in another unit; the task's scripted reviewer (approvals:)
+    answers their paused calls.
 
     Exits 1 when any task passes either (unless the task says `audit: {allow: true, reason:
     ...}`), 2 on bad input, 0 otherwise."""
@@ -83,8 +86,11 @@ def suites_audit(paths: tuple[str, ...]) -> None:
         console.print(table)
     for adversary in ADVERSARIES:
         n = report.passed[adversary]
-        share = n / report.tasks if report.tasks else 0.0
-        console.print(f"{adversary}: passes {n} of {report.tasks} tasks ({share:.1%})")
+        skipped = report.skipped[adversary]
+        tried = report.tasks - skipped
+        share = n / tried if tried else 0.0
+        rest = f"; not applicable to {skipped}" if skipped else ""
+        console.print(f"{adversary}: passes {n} of {tried} tasks ({share:.1%}){rest}")
     if report.failing:
         console.print(f"[red]{len(report.failing)} task(s) pass without the model's work[/]")
     raise SystemExit(report.exit_code)

@@ -7,14 +7,24 @@ are read as their text (``value: 395`` is "395"). ``case_sensitive`` defaults to
 submitted with one, else the final answer; a deliverable that is not a string is compared as
 compact JSON).
 
-Echoes do not pass: a match inside text that the answer copied from the task's prompt (a
-stretch of :data:`ECHO_MIN_CHARS` or more characters that the prompt also has) is not counted, so
-a model that repeats the question does not pass a task whose prompt holds the expected words.
-A grader may allow it, with a reason (``allow_echo: "..."``).
+The answer convention (docs/suites.md, "Short answers"): a short answer is read at the end of the
+reply, as GSM8K-style graders and Inspect's ``match(location="end")`` read it.
 
-``number`` reads the answer's number, not a digit run inside it: the first number in the answer
-that is not inside text copied from the prompt (``1,234.5``, ``-3``, ``1e3``; Markdown emphasis
-around it ignored), compared with each ``value`` within ``tolerance`` (absolute, default 1e-9).
+- ``number`` reads the answer's **last** number (``1,234.5``, ``-3``, ``1e3``; Markdown emphasis
+  ignored), compared with each ``value`` within ``tolerance``. With ``unit`` (the spellings the
+  prompt's unit may take), a unit written with that number must be one of them (``3 dollars`` and
+  ``$3`` pass, ``3 kilograms`` fails; a bare ``3`` passes: the prompt fixed the unit). With
+  ``at: unit`` (an answer of several quantities) the number is the last one written with one of
+  ``unit``.
+- ``contains`` / ``regex`` with ``at: end``: the value must end the reply (trailing punctuation,
+  quotes, brackets and Markdown emphasis aside), so "It is not X; the answer is Y" is Y.
+- ``negated: true`` (``contains`` / ``regex``): a match counts only in a sentence that says the
+  thing is not there (:data:`NEGATIONS`), for a trap's fact ("report.txt does not exist").
+
+A reply that repeats the prompt is no answer (:func:`repeats_prompt`): when stretches it shares
+with the prompt, compared on letters and digits only, cover half of the prompt or more, every
+answer grader fails it. A correct short answer, which may quote a few words of the prompt ("The
+change was denied."), never does.
 """
 
 from __future__ import annotations
@@ -40,21 +50,53 @@ from harness.tools._beneath import Beneath, read_fd
 
 __all__ = [
     "ECHO_MIN_CHARS",
+    "NEGATIONS",
+    "UNITS",
     "ContainsGrader",
     "EqualsGrader",
     "FileContainsGrader",
     "NumberGrader",
     "RegexGrader",
+    "answer_end",
     "answer_number",
     "as_text",
-    "copied_spans",
+    "numbers",
+    "repeats_prompt",
     "subject",
+    "written_unit",
 ]
 
-#: A stretch of the answer this long that the prompt also has counts as copied from the prompt.
+#: Shared stretches shorter than this (letters and digits) do not count as repeating the prompt.
 ECHO_MIN_CHARS = 12
+#: Words that say a thing is not there: ``negated`` matches need one in their sentence.
+NEGATIONS = re.compile(
+    r"\b(?:no|not|none|never|nothing|nowhere|neither|nor|cannot|without|missing|empty|absent|"
+    r"unknown|unsupported|unavailable|denied)\b|n't\b",
+    re.IGNORECASE,
+)
+#: Units of measure and currencies a number may be written with (``unit`` checks these).
+_UNIT_WORDS = """
+$ usd dollar dollars € eur euro euros £ gbp sterling ¥ yen cent cents
+kg kgs kilogram kilograms kilo kilos g gram grams mg milligram milligrams lb lbs pound pounds
+oz ounce ounces ton tons tonne tonnes
+km kilometre kilometres kilometer kilometers m metre metres meter meters cm centimetre
+centimetres centimeter centimeters mm millimetre millimetres millimeter millimeters
+mi mile miles ft foot feet inch inches yd yard yards
+l litre litres liter liters ml millilitre millilitres milliliter milliliters gal gallon gallons
+°c °f c f celsius fahrenheit kelvin degree degrees
+sec secs second seconds min mins minute minutes h hr hrs hour hours day days week weeks
+month months year years
+"""
+UNITS = frozenset(_UNIT_WORDS.split())
 _VALUE_HELP = "the accepted string (or a list of them)"
-_NUMBER = re.compile(r"[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+")
+_NUMBER = re.compile(
+    r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|(?<![\w.])[-+]?\.\d+"
+)
+#: What may close a reply after its answer: whitespace, punctuation, quotes, brackets, emphasis.
+_TRAILING = " \t\r\n.!?,;:'\"`*_)]}>’”»"
+_UNIT_AFTER = re.compile(r"\s*(°\s*[a-z]+|[a-z$€£¥]+\.?)", re.IGNORECASE)
+#: Where a sentence ends: . ! ? ; or a line break (a dot inside "report.txt" or "3.5" does not).
+_SENTENCE_END = re.compile(r"[!?;\n]|\.(?!\w)")
 
 
 def subject(target: str | None, result: Result) -> tuple[Any, str]:
@@ -82,17 +124,33 @@ def task_prompt(result: Result) -> str:
     return next((m.content for m in result.messages if m.role == "user"), "") or ""
 
 
-def copied_spans(text: str, prompt: str, min_chars: int = ECHO_MIN_CHARS) -> list[tuple[int, int]]:
-    """The ``(start, end)`` stretches of ``text`` at least ``min_chars`` long that ``prompt``
-    also has (case-insensitive), as difflib's matching blocks find them."""
-    if not text or not prompt:
-        return []
-    matcher = difflib.SequenceMatcher(None, text.casefold(), prompt.casefold(), autojunk=False)
-    return [(a, a + n) for a, _, n in matcher.get_matching_blocks() if n >= min_chars]
+def _letters(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
-def _outside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
-    return not any(s <= start and end <= e for s, e in spans)
+def repeats_prompt(text: str, prompt: str) -> bool:
+    """Does ``text`` repeat ``prompt``? Compared on letters and digits only (case-folded), so
+    separators put between short pieces change nothing: the stretches of
+    :data:`ECHO_MIN_CHARS` or more that both share cover at least half of the prompt."""
+    reply, asked = _letters(text), _letters(prompt)
+    if len(asked) < 2 * ECHO_MIN_CHARS or len(reply) < len(asked) // 2:
+        return False
+    matcher = difflib.SequenceMatcher(None, reply, asked, autojunk=False)
+    shared = sum(n for _, _, n in matcher.get_matching_blocks() if n >= ECHO_MIN_CHARS)
+    return 2 * shared >= len(asked)
+
+
+def answer_end(text: str) -> int:
+    """Where the answer ends: the length of ``text`` without its closing whitespace,
+    punctuation, quotes, brackets and Markdown emphasis."""
+    return len(text.rstrip(_TRAILING))
+
+
+def _sentence(text: str, start: int, end: int) -> str:
+    """The sentence of ``text`` around ``start:end``."""
+    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
+    right = _SENTENCE_END.search(text, end)
+    return text[left : right.start() if right else len(text)]
 
 
 class _Values(Grader):
@@ -130,31 +188,59 @@ class _Values(Grader):
             at = hay.find(needle, at + 1)
         return out
 
-    def match(self, text: str, label: str, echoed: list[tuple[int, int]]) -> Grade:
-        copied = False
+    def _counts(self, text: str, start: int, end: int) -> bool:
+        return True
+
+    def _where(self) -> str:
+        return ""
+
+    def match(self, text: str, label: str) -> Grade:
+        found_any = False
         for v in self.value:
             found = self._finds(text, v)
-            if any(_outside(echoed, s, e) for s, e in found):
-                return Grade.of(True, f"found {show(v)} in {label}")
-            copied = copied or bool(found)
-        note = " (only inside text copied from the prompt)" if copied else ""
+            if any(self._counts(text, s, e) for s, e in found):
+                return Grade.of(
+                    True, f"found {show(v)} {self._where()}in {label}".replace("  ", " ")
+                )
+            found_any = found_any or bool(found)
+        note = f" (found, but not {self._where().strip()})" if found_any else ""
         return Grade.of(False, f"expected {_wanted(self.value)} in {label}{note}, got {show(text)}")
 
 
 class _TextGrader(_Values):
     reads_answer: ClassVar[bool] = True
+    field_help: ClassVar[dict[str, str]] = {
+        "value": _VALUE_HELP,
+        "at": "anywhere (default), or end: the value must end the reply",
+        "negated": "count a match only in a sentence saying it is not there",
+    }
 
     target: Literal["deliverable", "text"] | None = None
-    #: Why a match copied from the prompt still counts (default: it does not).
-    allow_echo: str | None = Field(default=None, min_length=3)
+    #: ``end``: the value must end the reply (the answer convention for short text answers).
+    at: Literal["anywhere", "end"] = "anywhere"
+    #: A match counts only in a sentence that says the thing is not there (:data:`NEGATIONS`).
+    negated: bool = False
 
     def evaluate(self, result: Result, context: GradeContext) -> Grade:
         value, label = subject(self.target, result)
         if value is None or value == "":
             return missing(label, result)
         text = as_text(value)
-        echoed = [] if self.allow_echo else copied_spans(text, task_prompt(result))
-        return self.match(text, label, echoed)
+        if label == "text" and repeats_prompt(text, task_prompt(result)):
+            return Grade.of(False, f"the {label} repeats the prompt: {show(text)}")
+        return self.match(text, label)
+
+    def _counts(self, text: str, start: int, end: int) -> bool:
+        if self.at == "end" and end != answer_end(text):
+            return False
+        if self.at == "end" and start > 0 and text[start - 1].isalnum() and text[start].isalnum():
+            return False  # "XNorland" does not end with the word Norland
+        return not self.negated or NEGATIONS.search(_sentence(text, start, end)) is not None
+
+    def _where(self) -> str:
+        parts = ["at the end"] if self.at == "end" else []
+        parts += ["in a sentence saying it is not there"] if self.negated else []
+        return " ".join(parts) + " " if parts else ""
 
 
 def _wanted(values: list[str]) -> str:
@@ -164,7 +250,7 @@ def _wanted(values: list[str]) -> str:
 
 
 class ContainsGrader(_TextGrader):
-    """``contains``: one of ``value`` occurs in the answer (outside copied prompt text)."""
+    """``contains``: one of ``value`` occurs in the answer (with ``at: end``: ends it)."""
 
     kind: Literal["contains"] = "contains"
 
@@ -177,7 +263,7 @@ class EqualsGrader(_TextGrader):
     def _check_value(self, where: str, value: str) -> None:
         pass
 
-    def match(self, text: str, label: str, echoed: list[tuple[int, int]]) -> Grade:
+    def match(self, text: str, label: str) -> Grade:
         got = self._fold(text.strip())
         for v in self.value:
             if got == self._fold(v.strip()):
@@ -187,7 +273,8 @@ class EqualsGrader(_TextGrader):
 
 class RegexGrader(_TextGrader):
     """``regex``: :func:`re.search` of one of ``value`` (``re.IGNORECASE`` unless
-    case-sensitive); anchors apply to the whole text (add ``(?m)`` for lines)."""
+    case-sensitive); anchors apply to the whole text (add ``(?m)`` for lines); with ``at: end``
+    a match must end the reply."""
 
     kind: Literal["regex"] = "regex"
 
@@ -201,37 +288,84 @@ class RegexGrader(_TextGrader):
         flags = 0 if self.case_sensitive else re.IGNORECASE
         return [m.span() for m in re.finditer(value, text, flags)]
 
-    def match(self, text: str, label: str, echoed: list[tuple[int, int]]) -> Grade:
-        flags = 0 if self.case_sensitive else re.IGNORECASE
+    def _counts(self, text: str, start: int, end: int) -> bool:
+        if self.at == "end" and end != answer_end(text):
+            return False
+        return not self.negated or NEGATIONS.search(_sentence(text, start, end)) is not None
+
+    def match(self, text: str, label: str) -> Grade:
         for pattern in self.value:
-            for found in re.finditer(pattern, text, flags):
-                if _outside(echoed, *found.span()):
-                    return Grade.of(True, f"/{pattern}/ matched {show(found.group(0), 40)}")
+            for start, end in self._finds(text, pattern):
+                if self._counts(text, start, end):
+                    return Grade.of(True, f"/{pattern}/ matched {show(text[start:end], 40)}")
+        where = f" {self._where().strip()}" if self._where() else ""
         return Grade.of(
-            False, f"expected {label} matching /{'/ or /'.join(self.value)}/, got {show(text)}"
+            False,
+            f"expected {label} matching /{'/ or /'.join(self.value)}/{where}, got {show(text)}",
         )
 
 
-def answer_number(text: str, echoed: list[tuple[int, int]] | None = None) -> float | None:
-    """The answer's number: the first number in ``text`` (thousands commas allowed) that is not
-    inside a stretch copied from the prompt (``echoed``), or None."""
+def numbers(text: str) -> list[tuple[float, int, int]]:
+    """Every number of ``text`` as (value, start, end): thousands commas allowed, a digit run
+    inside a word (``B7``) is not a number, Markdown emphasis is ignored."""
     flat = text.replace("*", " ").replace("−", "-")  # same length: spans stay aligned
+    out = []
     for found in _NUMBER.finditer(flat):
-        if echoed and not _outside(echoed, *found.span()):
-            continue
         try:
-            return float(found.group(0).replace(",", ""))
+            out.append((float(found.group(0).replace(",", "")), *found.span()))
         except ValueError:
-            return None
-    return None
+            continue
+    return out
+
+
+def answer_number(text: str) -> float | None:
+    """The answer's number: the last number in ``text`` (the answer convention), or None."""
+    found = numbers(text)
+    return found[-1][0] if found else None
+
+
+def written_unit(text: str, start: int, end: int) -> str | None:
+    """The unit written with the number at ``text[start:end]`` (the word after it, or a
+    currency sign before it), when it is one of :data:`UNITS`; else None."""
+    before = text[:start].rstrip()[-1:]
+    if before in {"$", "€", "£", "¥"}:
+        return before
+    after = _UNIT_AFTER.match(text, end)
+    if after is None:
+        return None
+    word = re.sub(r"\s+", "", after.group(1)).rstrip(".").casefold()
+    return word if word in UNITS else None
 
 
 class NumberGrader(_TextGrader):
-    """``number``: the answer's number (:func:`answer_number`) equals one of ``value`` within
-    ``tolerance``."""
+    """``number``: the answer's number equals one of ``value`` within ``tolerance``: its last
+    number (:func:`answer_number`), whose unit, when one is written, must be one of ``unit``; with
+    ``at: unit``, the last number written with one of ``unit``."""
 
     kind: Literal["number"] = "number"
+    field_help: ClassVar[dict[str, str]] = {
+        "value": "the accepted number (or a list of them)",
+        "unit": "the spellings of the unit the prompt names (a number written with another "
+        "unit fails)",
+        "at": "end (default): the answer's last number; unit: the last written with `unit`",
+    }
     tolerance: float = Field(default=1e-9, ge=0)
+    unit: list[str] | None = None
+    at: Literal["end", "unit"] = "end"  # type: ignore[assignment]
+
+    @field_validator("unit", mode="before")
+    @classmethod
+    def _units(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        items = value if isinstance(value, list) else [value]
+        return [yaml_text(v).casefold() for v in items]
+
+    @model_validator(mode="after")
+    def _unit_for_at(self) -> NumberGrader:
+        if self.at == "unit" and not self.unit:
+            raise field_error("at", "at: unit needs `unit` (the spellings to look for)")
+        return self
 
     def _check_value(self, where: str, value: str) -> None:
         try:
@@ -239,11 +373,22 @@ class NumberGrader(_TextGrader):
         except ValueError:
             raise field_error(where, f"{value!r} is not a number") from None
 
-    def match(self, text: str, label: str, echoed: list[tuple[int, int]]) -> Grade:
-        got = answer_number(text, echoed)
-        if got is None:
-            where = " outside text copied from the prompt" if echoed else ""
-            return Grade.of(False, f"no number in {label}{where}: {show(text)}")
+    def match(self, text: str, label: str) -> Grade:
+        found = numbers(text)
+        accepted = set(self.unit or ())
+        if self.at == "unit":
+            found = [n for n in found if written_unit(text, n[1], n[2]) in accepted]
+            if not found:
+                return Grade.of(False, f"no number written in {self.unit[0]} in {label}: "  # type: ignore[index]
+                                f"{show(text)}")  # fmt: skip
+        if not found:
+            return Grade.of(False, f"no number in {label}: {show(text)}")
+        got, start, end = found[-1]
+        unit = written_unit(text, start, end)
+        if self.unit is not None and unit is not None and unit not in accepted:
+            return Grade.of(
+                False, f"{label}'s number {got:g} is in {unit}, expected {self.unit[0]}"
+            )
         for v in self.value:
             want = float(v.replace(",", ""))
             if math.isclose(got, want, rel_tol=0.0, abs_tol=self.tolerance):
@@ -294,4 +439,4 @@ class FileContainsGrader(_Values):
             return Grade.of(False, f"file {rel}: {exc}")
         finally:
             spot.close()
-        return self.match(data.decode("utf-8", errors="replace"), f"file {rel}", [])
+        return self.match(data.decode("utf-8", errors="replace"), f"file {rel}")

@@ -9,7 +9,13 @@ graded with the task's own grader:
 - ``echo``: answers with the task's prompt, word for word;
 - ``empty-args-echo``: the empty calls, then the prompt as its answer;
 - ``one-empty-call``: one tool at a time (a run per tool), a single call with empty arguments,
-  then the prompt as its answer (one call is what a scripted reviewer's decision can complete).
+  then the prompt as its answer (one call is what a scripted reviewer's decision can complete);
+- the trick models of :mod:`harness.suites._tricks`: ``give-up-phrases`` (empty calls, then
+  failure phrases), ``read-echo`` (reads the files the prompt names and answers with them),
+  ``short-echo`` (the prompt in pieces under 12 characters), ``not-x`` ("It is not X; the
+  answer is X+1", X from the mock script) and ``unit-swap`` (the answer's number in another
+  unit). A trick that does not apply to a task (no file named, no short scripted answer, no
+  unit in the prompt) is counted in ``AuditReport.skipped``.
 
 The task's scripted reviewer (``approvals:``) answers the adversaries' paused calls as it would
 a model's, so a reviewer's edit that does the work is caught too.
@@ -37,11 +43,12 @@ from harness.cassettes._transport import CassetteTransport
 from harness.grading import Grade, grade
 from harness.suites._approvals import apply_approvals
 from harness.suites._suite import Suite, Task
+from harness.suites._tricks import TRICKS, trick_turns
 
 __all__ = ["ADVERSARIES", "AuditFinding", "AuditReport", "audit_suites"]
 
 GIVE_UP = "I don't know."
-ADVERSARIES = ("do-nothing", "empty-args", "echo", "empty-args-echo", "one-empty-call")
+ADVERSARIES = ("do-nothing", "empty-args", "echo", "empty-args-echo", "one-empty-call", *TRICKS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +69,8 @@ class AuditReport:
     #: adversary -> how many tasks it passed (allowed ones included).
     passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ADVERSARIES, 0))
     findings: list[AuditFinding] = field(default_factory=list)
+    #: adversary -> how many tasks it does not apply to (a trick with nothing to try there).
+    skipped: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ADVERSARIES, 0))
 
     @property
     def failing(self) -> list[AuditFinding]:
@@ -91,7 +100,9 @@ def _tool_names(task: Task) -> list[str]:
     return [t.name for t in resolve_tools(tools)]
 
 
-async def _attempt(task: Task, adversary: str, tools: Sequence[str]) -> Grade:
+async def _attempt(
+    task: Task, adversary: str, tools: Sequence[str], turns: list[dict[str, Any]] | None = None
+) -> Grade:
     workspace = Path(tempfile.mkdtemp(prefix="harness-audit-"))
     try:
         options = task.run_options()
@@ -102,7 +113,7 @@ async def _attempt(task: Task, adversary: str, tools: Sequence[str]) -> Grade:
             mode="react",
             cwd=workspace,
             provider_opts={
-                "turns": _turns(adversary, tools, task.prompt),
+                "turns": turns if turns is not None else _turns(adversary, tools, task.prompt),
                 "when_exhausted": "repeat_last",
             },
             **options,
@@ -125,7 +136,14 @@ async def _attempt(task: Task, adversary: str, tools: Sequence[str]) -> Grade:
 
 async def _against(task: Task, adversary: str, tools: Sequence[str]) -> tuple[Grade | None, str]:
     """The first passing grade of ``adversary`` on ``task`` (None: it passed nothing), and the
-    adversary's label (``one-empty-call:TOOL`` names the tool)."""
+    adversary's label (``one-empty-call:TOOL`` names the tool). Raises LookupError when the
+    adversary is a trick that does not apply to the task."""
+    if adversary in TRICKS:
+        turns = trick_turns(adversary, task, tools)
+        if turns is None:
+            raise LookupError(adversary)
+        verdict = await _attempt(task, adversary, tools, turns)
+        return (verdict if verdict.passed else None), adversary
     if adversary != "one-empty-call":
         verdict = await _attempt(task, adversary, tools)
         return (verdict if verdict.passed else None), adversary
@@ -143,18 +161,23 @@ async def _audit(suites: Sequence[Suite]) -> AuditReport:
             report.tasks += 1
             tools = _tool_names(task)
             for adversary in ADVERSARIES:
-                verdict, label = await _against(task, adversary, tools)
+                try:
+                    verdict, label = await _against(task, adversary, tools)
+                except LookupError:
+                    report.skipped[adversary] += 1
+                    continue
                 if verdict is None:
                     continue
                 report.passed[adversary] += 1
                 policy = task.audit
+                excused = policy is not None and policy.allow and policy.excuses(adversary)
                 report.findings.append(
                     AuditFinding(
                         suite.suite,
                         task.id,
                         label,
                         verdict.explanation,
-                        allowed=policy is not None and policy.allow,
+                        allowed=excused,
                         reason=policy.reason if policy is not None else None,
                     )
                 )

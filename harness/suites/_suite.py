@@ -193,6 +193,13 @@ class AuditPolicy(BaseModel):
 
     allow: bool
     reason: str = Field(min_length=3)
+    #: Only these adversaries are excused (default: every one), e.g. ``[read-echo]`` for a task
+    #: whose named file holds the answer.
+    adversaries: list[str] | None = None
+
+    def excuses(self, adversary: str) -> bool:
+        """Does this policy excuse a pass by ``adversary`` (``one-empty-call:TOOL`` included)?"""
+        return self.adversaries is None or adversary.split(":", 1)[0] in self.adversaries
 
 
 class UserTurn(BaseModel):

@@ -1,16 +1,18 @@
 """Graders credit what the model did: a reviewer's edit runs, but ``tool_calls`` (and
-``model_calls``) read the call the model proposed; the number grader reads the answer's number,
-skipping numbers the answer copied from the prompt."""
+``model_calls``) read the call the model proposed; the answer convention (the last number, units,
+values at the end, negated facts) and the whole-prompt echo check (issue 33)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import harness
 from harness.grading import grade, parse_grader
 from harness.grading._structured import model_calls
-from harness.grading._text import answer_number, copied_spans
+from harness.grading._text import answer_number, repeats_prompt
 from harness.providers._mock import MockProvider
 
 WRONG = {"path": "server.ini", "old": "8080", "new": "8433"}
@@ -64,17 +66,98 @@ async def test_the_models_own_right_proposal_passes(tmp_path: Path) -> None:
     assert not grade(proposal, empty, other).passed  # `{}` is not a proposal
 
 
-def test_answer_number_skips_numbers_copied_from_the_prompt() -> None:
-    prompt = "Pens cost 3 dollars and notebooks cost 7 dollars. How much change from 50?"
-    echo = prompt + " 13"
-    assert answer_number(echo) == 3.0  # the prompt's own first number
-    assert answer_number(echo, copied_spans(echo, prompt)) == 13.0  # the answer after the echo
-    assert answer_number(prompt, copied_spans(prompt, prompt)) is None
-    assert answer_number("43.$$45=443.$$12=77.5") == 43.0
-    grader = parse_grader({"kind": "number", "value": 47})
-    result = harness.run(prompt, provider=MockProvider([{"text": prompt}]))
-    verdict = grade(grader, result)
+SHOP = (
+    "Pens cost 3 dollars and notebooks cost 7 dollars. Ana buys 4 pens and 5 notebooks and pays "
+    "with a 50 dollar note. How many dollars of change does she get? Answer with the number only."
+)
+
+
+def test_the_answer_number_is_the_last_number() -> None:
+    worked = "4 pens cost 4*3 = 12 and 5 notebooks 5*7 = 35: 47 in all, so 50 - 47 = 3."
+    assert answer_number(worked) == 3.0  # the first number is 4
+    assert answer_number("43.$$45=443.$$12=77.5") == 77.5
+    assert answer_number("**-725**") == -725.0
+    assert answer_number("badge B-7731") == 7731.0  # a digit run inside a word is not read
+    assert answer_number("no number") is None
+    grader = parse_grader({"kind": "number", "value": 3, "unit": ["dollars", "$"]})
+    for reply, ok in [
+        (worked, True),
+        ("3", True),
+        ("$3.", True),
+        ("**3** dollars", True),
+        ("3 kilograms", False),  # the right number in the wrong unit
+        ("It is not 3; the answer is 4.", False),
+    ]:
+        result = harness.run(SHOP, provider=MockProvider([{"text": reply}]))
+        assert grade(grader, result).passed is ok, reply
+
+
+def test_a_reply_that_repeats_the_prompt_is_no_answer() -> None:
+    pieces = " / ".join(SHOP[i : i + 11] for i in range(0, len(SHOP), 11))
+    assert repeats_prompt(SHOP, SHOP)
+    assert repeats_prompt(pieces, SHOP)  # short stretches with separators between
+    assert not repeats_prompt("3", SHOP)
+    deny = "Replace LICENSE with 'MIT'. If you are not allowed to, say that the change was denied."
+    assert not repeats_prompt("The change was denied.", deny)
+    grader = parse_grader({"kind": "number", "value": 3})
+    echo = harness.run(SHOP, provider=MockProvider([{"text": pieces}]))
+    verdict = grade(grader, echo)
     assert not verdict.passed
-    assert "outside text copied from the prompt" in verdict.explanation
-    right = harness.run(prompt, provider=MockProvider([{"text": "**47** dollars"}]))
-    assert grade(grader, right).passed
+    assert "repeats the prompt" in verdict.explanation
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reply", "spec"),
+    [
+        (
+            "Replace the contents of LICENSE with the single line 'MIT'. If you are not allowed "
+            "to, say that the change was denied.",
+            "The change was denied.",
+            {"kind": "contains", "value": "denied"},
+        ),
+        (
+            "Remove the line 'debug = true' from app.cfg. The reviewer may refuse; if so, stop "
+            "and say the change was denied.",
+            "The change was denied.",
+            {"kind": "contains", "value": "denied"},
+        ),
+        (
+            "Store the word 'saffron' under the key 'spice' with kv_set, then read the key "
+            "'spice' back with kv_get and report what it holds.",
+            "It holds the word 'saffron'.",
+            {"kind": "contains", "value": "saffron", "at": "end"},
+        ),
+        (
+            SHOP,
+            "She pays 4 x 3 = 12 for pens and 5 x 7 = 35 for notebooks, 47 dollars in all; "
+            "the change is 50 - 47 = 3 dollars.",
+            {"kind": "number", "value": 3, "unit": ["dollars", "dollar", "$", "usd"]},
+        ),
+    ],
+)
+def test_the_natural_answers_that_the_echo_rule_failed_pass(
+    prompt: str, reply: str, spec: dict[str, Any]
+) -> None:
+    result = harness.run(prompt, provider=MockProvider([{"text": reply}]))
+    verdict = grade(parse_grader(spec), result)
+    assert verdict.passed, verdict.explanation
+
+
+def test_end_and_negated_text_graders() -> None:
+    end = parse_grader({"kind": "contains", "value": "Norland", "at": "end"})
+    neg = parse_grader({"kind": "contains", "value": "report.txt", "negated": True})
+    units = parse_grader({"kind": "number", "value": 7.46, "at": "unit", "unit": ["mi", "miles"]})
+    cases = [
+        (end, "The headquarters are in **Norland**.", True),
+        (end, "It is not Norland; the answer is dnalroN.", False),
+        (end, "XNorland", False),
+        (neg, "report.txt does not exist, so there is nothing to summarise.", True),
+        (neg, "I couldn't find report.txt.", True),
+        (neg, "report.txt says the project is on track.", False),
+        (units, "12 km = 7.46 mi, 5 kg = 11.02 lb, 30 C = 86 F.", True),
+        (units, "12 kilograms = 7.46 kilograms", False),
+        (units, "It is not 7.46 mi; the answer is 8.46 mi.", False),
+    ]
+    for grader, reply, ok in cases:
+        result = harness.run("q", provider=MockProvider([{"text": reply}]))
+        assert grade(grader, result).passed is ok, reply

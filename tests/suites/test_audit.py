@@ -66,7 +66,7 @@ def test_audit_lists_tasks_that_pass_without_work(tmp_path: Path) -> None:
     assert report.exit_code == 1
 
 
-@pytest.mark.timeout(600)  # three CLI subprocesses; the built-in audit runs ~1000 short runs
+@pytest.mark.timeout(1800)  # three CLI subprocesses; the built-in audit runs ~1500 short runs
 def test_cli_audit_exit_codes(tmp_path: Path) -> None:
     bad = subprocess.run(
         [sys.executable, "-m", "harness.cli", "suites", "audit", str(write(tmp_path))],
@@ -77,7 +77,7 @@ def test_cli_audit_exit_codes(tmp_path: Path) -> None:
     assert "do-nothing: passes" in bad.stdout
     builtin = subprocess.run(
         [sys.executable, "-m", "harness.cli", "suites", "audit", "suites"],
-        capture_output=True, text=True, cwd=ROOT, check=False, timeout=300,
+        capture_output=True, text=True, cwd=ROOT, check=False, timeout=1500,
     )  # fmt: skip
     assert builtin.returncode == 0, builtin.stdout + builtin.stderr
     assert "pass without the model's work" not in builtin.stdout  # only tasks marked allowed
@@ -155,15 +155,49 @@ def test_a_judge_never_reaches_the_network_in_the_audit(
 ECHOED = """\
 suite: echoed
 tasks:
-  - id: answer-in-prompt
-    prompt: "Say that the change was denied if you are not allowed to make it."
-    expect: {kind: contains, value: denied, allow_echo: "a task about repeating"}
-  - id: number-in-prompt
-    prompt: "Pens cost 3 dollars. How many dollars does one pen cost?"
-    expect: {kind: number, value: 3, allow_echo: "the prompt's number is the answer"}
-  - id: number-grader
-    prompt: "Pens cost 3 dollars. How many dollars does one pen cost?"
-    expect: {kind: number, value: 3}
+  - id: answer-ends-the-prompt
+    prompt: "Reply: denied"
+    expect: {kind: contains, value: denied}
+  - id: phrase-list-trap
+    prompt: "Look up the value stored under the key 'answer' with kv_get and report it."
+    tools: [kv_get]
+    expect:
+      kind: all
+      graders:
+        - {kind: tool_calls}
+        - {kind: contains, value: ["not found", "does not exist", "missing"]}
+  - id: the-fact-trap
+    prompt: "Look up the value stored under the key 'answer' with kv_get and report it."
+    tools: [kv_get]
+    expect:
+      kind: all
+      graders:
+        - {kind: tool_calls, value: kv_get, arguments: {key: answer}}
+        - {kind: contains, value: "'answer'", negated: true}
+  - id: anywhere-number
+    prompt: >-
+      Pens cost 3 dollars and notebooks cost 7 dollars. Ana buys 4 pens and pays with a 50
+      dollar note. What is her change? Answer with the number only.
+    expect: {kind: contains, value: "38"}
+    mock: {turns: [{text: "38"}]}
+  - id: last-number-without-unit
+    prompt: >-
+      Pens cost 3 dollars and notebooks cost 7 dollars. Ana buys 4 pens and pays with a 50
+      dollar note. What is her change? Answer with the number only.
+    expect: {kind: number, value: 38}
+    mock: {turns: [{text: "38"}]}
+  - id: last-number-with-unit
+    prompt: >-
+      Pens cost 3 dollars and notebooks cost 7 dollars. Ana buys 4 pens and pays with a 50
+      dollar note. What is her change? Answer with the number only.
+    expect: {kind: number, value: 38, unit: [dollars, dollar, $]}
+    mock: {turns: [{text: "38"}]}
+  - id: file-holds-it
+    prompt: "What does motto.txt say?"
+    tools: [read_file]
+    workspace: {files: {motto.txt: "slow and steady"}}
+    expect: {kind: contains, value: "slow and steady", at: end}
+    audit: {allow: true, adversaries: [read-echo], reason: "reading the file is the task"}
   - id: reviewer-does-the-work
     prompt: "Set the port in server.ini to 8443."
     tools: [edit_file]
@@ -185,21 +219,32 @@ tasks:
 """
 
 
-def test_the_echo_adversaries_and_the_reviewers_decisions_are_applied(tmp_path: Path) -> None:
-    """An echo passes graders that allow echoes (text, number), not the number grader that
-    skips the prompt's own number; a single empty call whose reviewer edit does the work passes
-    a file check, not a check of the model's proposal."""
+def test_the_echo_and_trick_adversaries_and_the_reviewers_decisions_are_applied(
+    tmp_path: Path,
+) -> None:
+    """Each trick catches the grader it targets and passes nothing graded by the convention:
+    an echo passes a prompt that ends with the answer; empty calls and failure phrases pass a
+    phrase-list trap, not one graded on the call and the fact; "It is not X; the answer is
+    X+1" passes a `contains` of the number, not the last number; another unit passes a number
+    without `unit`; reading the named file is excused for that trick only; a single empty call
+    whose reviewer edit does the work passes a file check, not a check of the model's proposal."""
     path = tmp_path / "echoed.yaml"
     path.write_text(ECHOED, encoding="utf-8")
     report = audit_suites(load_suites([str(path)]))
     found = {(f.task_id, f.adversary) for f in report.findings}
-    assert ("answer-in-prompt", "echo") in found
-    assert ("number-in-prompt", "echo") in found
+    assert ("answer-ends-the-prompt", "echo") in found
+    assert ("phrase-list-trap", "give-up-phrases") in found
+    assert ("anywhere-number", "not-x") in found
+    assert ("last-number-without-unit", "unit-swap") in found
+    assert ("file-holds-it", "read-echo") in found
     assert ("reviewer-does-the-work", "one-empty-call:edit_file") in found
-    assert not any(t in {"number-grader", "proposal-graded"} for t, _ in found), found
+    clean = {"the-fact-trap", "last-number-with-unit", "proposal-graded"}
+    assert not any(t in clean for t, _ in found), found
     assert {f.task_id for f in report.failing} == {
-        "answer-in-prompt",
-        "number-in-prompt",
+        "answer-ends-the-prompt",
+        "phrase-list-trap",
+        "anywhere-number",
+        "last-number-without-unit",
         "reviewer-does-the-work",
     }
-    assert report.passed["echo"] >= 2
+    assert report.skipped["not-x"] >= 4  # no mock script: nothing to negate

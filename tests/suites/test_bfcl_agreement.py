@@ -47,7 +47,9 @@ import duckdb
 import mpmath
 
 from harness.bench._session import BenchRequest, run_bench
+from harness.store._transcript import decode_transcript
 from harness.suites import SOURCES, Suite, load_suite
+from harness.suites._bfcl_data import CATEGORIES, MULTI_TURN_CATEGORIES, UNSATISFIABLE
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The default bench's BFCL suites: single-turn entries on both servers, more on llama-server,
@@ -215,14 +217,20 @@ def regrade(entry_id: str, turns: list[dict[str, Any]]) -> bool:
 
 
 def _run(
-    db: Path, suites: list[str], providers: tuple[str, ...], tasks: tuple[str, ...] = ()
+    db: Path,
+    suites: list[str],
+    providers: tuple[str, ...],
+    tasks: tuple[str, ...] = (),
+    *,
+    modes: tuple[str, ...] = MODES,
+    epochs: int = EPOCHS,
 ) -> None:
     report = run_bench(
         BenchRequest(
             suites=suites,
-            modes=MODES,
+            modes=modes,
             providers=providers,
-            epochs=EPOCHS,
+            epochs=epochs,
             tasks=tasks,
             record_mode="none",
             cassettes=CASSETTES,
@@ -235,29 +243,57 @@ def _run(
 
 
 def _cells(db: Path) -> list[tuple[str, str, str, int, bool, str | None, str]]:
+    return [row[:7] for row in _rows(db)]
+
+
+def _rows(db: Path) -> list[tuple[str, str, str, int, bool, str | None, str, Any]]:
     con = duckdb.connect(str(db), read_only=True)
     try:
         rows = con.execute(
-            "SELECT provider, mode, task_id, epoch, passed, status, turns FROM results "
-            "WHERE suite LIKE 'bfcl%' ORDER BY provider, mode, task_id, epoch"
+            "SELECT provider, mode, task_id, epoch, passed, status, turns, transcript "
+            "FROM results WHERE suite LIKE 'bfcl%' ORDER BY provider, mode, task_id, epoch"
         ).fetchall()
     finally:
         con.close()
-    return [(p, m, t, e, bool(ok), s, turns) for p, m, t, e, ok, s, turns in rows]
+    return [(p, m, t, e, bool(ok), s, turns, tr) for p, m, t, e, ok, s, turns, tr in rows]
+
+
+def _transcript_calls(blob: Any) -> list[list[Any]] | None:
+    """The calls of the stored transcript's assistant messages, in order, as ``[name, args]``
+    (None when the transcript left messages out)."""
+    doc = decode_transcript(blob)
+    assert doc is not None
+    messages = doc["messages"]
+    if any(m["role"] == "note" for m in messages):
+        return None
+    return [
+        [c["name"], c["arguments"]]
+        for m in messages
+        if m["role"] == "assistant"
+        for c in m.get("tool_calls") or ()
+    ]
 
 
 def _agreement(db: Path) -> tuple[int, Counter[str], list[str]]:
-    """(cells compared, verdicts per provider, disagreements)."""
+    """(cells compared, verdicts per provider, disagreements). A cell whose stored transcript
+    shows other calls than ``results.turns`` (a tool changed its arguments after the call) is a
+    disagreement too: both must show what the model sent."""
     compared, verdicts, disagreements = 0, Counter[str](), []
-    for provider, mode, task_id, epoch, passed, status, text in _cells(db):
+    for provider, mode, task_id, epoch, passed, status, text, blob in _rows(db):
+        cell = f"{provider}/{mode}/{task_id}/e{epoch}"
         # An error cell (e.g. a cassette missing) has no verdict: the bench is incomplete.
-        assert status != "error", f"{provider}/{mode}/{task_id}/e{epoch} could not be scored"
-        assert text is not None, f"{provider}/{mode}/{task_id}/e{epoch}: no turns stored"
-        bfcl = regrade(task_id, json.loads(text))
+        assert status != "error", f"{cell} could not be scored"
+        assert text is not None, f"{cell}: no turns stored"
+        turns = json.loads(text)
+        bfcl = regrade(task_id, turns)
         compared += 1
         verdicts[f"{provider} {'pass' if bfcl else 'fail'}"] += 1
         if bfcl != passed:
-            disagreements.append(f"{provider}/{mode}/{task_id}/e{epoch}: BFCL {bfcl}, {passed}")
+            disagreements.append(f"{cell}: BFCL {bfcl}, {passed}")
+        shown = _transcript_calls(blob)
+        stored = [call for turn in turns for step in turn["steps"] for call in step]
+        if shown is not None and shown != stored:
+            disagreements.append(f"{cell}: the transcript's calls differ from results.turns")
     return compared, verdicts, disagreements
 
 
@@ -280,6 +316,49 @@ def test_every_default_bench_bfcl_cell_agrees_with_bfcls_checker(bench_db: Path)
     assert compared == sum(TASKS[name] * cells * len(p) for name, p in per_suite.items())
     assert {key.split()[0] for key in verdicts} == {p for ps in per_suite.values() for p in ps}
     assert verdicts["mock pass"] == sum(TASKS.values()) * cells  # the ground truth passes
+    assert disagreements == []
+
+
+# --- the oracle on every entry: all 800 multi-turn entries and every single-turn category -------
+
+
+@pytest.fixture(scope="module")
+def oracle_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every scored entry of every category, played by the mock's ground truth (ReAct, one
+    epoch): about 4,300 cells, 3 minutes on two loaded cores."""
+    db = tmp_path_factory.mktemp("bfcl-oracle") / "harness.duckdb"
+    _run(db, [f"bfcl:{','.join(CATEGORIES)}"], ("mock",), modes=("react",), epochs=1)
+    return db
+
+
+@pytest.mark.timeout(1200)
+def test_the_oracle_of_all_800_multi_turn_entries_agrees_with_bfcls_checker(
+    oracle_db: Path,
+) -> None:
+    """Issue 33: BFCL's TwitterAPI keeps the ``mentions`` list of ``post_tweet`` and a later
+    ``mention`` extends it; the stored calls (turns and transcript) still show what was sent."""
+    rows = [r for r in _cells(oracle_db) if r[2].startswith("multi_turn")]
+    assert len(rows) == 800
+    assert {r[2].rsplit("_", 1)[0] for r in rows} == set(MULTI_TURN_CATEGORIES)
+    assert all(r[4] for r in rows)  # the ground truth passes every one
+    compared, verdicts, disagreements = _agreement(oracle_db)
+    assert compared > 800
+    assert verdicts["mock pass"] >= 800
+    assert [d for d in disagreements if "/multi_turn" in d] == []
+
+
+@pytest.mark.timeout(1200)
+def test_the_oracle_of_every_single_turn_category_agrees_with_bfcls_checker(
+    oracle_db: Path,
+) -> None:
+    rows = [r for r in _cells(oracle_db) if not r[2].startswith("multi_turn")]
+    categories = {r[2].rsplit("_", 1)[0] for r in rows}
+    assert categories == set(CATEGORIES) - set(MULTI_TURN_CATEGORIES)
+    failed = {r[2] for r in rows if not r[4]}
+    assert failed == set(UNSATISFIABLE)  # the ground truth passes everywhere it can
+    compared, verdicts, disagreements = _agreement(oracle_db)
+    assert compared == len(rows) + 800
+    assert verdicts["mock fail"] == len(UNSATISFIABLE)
     assert disagreements == []
 
 
