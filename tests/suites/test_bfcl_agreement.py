@@ -298,8 +298,10 @@ def _agreement(db: Path) -> tuple[int, Counter[str], list[str]]:
 
 
 def recorded_providers(suite: str) -> list[str]:
-    folder = CASSETTES / suite
-    return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    """The providers ``--providers auto`` replays for ``suite`` (retired ones left out)."""
+    from harness.bench._session import discover_providers
+
+    return [p for p in discover_providers(CASSETTES, [suite]) if p != "mock"]
 
 
 @pytest.fixture(scope="module")
@@ -316,6 +318,33 @@ def test_every_default_bench_bfcl_cell_agrees_with_bfcls_checker(bench_db: Path)
     assert compared == sum(TASKS[name] * cells * len(p) for name, p in per_suite.items())
     assert {key.split()[0] for key in verdicts} == {p for ps in per_suite.values() for p in ps}
     assert verdicts["mock pass"] == sum(TASKS.values()) * cells  # the ground truth passes
+    assert disagreements == []
+
+
+# --- the zero-shot suite: every recorded cell of the real models ----------------------------------
+
+ZERO_SHOT = ROOT / "suites" / "bfcl_zero_shot.yaml"
+
+
+@pytest.fixture(scope="module")
+def zero_shot_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """suites/bfcl_zero_shot.yaml replayed on its recorded providers (one epoch, greedy): the
+    cells they have cassettes for (recorded in chunks; `--providers auto` replays those)."""
+    db = tmp_path_factory.mktemp("bfcl-zero-shot") / "harness.duckdb"
+    _run(db, [str(ZERO_SHOT)], ("auto",), epochs=1)
+    return db
+
+
+def test_every_recorded_zero_shot_cell_agrees_with_bfcls_checker(zero_shot_db: Path) -> None:
+    recorded = {
+        p.relative_to(CASSETTES / "bfcl-zero-shot").parts[0]
+        for p in (CASSETTES / "bfcl-zero-shot").glob("*/*/*.e0.yaml")
+    }
+    cassettes = len(list((CASSETTES / "bfcl-zero-shot").glob("*/*/*.e0.yaml")))
+    compared, verdicts, disagreements = _agreement(zero_shot_db)
+    real = sum(n for key, n in verdicts.items() if not key.startswith("mock "))
+    assert cassettes > 0 and real == cassettes  # every recorded cell was re-graded
+    assert {key.split()[0] for key in verdicts} == {"mock", *recorded}
     assert disagreements == []
 
 
