@@ -54,7 +54,7 @@ def expand(
 ) -> list[Cell]:
     """Every cell, in a stable order (suite, task, provider, mode, epoch). ``tasks`` filters by
     task id (glob patterns allowed, e.g. ``mul-*``). A suite's ``extra_modes`` join ``modes``
-    for that suite's tasks."""
+    for that suite's tasks; its ``only_modes`` leave out the other modes of ``modes``."""
     if epochs < 1:
         raise ConfigError(f"--epochs: must be >= 1, got {epochs}")
     if not modes:
@@ -67,9 +67,13 @@ def expand(
         for task in suite.tasks
         if not tasks or any(fnmatch.fnmatchcase(task.id, pattern) for pattern in tasks)
         for provider in providers
-        for mode in [*modes, *(m for m in suite.extra_modes if m not in modes)]
+        for mode in suite.modes_for(list(modes))
         for epoch in range(epochs)
     ]
     if not cells:
+        if not tasks:  # every suite leaves out every mode asked for (only_modes)
+            raise ConfigError(
+                f"--modes: no suite runs {', '.join(modes)} (see the suites' only_modes)"
+            )
         raise ConfigError(f"--tasks: no task matches {', '.join(tasks)}")
     return cells

@@ -36,10 +36,13 @@ the program that raised it (the assertion), ``timed out`` or ``no code found``; 
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import math
 import re
 import signal
+import threading
+from collections import OrderedDict
 from typing import ClassVar, Literal
 
 from markdown_it import MarkdownIt
@@ -56,6 +59,7 @@ from harness.tools._sandbox import Limits, SandboxUnavailable
 __all__ = [
     "KILL_AFTER_S",
     "PYTHON_INFO",
+    "REMEMBERED",
     "TIMEOUT_S",
     "HumanEvalGrader",
     "Verdict",
@@ -69,8 +73,13 @@ __all__ = [
 #: seconds of CPU time.
 TIMEOUT_S = 3.0
 #: Wall-clock seconds past the limit after which the sandbox kills the command (a program that
-#: waits without computing; the sandbox's start under load counts too).
-KILL_AFTER_S = 10.0
+#: waits without computing). Generous: on a loaded machine a sandboxed program can wait many
+#: seconds for a core (its start, bwrap's, and its CPU seconds all count here).
+KILL_AFTER_S = 60.0
+#: Verdicts kept per process (see :func:`run_check`).
+REMEMBERED = 4096
+_verdicts: OrderedDict[str, Verdict] = OrderedDict()
+_lock = threading.Lock()
 _MARK = "HUMANEVAL-VERDICT "
 _SHOWN = 300
 #: Info strings (their first word, any case) of the code blocks read as Python.
@@ -140,11 +149,13 @@ out.flush()
 class Verdict:
     """What the benchmark's test said: ``passed`` / ``failed`` / ``timed out`` / ``no code``."""
 
-    __slots__ = ("explanation", "result")
+    __slots__ = ("explanation", "kept", "result")
 
-    def __init__(self, result: str, explanation: str) -> None:
+    def __init__(self, result: str, explanation: str, *, kept: bool = True) -> None:
         self.result = result
         self.explanation = explanation
+        #: Remembered for the same program (not a wall-clock timeout: that depends on load).
+        self.kept = kept
 
     @property
     def passed(self) -> bool:
@@ -207,10 +218,31 @@ def _failed(kind: str, message: str, line: str | None) -> Verdict:
 
 def run_check(problem: dict[str, str], completion: str, *, timeout_s: float = TIMEOUT_S) -> Verdict:
     """Run ``completion`` against ``problem``'s test in the sandbox (blocking; callable from
-    an event loop's thread too). Raises :class:`SandboxUnavailable` when there is no sandbox."""
+    an event loop's thread too). Raises :class:`SandboxUnavailable` when there is no sandbox.
+
+    A program's verdict is kept (per process, the last :data:`REMEMBERED` programs, by the
+    SHA-256 of the program and the limit): the same answer graded again (another epoch, mode
+    or suite with the same answer, e.g. the mock's canonical solutions) is not run again."""
+    program = check_program(problem, completion)
+    key = hashlib.sha256(f"{timeout_s!r}\0{program}".encode()).hexdigest()
+    with _lock:
+        known = _verdicts.get(key)
+        if known is not None:
+            _verdicts.move_to_end(key)
+            return known
+    verdict = _run_program(problem, program, timeout_s)
+    if not verdict.kept:
+        return verdict
+    with _lock:
+        _verdicts[key] = verdict
+        while len(_verdicts) > REMEMBERED:
+            _verdicts.popitem(last=False)
+    return verdict
+
+
+def _run_program(problem: dict[str, str], program: str, timeout_s: float) -> Verdict:
     from harness.tools._run_python import run_python_files
 
-    program = check_program(problem, completion)
     try:
         compile(program, "program.py", "exec")  # compiling runs nothing
     except (SyntaxError, ValueError) as exc:
@@ -235,8 +267,11 @@ def run_check(problem: dict[str, str], completion: str, *, timeout_s: float = TI
     )
     found = [ln for ln in done.output.splitlines() if ln.startswith(_MARK)]
     if not found:
-        if done.timed_out or done.exit_code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+        if done.exit_code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
             return timed_out
+        if done.timed_out:
+            wall = f"timed out: the program still ran {limit:g} s (wall clock) after it started"
+            return Verdict("timed out", wall, kept=False)  # a load-dependent verdict
         return Verdict("failed", f"failed: the program ended without a verdict ({done.describe()})")
     verdict = json.loads(found[-1][len(_MARK) :])
     if verdict["result"] == "passed":
@@ -256,7 +291,9 @@ class HumanEvalGrader(Grader):
     field_help: ClassVar[dict[str, str]] = {"problem": "the HumanEval task id, e.g. HumanEval/12"}
 
     problem: str
-    timeout_s: float = Field(default=TIMEOUT_S, gt=0)
+    timeout_s: float = Field(
+        default=TIMEOUT_S, gt=0, description="seconds of CPU time (HumanEval's limit: 3.0)"
+    )
 
     def evaluate(self, result: Result, context: GradeContext) -> Grade:
         from harness.suites._humaneval_data import problems

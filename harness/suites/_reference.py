@@ -33,7 +33,7 @@ _MEANINGS = {
     "description": "one line on what the suite measures",
     "defaults": "run options applied to every task that does not set them",
     "tasks": "the tasks (at least one)",
-    "id": "unique in the suite: letters, digits, . _ -",
+    "id": "unique in the suite: letters, digits, . _ -, and / between parts (HumanEval/12)",
     "expect": "the grader: one of the kinds below",
     "workspace": "files copied into the run's fresh workspace",
     "mock": "what the mock provider answers (offline runs)",

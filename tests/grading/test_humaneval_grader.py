@@ -197,3 +197,22 @@ def test_the_official_checker_runs_in_the_sandbox_not_on_the_host() -> None:
     probe = "    import os\n    return float(os.path.exists('/etc/passwd'))\n"
     result = official_check(p, probe)
     assert result["result"].startswith("failed")  # no /etc/passwd in the sandbox: 0.0 != 0.5
+
+
+def test_the_same_program_is_run_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.grading import _humaneval
+
+    runs: list[str] = []
+    real = _humaneval._run_program
+
+    def counted(problem: dict[str, str], program: str, timeout_s: float) -> Any:
+        runs.append(program)
+        return real(problem, program, timeout_s)
+
+    monkeypatch.setattr(_humaneval, "_run_program", counted)
+    monkeypatch.setattr(_humaneval, "_verdicts", type(_humaneval._verdicts)())
+    answer = fenced("def truncate_number(number):\n    return number % 1.0 + 0\n")
+    assert judge(2, answer).passed
+    assert judge(2, answer).passed  # another epoch of the same answer
+    assert not judge(2, fenced("def truncate_number(number):\n    return 0.0\n")).passed
+    assert len(runs) == 2

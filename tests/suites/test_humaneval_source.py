@@ -106,8 +106,11 @@ def test_the_direct_variant_answers_once_under_react() -> None:
     (suite,) = load_suites([f"{SOURCE}:HumanEval/4"])
     task = suite.tasks[0]
     options = {**task.run_options(), "tools": []}
-    result = harness.run(task.prompt, provider="mock", mode="react",
-                         provider_opts=task.mock_provider_opts("react"), **options)  # fmt: skip
+    script = task.mock_provider_opts("react")
+    assert script is not None
+    result = harness.run(
+        task.prompt, provider="mock", mode="react", provider_opts=script, **options
+    )
     assert [c.purpose for c in result.calls] == ["main"]  # one answer, no tools
     assert grade(task.expect, result).passed
 
