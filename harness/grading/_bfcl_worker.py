@@ -100,7 +100,7 @@ class BfclWorkers:
                 if fresh:
                     started = worker.get().submit(warm_up)
                     await asyncio.wait_for(asyncio.wrap_future(started), WARM_UP_LIMIT_S)
-                future = worker.get().submit(fn, *args)
+                future: concurrent.futures.Future[T] = worker.get().submit(fn, *args)
                 result = await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
             except _dead() as exc:
                 raise self._broken(exc) from exc
@@ -117,7 +117,8 @@ class BfclWorkers:
             try:
                 if fresh:
                     self._wait(worker.get().submit(warm_up), WARM_UP_LIMIT_S)
-                result = self._wait(worker.get().submit(fn, *args), timeout_s)
+                submitted: concurrent.futures.Future[T] = worker.get().submit(fn, *args)
+                result = self._wait(submitted, timeout_s)
             except _dead() as exc:
                 raise self._broken(exc) from exc
             keep = True

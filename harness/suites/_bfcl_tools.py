@@ -87,9 +87,9 @@ def execute(
     instances = _build(classes, config, long_context) if state is None else pickle.loads(state)
     methods: dict[str, Any] = {}
     for instance in instances:
-        for member, method in inspect.getmembers(instance, predicate=inspect.ismethod):
+        for member, bound in inspect.getmembers(instance, predicate=inspect.ismethod):
             if not member.startswith("_"):
-                methods[member] = method  # a later class wins, as in BFCL's executor
+                methods[member] = bound  # a later class wins, as in BFCL's executor
     method = methods.get(name)
     saved = (mpmath.mp.prec, decimal.getcontext().prec)
     try:

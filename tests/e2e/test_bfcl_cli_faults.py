@@ -10,6 +10,7 @@ over, and the process exited 35 s after SIGINT. Now the call runs in a killable 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -164,7 +165,7 @@ def test_a_slow_bfcl_call_is_stopped_at_its_limit_while_other_cells_go_on(
 ) -> None:
     proc = project.run()
     try:
-        out, err = proc.communicate(timeout=600)
+        _, err = proc.communicate(timeout=600)
     finally:
         proc.kill()
     assert proc.returncode in (0, 1), err[-3000:]  # failed tasks at most: no error cell
@@ -191,10 +192,8 @@ def test_ctrl_c_during_a_slow_bfcl_call_exits_130_within_2s(project: Project) ->
         time.sleep(1)
         proc.send_signal(signal.SIGINT)
         sent = time.monotonic()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            pass
         stopped_in = time.monotonic() - sent
     finally:
         proc.kill()

@@ -23,7 +23,7 @@ pytest.importorskip(
     "bfcl_eval",
     reason="bfcl-eval is not installed (pip install --no-deps bfcl-eval==2026.3.23 mpmath)",
 )
-mpmath = pytest.importorskip(
+pytest.importorskip(
     "mpmath", reason="mpmath is not installed (pip install --no-deps bfcl-eval==2026.3.23 mpmath)"
 )
 
@@ -113,6 +113,8 @@ def test_a_slow_grading_is_stopped_and_fails_while_others_grade() -> None:
 async def test_the_harness_process_never_runs_bfcl_math() -> None:
     """A MathAPI call with a high precision runs elsewhere: this process's ``mpmath``
     precision never changes while it runs, so no grading or call here can see it."""
+    import mpmath
+
     e = _math_entry()
     toolset = build_tools(e)
     assert toolset.state is not None
