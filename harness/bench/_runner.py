@@ -9,10 +9,11 @@ which the CLI calls on Ctrl-C) schedules nothing new and cancels the cells in fl
 recorded, so ``--resume`` runs them again.
 
 A runner owns the processes its cells use: its python graders' warm workers (a
-:class:`~harness.grading._pool.GraderPool`) and grep's worker (a
+:class:`~harness.grading._pool.GraderPool`), grep's worker (a
 :class:`~harness.tools._grep_worker.GrepWorker`, which its cells inherit through a context
-variable). Stopping or closing one runner never touches another's, so several runners may share
-a process (a Ray worker overlaps its batches).
+variable) and BFCL's workers (:class:`~harness.grading._bfcl_worker.BfclWorkers`, likewise;
+killed by :meth:`Runner.request_stop` with the graders). Stopping or closing one runner never
+touches another's, so several runners may share a process (a Ray worker overlaps its batches).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from harness.bench._outcome import (
 )
 from harness.cassettes._transport import CassetteTransport, profile_secrets
 from harness.core._result import Result
+from harness.grading import _bfcl_worker
 from harness.grading._base import grade
 from harness.grading._grade import Grade
 from harness.grading._pool import GraderPool
@@ -95,6 +97,8 @@ class Runner:
         self._stop = asyncio.Event()
         #: This runner's python-grader workers (killed by request_stop, closed when run ends).
         self.graders = GraderPool()
+        #: BFCL's tool and grading workers (killed by request_stop, idle ones closed at the end).
+        self.bfcl = _bfcl_worker.BfclWorkers()
         # id(task) -> (task, whether its grader reads the workspace); the task is kept so that
         # its id stays unique.
         self._workspace_graders: dict[int, tuple[Task, bool]] = {}
@@ -104,12 +108,14 @@ class Runner:
         """Schedule no new cell and cancel the cells in flight."""
         self._stop.set()
         self.graders.kill_all()  # a grader stuck in a loop must not hold up the exit
+        self.bfcl.kill_all()  # nor a BFCL call or grading computing on the model's numbers
 
     async def run(
         self, cells: Sequence[Cell], on_outcome: OnOutcome | None = None
     ) -> MatrixSummary:
         """Run ``cells`` with ``concurrency`` workers; returns when all are done or stopped."""
-        with using(GrepWorker()):  # the cells' tasks, created in it, inherit it
+        # The cells' tasks and grading threads, created in them, inherit both.
+        with using(GrepWorker()), _bfcl_worker.using(self.bfcl):
             return await self._run(cells, on_outcome)
 
     async def _run(self, cells: Sequence[Cell], on_outcome: OnOutcome | None) -> MatrixSummary:
@@ -117,6 +123,7 @@ class Runner:
         summary = MatrixSummary(total=len(cells))
         if not self._stop.is_set():
             self.graders.reset()
+            self.bfcl.reset()
         started = time.perf_counter()
         # Workspaces are removed by a thread: deleting files is mostly waiting on the disk.
         self._reaper = ThreadPoolExecutor(1, thread_name_prefix="harness-rm")

@@ -33,13 +33,22 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from harness.cassettes._scrubparts import (
+    Place,
+    Walk,
+    cut,
+    find_spans,
+    leaves,
+    replace_spans,
+    scrub_literals,
+)
 
 __all__ = [
     "MIN_SECRET_CHARS",
@@ -91,7 +100,7 @@ class Redactor:
     (:meth:`scrubbing_logs`). Values shorter than :data:`MIN_SECRET_CHARS` are ignored. A
     Redactor without secrets is false and returns everything unchanged (the same objects)."""
 
-    __slots__ = ("_bytes", "_needles", "_pattern", "secrets")
+    __slots__ = ("_bytes", "_needles", "_walk", "secrets")
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         values = {s.strip() for s in secrets if s and len(s.strip()) >= MIN_SECRET_CHARS}
@@ -103,9 +112,7 @@ class Redactor:
                 needles.update((spelt, spelt.replace("/", "\\/")))  # PHP & co. escape "/"
         self._needles = tuple(sorted(needles, key=lambda s: (-len(s), s)))
         self._bytes = tuple(n.encode("utf-8", "surrogateescape") for n in self._needles)
-        self._pattern = (
-            re.compile("|".join(re.escape(s) for s in self.secrets)) if self.secrets else None
-        )
+        self._walk = Walk(self._decoded, self.data)
 
     def __bool__(self) -> bool:
         return bool(self.secrets)
@@ -117,68 +124,25 @@ class Redactor:
         return self.text(text)
 
     def text(self, text: str) -> str:
-        """``text`` with every secret replaced (the same object when there is none)."""
-        for needle in self._needles:
-            if needle in text:
-                text = text.replace(needle, PLACEHOLDER)
-        return text
+        """``text`` with every secret replaced (the same object when there is none). Where
+        secrets overlap (one's end is another's start) the whole stretch they cover becomes one
+        ``REDACTED``: no part of either is left."""
+        spans = find_spans(text, self._needles)
+        return replace_spans(text, spans, PLACEHOLDER) if spans else text
 
     def data(self, data: bytes) -> bytes:
-        """``data`` (UTF-8) with every secret replaced."""
-        for needle in self._bytes:
-            if needle in data:
-                data = data.replace(needle, PLACEHOLDER.encode())
-        return data
+        """``data`` (UTF-8) with every secret replaced (overlapping ones as in :meth:`text`)."""
+        spans = find_spans(data, self._bytes)
+        return replace_spans(data, spans, PLACEHOLDER.encode()) if spans else data
 
     def value(self, value: Any) -> Any:
         """A nested value with every secret replaced: strings, bytes, dict keys and values,
         lists, tuples, dataclasses (a changed copy), pydantic models (their JSON dump when a
         field changes) and, for other objects, their ``str()`` when it holds a secret. What
         holds no secret is returned as it is (the same object)."""
-        if not self.secrets or value is None or isinstance(value, bool | int | float):
+        if not self.secrets:
             return value
-        if isinstance(value, str):
-            return self._json_text(self.text(value))
-        if isinstance(value, bytes):
-            return self.data(value)
-        if isinstance(value, dict):
-            items = [(self.value(k), self.value(v)) for k, v in value.items()]
-            changed = any(
-                a is not k or b is not v
-                for (a, b), (k, v) in zip(items, value.items(), strict=True)
-            )
-            return dict(items) if changed else value
-        if isinstance(value, list | tuple):
-            new = [self.value(v) for v in value]
-            if all(a is b for a, b in zip(new, value, strict=True)):
-                return value
-            return new if isinstance(value, list) else tuple(new)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            changes = {}
-            for f in dataclasses.fields(value):
-                old = getattr(value, f.name, None)
-                new = self.value(old)
-                if new is not old:
-                    changes[f.name] = new
-            if not changes:
-                return value
-            clean = copy.copy(value)
-            for name, new in changes.items():
-                object.__setattr__(clean, name, new)  # frozen dataclasses too
-            return clean
-        dump = getattr(value, "model_dump", None)
-        if callable(dump):  # a pydantic model
-            data = dump(mode="json")
-            clean = self.value(data)
-            return value if clean is data else clean
-        if isinstance(value, set | frozenset):
-            items = [self.value(v) for v in value]
-            if all(a is b for a, b in zip(items, value, strict=True)):
-                return value
-            return type(value)(items)
-        text = str(value)
-        clean_text = self.text(text)
-        return value if clean_text is text else clean_text
+        return self._walk(value)  # an explicit stack: any depth (no RecursionError)
 
     def _json_text(self, text: str) -> str:
         """``text``; when it is a JSON document itself (a tool call's ``arguments``) whose
@@ -191,8 +155,19 @@ class Redactor:
             inner = json.loads(text)
         except ValueError:
             return text
+        except RecursionError:  # deeper than the parser goes: scrub its strings one by one
+            return scrub_literals(text, self._decoded)
         clean = self.value(inner)
-        return text if clean is inner else json.dumps(clean, ensure_ascii=False)
+        if clean is inner:
+            return text
+        try:
+            return json.dumps(clean, ensure_ascii=False)
+        except RecursionError:
+            return scrub_literals(text, self._decoded)
+
+    def _decoded(self, value: str) -> str:
+        """A decoded JSON string scrubbed (and the JSON document it may hold)."""
+        return self._json_text(self.text(value))
 
     def stream(self, chunks: Sequence[Any]) -> list[Any]:
         """Parsed JSON chunks of one streamed reply with every secret replaced: within each
@@ -206,42 +181,45 @@ class Redactor:
         ``reasoning``, ``thinking``, ``content``, ``text`` under the same parent, e.g. one
         choice's ``delta``): a key begun in the reasoning and ended in the answer is cut too.
         Changed chunks are copies; the others are returned as they are."""
-        out = [self.value(c) for c in chunks]
-        if not self.secrets or len(out) < 2:
-            return out
-        assert self._pattern is not None
-        copied: set[int] = set()  # value() may share parts with the caller's chunk: copy first
-        for group_of in (_same_place, _same_reply):
-            groups: dict[tuple[Any, ...], list[tuple[int, tuple[Any, ...], str]]] = {}
-            for i, chunk in enumerate(out):
-                for where, place, text in _leaves(chunk, (), ()):
-                    group = group_of(place)
-                    if group is not None:
-                        groups.setdefault(group, []).append((i, where, text))
-            for leaves in groups.values():
-                if len(leaves) > 1:
-                    self._cut_leaves(out, leaves, copied)
-        return out
+        scrubbed = [self.value(c) for c in chunks]
+        if not self.secrets or len(scrubbed) < 2:
+            return scrubbed
+        work = copy.deepcopy(scrubbed)  # _join changes chunks in place
+        changed = self._join(work)
+        return [work[i] if i in changed else c for i, c in enumerate(scrubbed)]
 
-    def _cut_leaves(
-        self, out: list[Any], leaves: list[tuple[int, tuple[Any, ...], str]], copied: set[int]
-    ) -> None:
-        assert self._pattern is not None
-        hits = [m.span() for m in self._pattern.finditer("".join(t for _, _, t in leaves))]
-        start = 0
-        for i, where, text in leaves if hits else ():
-            end = start + len(text)
-            new = _cut(text, start, end, hits)
-            start = end
-            if new == text:
-                continue
-            if i not in copied:
-                out[i] = copy.deepcopy(out[i])
-                copied.add(i)
-            node = out[i]
-            for step in where[:-1]:
-                node = node[step]
-            node[where[-1]] = new
+    def _join(self, chunks: list[Any]) -> set[int]:
+        """The cuts of :meth:`stream` across chunks (each scrubbed on its own already), made in
+        place; returns the indices of the chunks changed. Each group's concatenation is searched
+        once and its spans walked once: linear in the reply's size."""
+        changed: set[int] = set()
+        if not self.secrets or len(chunks) < 2:
+            return changed
+        # One walk: (chunk, parent, key) of each string, by place and by reply.
+        places: dict[Place, list[tuple[int, Any, Any]]] = {}
+        replies: dict[Place, list[tuple[int, Any, Any]]] = {}
+        for i, chunk in enumerate(chunks):
+            for place, parent, key in leaves(chunk):
+                found = (i, parent, key)
+                places.setdefault(place, []).append(found)
+                if place and place[1] in _TEXT_FIELDS:
+                    replies.setdefault(place[0], []).append(found)
+        for groups in (places, replies):  # the second sees the cuts of the first
+            for parts in groups.values():
+                if len(parts) > 1:
+                    self._cut_parts(parts, changed)
+        return changed
+
+    def _cut_parts(self, parts: list[tuple[int, Any, Any]], changed: set[int]) -> None:
+        texts = [parent[key] for _, parent, key in parts]
+        spans = find_spans("".join(texts), self.secrets)
+        start = first = 0
+        for (i, parent, key), text in zip(parts, texts, strict=True) if spans else ():
+            new, first = cut(text, start, spans, first, PLACEHOLDER)
+            start += len(text)
+            if new != text:
+                parent[key] = new
+                changed.add(i)
 
     def body(self, body: bytes) -> bytes:
         """A response body with every secret replaced: in the raw bytes, then in the strings
@@ -259,11 +237,20 @@ class Redactor:
                 whole = json.loads(document)
             except ValueError:  # NDJSON, or not JSON at all
                 pass
+            except RecursionError:  # deeper than the parser goes: its strings one by one
+                return self._literals(body)
             else:
                 clean_whole = self.value(whole)
-                return body if clean_whole is whole else _dump(clean_whole)
+                if clean_whole is whole:
+                    return body
+                try:
+                    return _dump(clean_whole)
+                except RecursionError:
+                    return self._literals(body)
         lines = body.splitlines(keepends=True)
         parsed: list[tuple[int, bytes, bytes, Any]] = []  # line, prefix, line ending, chunk
+        scrubbed: list[Any] = []
+        deep = False
         for n, line in enumerate(lines):
             content = line.rstrip(b"\r\n")
             ending = line[len(content) :]
@@ -275,14 +262,33 @@ class Redactor:
                 chunk = json.loads(payload)
             except ValueError:
                 continue
+            except RecursionError:  # too deep to parse: its strings one by one
+                lines[n], deep = self._literals(line), True
+                continue
             parsed.append((n, content[: len(content) - len(payload)], ending, chunk))
-        clean = self.stream([chunk for *_, chunk in parsed])
-        if all(new is chunk for (*_, chunk), new in zip(parsed, clean, strict=True)):
+            # Without a backslash the decoded strings are the raw text, scrubbed already.
+            scrubbed.append(self.value(chunk) if b"\\" in payload else chunk)
+        # The chunks are this method's own (just parsed): cut in place.
+        joined = self._join(scrubbed)
+        if (
+            not deep
+            and not joined
+            and all(a is b for (*_, a), b in zip(parsed, scrubbed, strict=True))
+        ):
             return body
-        for (n, prefix, ending, chunk), new in zip(parsed, clean, strict=True):
-            if new is not chunk:
-                lines[n] = prefix + _dump(new) + ending
+        for k, ((n, prefix, ending, chunk), new) in enumerate(zip(parsed, scrubbed, strict=True)):
+            if new is not chunk or k in joined:
+                try:
+                    lines[n] = prefix + _dump(new) + ending
+                except RecursionError:
+                    lines[n] = self._literals(lines[n])
         return b"".join(lines)
+
+    def _literals(self, data: bytes) -> bytes:
+        """JSON text too deep to parse, with its string literals scrubbed one by one."""
+        text = data.decode("utf-8", "surrogateescape")
+        clean = scrub_literals(text, self._decoded)
+        return data if clean == text else clean.encode("utf-8", "surrogateescape")
 
     def file(self, path: Path) -> int:
         """Replace every secret in a text file, in place (line by line: a span file may be
@@ -292,7 +298,7 @@ class Redactor:
         count = 0
         with path.open(encoding="utf-8", errors="surrogateescape") as f:
             for line in f:
-                count += sum(line.count(s) for s in self._needles)
+                count += len(find_spans(line, self._needles))
         if count:
             tmp = path.with_suffix(path.suffix + ".scrub")
             try:
@@ -330,14 +336,6 @@ class Redactor:
 _TEXT_FIELDS = frozenset({"reasoning_content", "reasoning", "thinking", "content", "text"})
 
 
-def _same_place(place: tuple[Any, ...]) -> tuple[Any, ...]:
-    return place
-
-
-def _same_reply(place: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    return place[:-1] if place and place[-1] in _TEXT_FIELDS else None
-
-
 def _dump(value: Any) -> bytes:
     """``value`` as compact JSON (UTF-8; a lone surrogate kept as a ``\\u`` escape)."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -345,46 +343,6 @@ def _dump(value: Any) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(value, separators=(",", ":")).encode("ascii")
-
-
-def _leaves(
-    node: Any, place: tuple[Any, ...], where: tuple[Any, ...]
-) -> Iterator[tuple[tuple[Any, ...], tuple[Any, ...], str]]:
-    """``(where, place, text)`` for each string in a parsed JSON chunk: ``where`` is its path in
-    this chunk, ``place`` the path that identifies the same stream across chunks."""
-    if isinstance(node, str):
-        if where:
-            yield where, place, node
-    elif isinstance(node, dict):
-        index = node.get("index")
-        if isinstance(index, int) and not isinstance(index, bool):
-            place = (*place, f"#{index}")
-        for key, value in node.items():
-            yield from _leaves(value, (*place, key), (*where, key))
-    elif isinstance(node, list):
-        for n, item in enumerate(node):
-            index = item.get("index") if isinstance(item, dict) else None
-            indexed = isinstance(index, int) and not isinstance(index, bool)
-            yield from _leaves(item, place if indexed else (*place, n), (*where, n))
-
-
-def _cut(text: str, start: int, end: int, hits: Sequence[tuple[int, int]]) -> str:
-    """The part ``text`` (``[start, end)`` of a concatenation) with each hit cut out, and
-    ``REDACTED`` where a hit starts."""
-    parts: list[str] = []
-    pos = start
-    for lo, hi in hits:
-        if hi <= start or lo >= end:
-            continue
-        cut_lo, cut_hi = max(lo, start), min(hi, end)
-        parts.append(text[pos - start : cut_lo - start])
-        if lo >= start:
-            parts.append(PLACEHOLDER)
-        pos = cut_hi
-    if not parts:
-        return text
-    parts.append(text[pos - start :])
-    return "".join(parts)
 
 
 def scrub_text(text: str, secrets: Iterable[str]) -> str:

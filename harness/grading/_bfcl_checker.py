@@ -10,10 +10,15 @@
   dropped as BFCL does; a turn count unlike the ground truth's, or ``force_terminated`` (more than
   20 steps in a turn), is ``multi_turn:force_terminated``.
 
-Isolation, in process: the multi-turn checker keeps tool instances in ``multi_turn_utils``'s
-module globals keyed by model name and entry id, and MathAPI sets process-global ``mpmath`` and
-``decimal`` precision. Each grading holds a lock, uses a model name never used before in this
-process, deletes the globals it created, and restores both precisions.
+Isolation: the multi-turn checker keeps tool instances in ``multi_turn_utils``'s module globals
+keyed by model name and entry id, MathAPI sets process-global ``mpmath`` and ``decimal``
+precision, and the checker re-executes the model's calls, which may compute for minutes
+(``power(3, 10**7)``). So a multi-turn grading runs in one of BFCL's worker processes
+(:mod:`harness.grading._bfcl_worker`), which runs one thing at a time: it uses a model name never
+used before in that process, deletes the globals it created, and restores both precisions; past
+:data:`GRADE_TIME_LIMIT_S` its worker is killed and the model fails with
+``harness:checker_timeout``. Nothing of it runs in the harness's process, so a grading never
+waits for another, nor sees another's precision.
 """
 
 from __future__ import annotations
@@ -22,19 +27,22 @@ import decimal
 import itertools
 import os
 import re
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from harness.grading._bfcl_calls import render_call
 from harness.grading._bfcl_env import CHECKER_MODEL, bfcl_module
+from harness.grading._bfcl_worker import current
 
-__all__ = ["BfclVerdict", "grade_ast", "grade_multi_turn"]
+__all__ = ["GRADE_TIME_LIMIT_S", "BfclVerdict", "grade_ast", "grade_multi_turn"]
+
+#: A multi-turn grading (BFCL re-executing the ground truth and the model's calls) is stopped
+#: past this many seconds: the model fails (``harness:checker_timeout``).
+GRADE_TIME_LIMIT_S = 60.0
 
 _AST = "bfcl_eval.eval_checker.ast_eval.ast_checker"
 _MULTI = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker"
 _UTILS = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils"
-_lock = threading.Lock()
 _serial = itertools.count(1)
 
 Call = tuple[str, Any]
@@ -115,10 +123,12 @@ def grade_multi_turn(
     turns: Sequence[Sequence[Sequence[Call]]],
     *,
     force_terminated: bool = False,
+    timeout_s: float = GRADE_TIME_LIMIT_S,
 ) -> BfclVerdict:
     """Grade a multi-turn entry. ``entry`` has BFCL's ``id``, ``initial_config`` and
     ``involved_classes``; ``function_names`` are every function the entry may call (held-out
-    ones included); ``turns`` holds, per user turn, the steps' calls."""
+    ones included); ``turns`` holds, per user turn, the steps' calls. BFCL's checker runs in a
+    worker process, stopped past ``timeout_s``."""
     if force_terminated or len(turns) != len(ground_truth):
         return _fail(
             "multi_turn:force_terminated",
@@ -129,26 +139,38 @@ def grade_multi_turn(
     decoded = [
         [[render_call(n, a, allowed) for n, a in step] for step in turn if step] for turn in turns
     ]
-    checker = bfcl_module(_MULTI)
     test_entry = {
         "id": entry["id"],
         "initial_config": entry["initial_config"],
         "involved_classes": list(entry["involved_classes"]),
     }
-    category = str(entry["id"]).rsplit("_", 1)[0]
-    with _lock:
-        name = f"{CHECKER_MODEL}-{os.getpid()}-{next(_serial)}"
-        prefix = re.sub(r"[-./:]", "_", name) + "_"
-        saved = _precision()
-        try:
-            result = checker.multi_turn_checker(
-                decoded, [list(t) for t in ground_truth], test_entry, category, name
-            )
-        except Exception as exc:  # e.g. an assertion inside the checker on odd output
-            return _fail("harness:checker_exception", f"{type(exc).__name__}: {exc}")
-        finally:
-            _purge(prefix)
-            _restore(saved)
+    truth = [list(t) for t in ground_truth]
+    try:
+        return current().call_sync(_check, decoded, truth, test_entry, timeout_s=timeout_s)
+    except TimeoutError:
+        return _fail(
+            "harness:checker_timeout",
+            f"BFCL's re-execution of the calls took over {timeout_s:g} s and was stopped",
+        )
+
+
+def _check(
+    decoded: list[list[list[str]]], truth: list[list[str]], test_entry: dict[str, Any]
+) -> BfclVerdict:
+    """BFCL's multi-turn checker on the rendered calls (in a BFCL worker process, which runs
+    one thing at a time)."""
+    checker = bfcl_module(_MULTI)
+    category = str(test_entry["id"]).rsplit("_", 1)[0]
+    name = f"{CHECKER_MODEL}-{os.getpid()}-{next(_serial)}"
+    prefix = re.sub(r"[-./:]", "_", name) + "_"
+    saved = _precision()
+    try:
+        result = checker.multi_turn_checker(decoded, truth, test_entry, category, name)
+    except Exception as exc:  # e.g. an assertion inside the checker on odd output
+        return _fail("harness:checker_exception", f"{type(exc).__name__}: {exc}")
+    finally:
+        _purge(prefix)
+        _restore(saved)
     if result["valid"]:
         return BfclVerdict(True, None, "BFCL: valid")
     return _fail(str(result.get("error_type")), result.get("error_message", ""))

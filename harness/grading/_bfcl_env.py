@@ -27,6 +27,7 @@ from harness.errors import ConfigError
 __all__ = [
     "BFCL_VERSION",
     "CHECKER_MODEL",
+    "CLASS_MODULES",
     "INSTALL_COMMAND",
     "bfcl_available",
     "bfcl_module",
@@ -39,6 +40,16 @@ INSTALL_COMMAND = f"pip install --no-deps bfcl-eval=={BFCL_VERSION} mpmath"
 #: The model name the harness gives BFCL's checkers (its config entry is the stub's).
 CHECKER_MODEL = "athena-harness"
 
+#: BFCL's multi-turn classes and the modules that define them.
+CLASS_MODULES = {
+    name: "bfcl_eval.eval_checker.multi_turn_eval.func_source_code." + module
+    for name, module in {
+        "GorillaFileSystem": "gorilla_file_system", "MathAPI": "math_api",
+        "MessageAPI": "message_api", "TwitterAPI": "posting_api", "TicketAPI": "ticket_api",
+        "TradingBot": "trading_bot", "TravelAPI": "travel_booking",
+        "VehicleControlAPI": "vehicle_control",
+    }.items()
+}  # fmt: skip
 _MODEL_CONFIG = "bfcl_eval.constants.model_config"
 _lock = threading.Lock()
 

@@ -6,8 +6,16 @@
 MathAPI has no scenario), so state persists across the cell's user turns and is never shared
 with another cell (BFCL's own executor keeps instances in module globals). A call runs the
 instance's method with the arguments as keywords; the result becomes text as in BFCL (dicts as
-JSON, other values ``str()``; an exception as ``"Error during execution: ..."``). MathAPI sets
-process-global ``mpmath`` and ``decimal`` precision: both are restored after every call.
+JSON, other values ``str()``; an exception as ``"Error during execution: ..."``).
+
+The classes compute on the model's numbers (``power(3, 20000000)`` runs for seconds), so a call
+runs in one of BFCL's killable worker processes (:mod:`harness.grading._bfcl_worker`), never on
+the event loop: the instances travel there pickled and come back pickled with the call's
+changes (the cell's state is those bytes). Past :data:`CALL_TIME_LIMIT_S` (or the run's
+``tool_timeout_s``, whichever comes first) the worker is killed, the call is an error result
+and the cell's state is as it was before the call. MathAPI sets process-global ``mpmath`` and
+``decimal`` precision: in the worker, which runs one call at a time, both are restored after
+every call.
 
 Single-turn (AST) entries are graded on the calls alone: their tools execute nothing and answer
 :data:`AST_RESULT`.
@@ -15,31 +23,27 @@ Single-turn (AST) entries are graded on the calls alone: their tools execute not
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import decimal
 import inspect
 import json
-import threading
-from collections.abc import Callable
+import pickle
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.grading._bfcl_env import bfcl_module
+from harness.errors import ToolError
+from harness.grading._bfcl_env import CLASS_MODULES, bfcl_module
+from harness.grading._bfcl_worker import current
 from harness.suites._bfcl_data import BfclEntry, tool_spec
 from harness.tools._base import ToolContext
 
-__all__ = ["AST_RESULT", "BfclState", "BfclTool", "BfclToolset", "build_tools"]
+__all__ = ["AST_RESULT", "CALL_TIME_LIMIT_S", "BfclState", "BfclTool", "BfclToolset", "build_tools"]
 
 AST_RESULT = "Call recorded. This task is graded on the calls you made; reply in text now."
-_MODULES = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code."
-_CLASS_MODULES = {
-    "GorillaFileSystem": "gorilla_file_system", "MathAPI": "math_api",
-    "MessageAPI": "message_api", "TwitterAPI": "posting_api", "TicketAPI": "ticket_api",
-    "TradingBot": "trading_bot", "TravelAPI": "travel_booking",
-    "VehicleControlAPI": "vehicle_control",
-}  # fmt: skip
 _STATELESS = frozenset({"MathAPI"})
-_lock = threading.Lock()
+#: A BFCL call past this many seconds is stopped (its worker killed): an error result.
+CALL_TIME_LIMIT_S = 10.0
 
 
 def _as_text(value: Any) -> str:
@@ -54,47 +58,91 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
+def _build(classes: tuple[str, ...], config: dict[str, Any], long_context: bool) -> list[Any]:
+    """Fresh instances of ``classes`` as BFCL's executor makes them (in the worker)."""
+    instances = []
+    for cls_name in classes:
+        module = bfcl_module(CLASS_MODULES[cls_name])
+        instance = getattr(module, cls_name)()
+        if cls_name not in _STATELESS:
+            scenario = copy.deepcopy(config.get(cls_name, {}))
+            instance._load_scenario(scenario, long_context=long_context)
+        instances.append(instance)
+    return instances
+
+
+def execute(
+    classes: tuple[str, ...],
+    config: dict[str, Any],
+    long_context: bool,
+    state: bytes | None,
+    name: str,
+    arguments: Any,
+) -> tuple[str, bytes]:
+    """One call, in a BFCL worker process: the cell's instances (``state``, pickled; ``None``
+    before the first call), the method ``name`` of the last class that has it (as in BFCL's
+    executor) run with ``arguments`` as keywords. Returns BFCL's result text and the instances
+    after the call, pickled."""
+    mpmath = bfcl_module("mpmath")
+    instances = _build(classes, config, long_context) if state is None else pickle.loads(state)
+    methods: dict[str, Any] = {}
+    for instance in instances:
+        for member, bound in inspect.getmembers(instance, predicate=inspect.ismethod):
+            if not member.startswith("_"):
+                methods[member] = bound  # a later class wins, as in BFCL's executor
+    method = methods.get(name)
+    saved = (mpmath.mp.prec, decimal.getcontext().prec)
+    try:
+        if method is None:
+            raise NameError(f"name '{name}' is not defined")
+        if not isinstance(arguments, dict):
+            raise TypeError(f"{name}() arguments must be an object")
+        text = _as_text(method(**arguments))
+    except Exception as exc:
+        text = f"Error during execution: {exc}"
+    finally:
+        mpmath.mp.prec, decimal.getcontext().prec = saved
+    return text, pickle.dumps(instances, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 class BfclState:
-    """One cell's instances of BFCL's classes for a multi-turn entry (created on first use)."""
+    """One cell's instances of BFCL's classes for a multi-turn entry: pickled, made in a worker
+    by the first call; each call runs in a worker and brings back the instances it changed."""
 
     def __init__(self, entry: BfclEntry) -> None:
         self.entry = entry
-        self.instances: dict[str, Any] = {}
-        self._methods: dict[str, Callable[..., Any]] | None = None
+        #: The instances after the last call that finished, pickled (None before the first).
+        self.pickled: bytes | None = None
+        self._lock = asyncio.Lock()  # one call of the cell at a time: each sees the last
 
-    def _build(self) -> dict[str, Callable[..., Any]]:
-        methods: dict[str, Callable[..., Any]] = {}
-        long_context = "long_context" in self.entry.category
-        for cls_name in self.entry.involved_classes:
-            module = bfcl_module(_MODULES + _CLASS_MODULES[cls_name])
-            instance = getattr(module, cls_name)()
-            if cls_name not in _STATELESS:
-                config = copy.deepcopy(self.entry.initial_config.get(cls_name, {}))
-                instance._load_scenario(config, long_context=long_context)
-            self.instances[cls_name] = instance
-            for name, method in inspect.getmembers(instance, predicate=inspect.ismethod):
-                if not name.startswith("_"):
-                    methods[name] = method  # a later class wins, as in BFCL's executor
-        return methods
-
-    def call(self, name: str, arguments: Any) -> str:
-        """Run one call on this cell's instances and return BFCL's result text."""
-        mpmath = bfcl_module("mpmath")
-        with _lock:
-            if self._methods is None:
-                self._methods = self._build()
-            method = self._methods.get(name)
-            saved = (mpmath.mp.prec, decimal.getcontext().prec)
+    async def call(self, name: str, arguments: Any, timeout_s: float = CALL_TIME_LIMIT_S) -> str:
+        """Run one call on this cell's instances and return BFCL's result text; a call past
+        ``timeout_s`` raises :class:`~harness.tools._base.ToolError` (its worker killed, the
+        instances as before it)."""
+        entry = self.entry
+        async with self._lock:
             try:
-                if method is None:
-                    raise NameError(f"name '{name}' is not defined")
-                if not isinstance(arguments, dict):
-                    raise TypeError(f"{name}() arguments must be an object")
-                return _as_text(method(**arguments))
-            except Exception as exc:
-                return f"Error during execution: {exc}"
-            finally:
-                mpmath.mp.prec, decimal.getcontext().prec = saved
+                text, self.pickled = await current().call(
+                    execute,
+                    tuple(entry.involved_classes),
+                    entry.initial_config if self.pickled is None else {},
+                    "long_context" in entry.category,
+                    self.pickled,
+                    name,
+                    arguments,
+                    timeout_s=timeout_s,
+                )
+            except TimeoutError:
+                raise ToolError(
+                    f"{name}: BFCL's call took over {timeout_s:g} s and was stopped"
+                ) from None
+            return text
+
+    def instances(self) -> dict[str, Any]:
+        """The instances after the last call, by class name (unpickled here: for tests)."""
+        if self.pickled is None:
+            return {}
+        return dict(zip(self.entry.involved_classes, pickle.loads(self.pickled), strict=True))
 
 
 class BfclTool:
@@ -113,7 +161,7 @@ class BfclTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         if self._state is None:
             return AST_RESULT
-        return self._state.call(self.bfcl_name, args)
+        return await self._state.call(self.bfcl_name, args)
 
     def __repr__(self) -> str:
         return f"BfclTool({self.name!r})"

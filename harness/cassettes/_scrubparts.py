@@ -1,0 +1,244 @@
+"""The parts of :class:`~harness.cassettes._secrets.Redactor` that must stay linear and flat.
+
+- :func:`find_spans`: every place where any of the needles occurs, overlapping occurrences
+  included, merged into disjoint spans. Replacing each needle in turn left a suffix of a secret
+  that overlapped another one (keys ``abcdefgh12`` and ``gh12345678``: ``abcdefgh12345678``
+  became ``REDACTED345678``); a merged span is replaced whole, so no part of either survives.
+- :func:`cut`: one string of a concatenation with the spans that touch it cut out, walking the
+  spans from where the previous string stopped (a streamed reply of 32,000 chunks with a key split
+  over each pair used to compare every chunk with every span: quadratic).
+- :func:`leaves` and :class:`Walk`: the strings of a parsed JSON value and a nested value
+  rebuilt, with an explicit stack instead of recursion: a reply of 500 nested brackets made the
+  recursive walk raise ``RecursionError``, which crashed the run.
+- :func:`scrub_literals`: the string literals of JSON text decoded, scrubbed and encoded again one
+  by one, without parsing the document (for documents too deep for :func:`json.loads`).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+__all__ = ["Place", "Walk", "cut", "find_spans", "leaves", "replace_spans", "scrub_literals"]
+
+S = TypeVar("S", str, bytes)
+#: A JSON string literal (the unrolled form: no backtracking on long strings).
+_LITERAL = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+
+
+def find_spans(haystack: S, needles: Sequence[S]) -> list[tuple[int, int]]:
+    """The disjoint, sorted ``[start, end)`` spans covered by any occurrence of any needle."""
+    found: list[tuple[int, int]] = []
+    for needle in needles:
+        pos = haystack.find(needle)
+        while pos >= 0:
+            found.append((pos, pos + len(needle)))
+            pos = haystack.find(needle, pos + 1)
+    if len(found) < 2:
+        return found
+    found.sort()
+    merged = [found[0]]
+    for lo, hi in found[1:]:
+        last_lo, last_hi = merged[-1]
+        if lo <= last_hi:  # overlapping or touching: one span
+            if hi > last_hi:
+                merged[-1] = (last_lo, hi)
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def replace_spans(text: S, spans: Sequence[tuple[int, int]], placeholder: S) -> S:
+    """``text`` with each span replaced by ``placeholder``."""
+    parts: list[S] = []
+    pos = 0
+    for lo, hi in spans:
+        parts.append(text[pos:lo])
+        parts.append(placeholder)
+        pos = hi
+    parts.append(text[pos:])
+    return text[:0].join(parts)
+
+
+def cut(
+    text: str, start: int, spans: Sequence[tuple[int, int]], first: int, placeholder: str
+) -> tuple[str, int]:
+    """The part ``text`` (at ``start`` of a concatenation) with each span cut out and
+    ``placeholder`` where a span starts; ``spans[first:]`` are those not yet wholly before
+    ``text``. Returns the new text and the index to pass for the next part (linear overall)."""
+    end = start + len(text)
+    while first < len(spans) and spans[first][1] <= start:
+        first += 1
+    parts: list[str] = []
+    pos = start
+    n = first
+    while n < len(spans) and spans[n][0] < end:
+        lo, hi = spans[n]
+        parts.append(text[pos - start : max(lo, start) - start])
+        if lo >= start:
+            parts.append(placeholder)
+        pos = min(hi, end)
+        if hi > end:  # goes on into the next part
+            break
+        n += 1
+    if not parts:
+        return text, first
+    parts.append(text[pos - start :])
+    return "".join(parts), n
+
+
+#: A string's place in a stream: (the parent's place, key), nested; ``()`` at the top.
+Place = tuple[Any, ...]
+
+
+def leaves(chunk: Any) -> list[tuple[Place, Any, Any]]:
+    """``(place, parent, key)`` for each string ``parent[key]`` of a parsed JSON chunk below its
+    top, strings of one place in document order. ``place`` identifies the same stream across
+    chunks: the keys down to it, an object with an integer ``index`` field (OpenAI's choices and
+    tool-call deltas, Anthropic's content blocks) counted by that index instead of its position
+    in a list."""
+    found: list[tuple[Place, Any, Any]] = []
+    stack: list[tuple[Any, Place]] = [(chunk, ())] if type(chunk) in (dict, list) else []
+    while stack:
+        node, place = stack.pop()
+        if type(node) is dict:
+            index = node.get("index")
+            if type(index) is int:
+                place = (place, f"#{index}")
+            items: Any = node.items()
+        else:
+            items = enumerate(node)
+        below: list[tuple[Any, Place]] | None = None
+        for key, value in items:
+            kind = type(value)
+            if kind is str:
+                found.append(((place, key), node, key))
+            elif kind is dict or kind is list:
+                if below is None:
+                    below = []
+                indexed = kind is dict and type(key) is int and type(value.get("index")) is int
+                below.append((value, place if indexed else (place, key)))
+        if below is not None:
+            stack.extend(reversed(below))
+    return found
+
+
+def scrub_literals(text: str, scrub: Callable[[str], str]) -> str:
+    """JSON text with each string literal whose decoded value ``scrub`` changes replaced by the
+    scrubbed value encoded again; everything else kept as it is. No parse: any depth."""
+
+    def one(match: re.Match[str]) -> str:
+        literal = match.group()
+        if "\\" not in literal:
+            return literal  # the raw text was scrubbed already
+        try:
+            value = json.loads(literal)
+        except ValueError:
+            return literal
+        clean = scrub(value)
+        return literal if clean is value else json.dumps(clean, ensure_ascii=False)
+
+    return _LITERAL.sub(one, text)
+
+
+class _Frame:
+    """A container being rebuilt: its children, and their scrubbed values so far."""
+
+    __slots__ = ("children", "data", "kind", "new", "value")
+
+    def __init__(self, value: Any, kind: str, children: list[Any], data: Any = None) -> None:
+        self.value, self.kind, self.children, self.data = value, kind, children, data
+        self.new: list[Any] = []
+
+    def finish(self) -> Any:
+        value, new = self.value, self.new
+        if self.kind == "pydantic":
+            return value if new[0] is self.data else new[0]
+        if all(a is b for a, b in zip(new, self.children, strict=True)):
+            return value
+        if self.kind == "dict":
+            return dict(zip(new[0::2], new[1::2], strict=True))
+        if self.kind == "list":
+            return new
+        if self.kind == "tuple":
+            return tuple(new)
+        if self.kind == "set":
+            return type(value)(new)
+        clean = copy.copy(value)  # a dataclass: a changed copy (frozen ones too)
+        for f, old, fresh in zip(dataclasses.fields(value), self.children, new, strict=True):
+            if fresh is not old:
+                object.__setattr__(clean, f.name, fresh)
+        return clean
+
+
+class Walk:
+    """A nested value rebuilt with ``leaf`` applied to each string, bytes value and other
+    object; containers (dicts, keys included; lists, tuples, sets, dataclasses, pydantic models
+    as their JSON dump) are copied only where something changed, else returned as they are. An
+    explicit stack: any depth; a container met again inside itself is left as it is."""
+
+    def __init__(self, text: Callable[[str], str], data: Callable[[bytes], bytes]) -> None:
+        self._text, self._data = text, data
+
+    def _leaf(self, value: Any) -> tuple[bool, Any]:
+        if value is None or isinstance(value, bool | int | float):
+            return True, value
+        if isinstance(value, str):
+            return True, self._text(value)
+        if isinstance(value, bytes):
+            return True, self._data(value)
+        if isinstance(value, dict | list | tuple | set | frozenset):
+            return False, None
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return False, None
+        if callable(getattr(value, "model_dump", None)):
+            return False, None
+        text = str(value)
+        clean = self._text(text)
+        return True, (value if clean is text else clean)
+
+    @staticmethod
+    def _frame(value: Any) -> _Frame:
+        if isinstance(value, dict):
+            return _Frame(value, "dict", [x for item in value.items() for x in item])
+        if isinstance(value, list):
+            return _Frame(value, "list", list(value))
+        if isinstance(value, tuple):
+            return _Frame(value, "tuple", list(value))
+        if dataclasses.is_dataclass(value):
+            fields = dataclasses.fields(value)
+            return _Frame(value, "dataclass", [getattr(value, f.name, None) for f in fields])
+        if isinstance(value, set | frozenset):
+            return _Frame(value, "set", list(value))
+        data = value.model_dump(mode="json")  # a pydantic model
+        return _Frame(value, "pydantic", [data], data)
+
+    def __call__(self, value: Any) -> Any:
+        leaf, out = self._leaf(value)
+        if leaf:
+            return out
+        frames = [self._frame(value)]
+        path = {id(value)}
+        while True:
+            top = frames[-1]
+            if len(top.new) < len(top.children):
+                child = top.children[len(top.new)]
+                leaf, out = self._leaf(child)
+                if leaf:
+                    top.new.append(out)
+                elif id(child) in path:  # a cycle: nothing new below it
+                    top.new.append(child)
+                else:
+                    frames.append(self._frame(child))
+                    path.add(id(child))
+                continue
+            frames.pop()
+            path.discard(id(top.value))
+            out = top.finish()
+            if not frames:
+                return out
+            frames[-1].new.append(out)

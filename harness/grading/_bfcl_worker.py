@@ -1,0 +1,205 @@
+"""BFCL's classes and its multi-turn checker run in warm worker processes that can be killed.
+
+BFCL's classes compute on the model's numbers (``power(3, 20000000)``, ``logarithm(precision=
+60000)``): run on the event loop, one call stalled every other cell for seconds and held up
+Ctrl-C; its grading re-executed the same calls with no limit. And MathAPI sets ``mpmath``'s
+precision, which is global to a process: a call in one thread changed the digits of another
+thread's call or grading (5 of 1,462 results came back at 18 digits). Here every BFCL tool call
+and every multi-turn grading runs in a worker process of its own while it runs (a loky process,
+started fresh without the user's ``__main__``, as grep's worker: see
+:mod:`harness.tools._grep_worker`): nothing of BFCL runs in the harness's process, one worker
+runs one thing at a time, and a call past its limit, a cancelled one, or one running when
+:meth:`BfclWorkers.kill_all` is called (Ctrl-C) has its worker killed at once. A new worker
+imports BFCL's modules (:func:`warm_up`) before its first call, outside that call's limit (it
+takes about half a second, and many seconds on a loaded machine); it is then kept warm for the
+next calls (at most :data:`MAX_IDLE` idle ones).
+
+A bench runner owns one :class:`BfclWorkers` (:func:`using`, a context variable its cells and
+grading threads inherit); calls outside a run share a default one, stopped at interpreter exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import contextvars
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+from harness.grading._bfcl_env import CLASS_MODULES, bfcl_module
+from harness.tools._grep_worker import GrepWorker
+
+__all__ = [
+    "MAX_IDLE",
+    "WARM_UP_LIMIT_S",
+    "BfclWorkers",
+    "WorkerStopped",
+    "current",
+    "using",
+    "warm_up",
+]
+
+T = TypeVar("T")
+#: Idle workers kept warm per owner.
+MAX_IDLE = 8
+#: How long a new worker may take to start and import BFCL's modules.
+WARM_UP_LIMIT_S = 120.0
+_CHECKER = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker"
+
+
+def warm_up() -> None:
+    """Import BFCL's classes and its multi-turn checker (in a new worker, before its first
+    call)."""
+    for module in CLASS_MODULES.values():
+        bfcl_module(module)
+    bfcl_module(_CHECKER)
+
+
+class WorkerStopped(RuntimeError):
+    """The owner's workers were killed (Ctrl-C) while the call waited or ran."""
+
+
+class BfclWorkers:
+    """The killable BFCL worker processes of one owner: one per call running now, idle ones
+    kept for the next calls."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[GrepWorker] = []
+        self._busy: set[GrepWorker] = set()
+        self._stopped = False
+
+    def _take(self) -> tuple[GrepWorker, bool]:
+        """A worker for one call, and whether it is new (not warmed up yet)."""
+        with self._lock:
+            if self._stopped:
+                raise WorkerStopped("BFCL's workers were stopped (the run is ending)")
+            fresh = not self._idle
+            worker = GrepWorker() if fresh else self._idle.pop()
+            self._busy.add(worker)
+            return worker, fresh
+
+    def _give(self, worker: GrepWorker, keep: bool) -> None:
+        with self._lock:
+            self._busy.discard(worker)
+            if keep and not self._stopped and len(self._idle) < MAX_IDLE:
+                self._idle.append(worker)
+                return
+        worker.kill()
+
+    async def call(self, fn: Callable[..., T], *args: Any, timeout_s: float) -> T:
+        """``fn(*args)`` in a worker; ``TimeoutError`` past ``timeout_s``. A timeout or a cancel
+        kills the worker (the call stops at once); ``WorkerStopped`` after :meth:`kill_all`."""
+        worker, fresh = self._take()
+        keep = False
+        try:
+            try:
+                if fresh:
+                    started = worker.get().submit(warm_up)
+                    await asyncio.wait_for(asyncio.wrap_future(started), WARM_UP_LIMIT_S)
+                future: concurrent.futures.Future[T] = worker.get().submit(fn, *args)
+                result = await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
+            except _dead() as exc:
+                raise self._broken(exc) from exc
+            keep = True
+            return result
+        finally:
+            self._give(worker, keep)
+
+    def call_sync(self, fn: Callable[..., T], *args: Any, timeout_s: float) -> T:
+        """:meth:`call` for a thread: blocks until the result, the limit or :meth:`kill_all`."""
+        worker, fresh = self._take()
+        keep = False
+        try:
+            try:
+                if fresh:
+                    self._wait(worker.get().submit(warm_up), WARM_UP_LIMIT_S)
+                submitted: concurrent.futures.Future[T] = worker.get().submit(fn, *args)
+                result = self._wait(submitted, timeout_s)
+            except _dead() as exc:
+                raise self._broken(exc) from exc
+            keep = True
+            return result
+        finally:
+            self._give(worker, keep)
+
+    def _wait(self, future: concurrent.futures.Future[T], timeout_s: float) -> T:
+        """The future's result, waiting in short steps: :meth:`kill_all` ends the wait at
+        once even if the dead worker's future is never settled."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if self._stopped:
+                raise WorkerStopped("BFCL's workers were stopped (the run is ending)")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            try:
+                return future.result(timeout=min(left, 0.1))
+            except TimeoutError:
+                continue
+
+    def _broken(self, exc: BaseException) -> BaseException:
+        if self._stopped:
+            return WorkerStopped("BFCL's workers were stopped (the run is ending)")
+        return RuntimeError(f"BFCL's worker process died ({exc})")
+
+    def kill_all(self) -> None:
+        """Kill every worker, busy or idle (their calls end at once), and start none until
+        :meth:`reset`."""
+        with self._lock:
+            self._stopped = True
+            workers = [*self._busy, *self._idle]
+            self._idle.clear()
+        for worker in workers:
+            worker.kill()
+
+    def reset(self) -> None:
+        """Let calls start workers again."""
+        with self._lock:
+            self._stopped = False
+
+    def close_idle(self) -> None:
+        """Stop the idle workers (the end of a run)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.kill()
+
+    @property
+    def workers(self) -> int:
+        """Workers alive or reserved now, idle or busy."""
+        with self._lock:
+            return len(self._busy) + len(self._idle)
+
+
+def _dead() -> tuple[type[BaseException], ...]:
+    """What a call's future raises when its worker was killed or died."""
+    from loky.process_executor import ShutdownExecutorError
+
+    return (concurrent.futures.process.BrokenProcessPool, ShutdownExecutorError)
+
+
+_DEFAULT = BfclWorkers()
+_CURRENT: contextvars.ContextVar[BfclWorkers | None] = contextvars.ContextVar(
+    "harness_bfcl_workers", default=None
+)
+
+
+def current() -> BfclWorkers:
+    """The workers of the run in this context (the default ones outside a run)."""
+    return _CURRENT.get() or _DEFAULT
+
+
+@contextlib.contextmanager
+def using(workers: BfclWorkers) -> Iterator[BfclWorkers]:
+    """BFCL calls and gradings in this context (and the tasks and threads it starts) use
+    ``workers``; their idle ones are stopped on the way out."""
+    token = _CURRENT.set(workers)
+    try:
+        yield workers
+    finally:
+        _CURRENT.reset(token)
+        workers.close_idle()
