@@ -4,6 +4,7 @@ and its agreement with the official ``check_correctness`` run inside the sandbox
 from __future__ import annotations
 
 import asyncio
+import resource
 import time
 from typing import Any
 
@@ -16,6 +17,7 @@ pytest.importorskip(
 import harness
 from harness.grading import GradeContext, grade, parse_grader
 from harness.grading._humaneval import (
+    KILL_AFTER_S,
     TIMEOUT_S,
     check_program,
     completion_for,
@@ -122,16 +124,24 @@ def test_a_wrong_solution_fails_with_the_assertion() -> None:
     assert syntax.explanation.startswith("failed: SyntaxError: unterminated string literal")
 
 
+@pytest.mark.timeout(KILL_AFTER_S + 60)
 def test_an_infinite_loop_times_out_within_the_limit_plus_two_seconds() -> None:
+    """The limit is CPU time (verdicts independent of load): the sandboxed program's CPU seconds
+    stay within the limit plus 2 s (issue 32's bound), and the wall-clock backstop bounds the
+    wait whatever the load (on an idle machine, wall time ~ CPU time)."""
     loop = fenced("def truncate_number(number):\n    while True:\n        pass\n")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     verdict = judge(2, loop)
     took = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     assert not verdict.passed
-    assert (
-        verdict.explanation == "timed out: the tests did not finish within the 3 s limit (CPU time)"
+    assert verdict.explanation == (
+        "timed out: the tests did not finish within the 3 s limit (CPU time)"
     )
-    assert took < TIMEOUT_S + 2  # the bound issue 32 asks for
+    assert TIMEOUT_S <= cpu < TIMEOUT_S + 2
+    assert took < TIMEOUT_S + KILL_AFTER_S + 5
 
 
 def test_a_loop_in_c_code_is_killed_and_times_out() -> None:
