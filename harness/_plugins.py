@@ -195,7 +195,8 @@ class Registry(Generic[T]):
         except ConfigError:
             raise
         except Exception as exc:  # e.g. a plug-in class whose constructor raises
-            raise ConfigError(f"{self.kind} {spec!r}: loading it raised {_described(exc)}") from None
+            said = _described(exc)
+            raise ConfigError(f"{self.kind} {spec!r}: loading it raised {said}") from None
 
     def unknown(self, spec: str) -> str:
         """The "unknown NAME" message: the closest name, then every registered one."""

@@ -6,10 +6,10 @@ nesting overflow the composer's recursion. :func:`safe_load_bounded` first reads
 event stream (the parser is a state machine, nothing recursive), counting the nesting depth and
 the nodes and the bytes of text each alias stands for once expanded; past :data:`MAX_DEPTH`
 levels, :data:`MAX_ALIAS_NODES` nodes or :data:`MAX_ALIAS_BYTES` bytes reached through aliases
-(one 1 MB scalar aliased 300 times is 300 nodes but 300 MB), or at an alias inside the very anchor it
-names (``&a {more: *a}``, a structure containing itself, which JSON, validation and every walk of
-the data would recurse into forever), it raises a :class:`~harness.errors.YAMLSyntaxError`
-naming the file and the line, before anything is built.
+(one 1 MB scalar aliased 300 times is 300 nodes but 300 MB), or at an alias inside the very
+anchor it names (``&a {more: *a}``, a structure containing itself, which JSON, validation and
+every walk of the data would recurse into forever), it raises a
+:class:`~harness.errors.YAMLSyntaxError` naming the file and the line, before anything is built.
 Only then is the document constructed, with the safe loader. A file without aliases may be as
 large as it likes (a 10,000-task suite is fine); only its depth is bounded.
 

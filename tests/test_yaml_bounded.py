@@ -193,7 +193,14 @@ def test_aliases_are_bounded_by_the_bytes_they_expand_to(tmp_path: Path) -> None
     with pytest.raises(YAMLSyntaxError, match=r"bomb\.yaml:\d+: aliases expand to more than"):
         safe_load_bounded(text, source="bomb.yaml")
     # a few copies of a large text stay fine (11 MB in all, 10 through aliases)
-    assert len(safe_load_bounded(_big_alias_suite(10), source="ok.yaml")["tasks"][0]["workspace"]["files"]) == 11
+    assert (
+        len(
+            safe_load_bounded(_big_alias_suite(10), source="ok.yaml")["tasks"][0]["workspace"][
+                "files"
+            ]
+        )
+        == 11
+    )
     path = tmp_path / "bomb.yaml"
     path.write_text(text)
     result = CliRunner().invoke(main, ["suites", "validate", str(path)])

@@ -58,6 +58,21 @@ def fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+def _utf8_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A path DuckDB can open: valid UTF-8 (a name from other bytes gave a DuckDB traceback)."""
+    try:
+        if value is not None:
+            value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise click.BadParameter(
+            f"{value!r} is not valid UTF-8 (byte {exc.start}); DuckDB opens only UTF-8 paths: "
+            "rename it",
+            ctx,
+            param,
+        ) from None
+    return value
+
+
 def db_option(help: str = _DB_HELP) -> Callable[[F], F]:
     """The ``--db PATH`` option every command that reads or writes the store takes."""
     return click.option(
@@ -65,6 +80,7 @@ def db_option(help: str = _DB_HELP) -> Callable[[F], F]:
         default="reports/harness.duckdb",
         show_default=True,
         type=click.Path(dir_okay=False),
+        callback=_utf8_path,
         help=help,
     )
 

@@ -18,8 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidatorFunctionWrapHandler
-from pydantic import ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+)
 from pydantic import WrapValidator as _Wrap
 from pydantic_core import PydanticCustomError
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import duckdb
 
+from harness._files import write_atomic
 from harness.store import _locking as locking
 from harness.store._damage import record_damage
 from harness.store.errors import StoreError
@@ -130,9 +131,8 @@ def merge(old: Sequence[str] | None, new: Sequence[str]) -> list[str]:
 
 def write_finish(folder: Path, status: str, when: datetime, error: str | None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / ".finish.json.tmp"
-    tmp.write_text(json.dumps({"status": status, "finished_at": when.isoformat(), "error": error}))
-    os.replace(tmp, folder / "finish.json")
+    doc = {"status": status, "finished_at": when.isoformat(), "error": error}
+    write_atomic(folder / "finish.json", json.dumps(doc))
 
 
 def read_finish(folder: Path) -> dict[str, Any] | None:

@@ -203,8 +203,9 @@ def test_an_unknown_tool_in_add_tools_is_bad_input(tmp_path: Path, command: str)
     path.write_text(UNKNOWN_ADDED)
     args = ["suites", command, str(path)]
     if command == "run":
+        db, trace = str(tmp_path / "h.duckdb"), str(tmp_path / "t.jsonl")
         args = ["run", str(path), "--modes", "react", "--providers", "mock",
-                "--db", str(tmp_path / "h.duckdb"), "--trace-file", str(tmp_path / "t.jsonl")]  # fmt: skip
+                "--db", db, "--trace-file", trace]  # fmt: skip
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
