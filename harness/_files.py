@@ -123,6 +123,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:80]}.", suffix=".tmp")
     try:
+        os.fchmod(fd, _mode_for(target))  # mkstemp makes 0600: as an ordinary new file would be
         with os.fdopen(fd, "wb") as out:
             out.write(raw)
             if fsync:
@@ -133,3 +134,14 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _mode_for(target: Path) -> int:
+    """The permissions ``target`` has, or a new file would get (0666 less the umask)."""
+    with contextlib.suppress(OSError):
+        st = os.lstat(target)
+        if stat.S_ISREG(st.st_mode):
+            return stat.S_IMODE(st.st_mode)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
