@@ -45,7 +45,7 @@ def test_a_symlink_at_a_label_lock_is_refused_and_its_target_untouched(tmp_path:
     assert victim.read_text() == "keep me\n"
 
 
-def _harness(tmp_path: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def _harness(tmp_path: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """The real ``harness`` in a subprocess (a hang fails the test at ``timeout``)."""
     return subprocess.run(
         [sys.executable, "-m", "harness.cli", *args], cwd=tmp_path, capture_output=True,
@@ -110,7 +110,7 @@ def test_a_fifo_as_baseline_is_refused_at_once(tmp_path: Path, stored: Path, com
     args = [command, "--db", str(stored), "--baseline", str(fifo)]
     if command == "report":
         args += ["--out", str(tmp_path / "rep")]
-    done = _harness(tmp_path, *args, timeout=60)
+    done = _harness(tmp_path, *args, timeout=600)
     assert done.returncode == 2, done.stderr
     assert "is a FIFO, not a regular file" in done.stderr
 
@@ -125,7 +125,7 @@ def test_a_fifo_as_examples_file_is_refused_at_once(tmp_path: Path) -> None:
     suite = suite_files.latency_suite(tmp_path, 1, 0.0)
     done = _harness(tmp_path, "run", str(suite), "--providers", "tiny", "--modes", "react",
                     "--db", "h.duckdb", "--trace-file", "t.jsonl", "--no-progress",
-                    timeout=60)  # fmt: skip
+                    timeout=600)  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert "shots.yaml is a FIFO, not a regular file" in done.stderr
@@ -167,7 +167,7 @@ def test_a_trace_url_that_is_no_web_address_is_refused(
     from harness.view._app import trace_url_problem
 
     done = _harness(tmp_path, "view", "--db", str(stored), "--port", "0", "--trace-url", url,
-                    timeout=60)  # fmt: skip
+                    timeout=600)  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "only http:// and https:// addresses" in done.stderr
     assert trace_url_problem(url) is not None
