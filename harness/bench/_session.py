@@ -409,12 +409,12 @@ def _config(request: BenchRequest, suites: Sequence[Suite]) -> dict[str, Any]:
 
 def _check_names(modes: Sequence[str], providers: Sequence[str]) -> None:
     """Unknown modes and providers are bad input (exit 2), not a matrix of crashed cells."""
-    from harness.modes._base import resolve_mode
+    from harness.modes._base import check_mode_spec
     from harness.providers._profiles import resolve_profile
 
     for mode in modes:
         try:
-            resolve_mode(mode)
+            check_mode_spec(mode)
         except ConfigError as exc:
             raise ConfigError(f"--modes: {exc}") from None
     for spec in providers:

@@ -60,7 +60,14 @@ def mode_label(spec: str) -> str:
 def check_mode_spec(spec: str) -> str:
     """Resolve ``spec`` once (raising :class:`ConfigError` when it is not a mode) and return its
     label (:func:`mode_label`)."""
-    resolve_mode(spec)
+    try:
+        resolve_mode(spec)
+    except ConfigError:
+        raise
+    except Exception as exc:  # a plug-in object that raises as it is looked at (its repr...)
+        raise ConfigError(
+            f"mode {spec!r}: checking it raised {type(exc).__name__}: {exc}"
+        ) from None
     return mode_label(spec)
 
 

@@ -338,7 +338,7 @@ def disk_and_files(
     root: Path, folders: dict[tuple[int, int], str] | None = None, *, trim: bool = False
 ) -> tuple[int, int]:
     """:func:`disk_use`, and the number of entries under ``root`` (files, folders, links and
-    the rest; a file with several links once)."""
+    the rest; every name of a file with several hard links counts, its blocks once)."""
     try:
         top = os.stat(root)
     except OSError:
@@ -362,6 +362,7 @@ def disk_and_files(
                     continue
                 if st.st_dev != top.st_dev:
                     continue
+                count += 1  # every name, hard links included (each is an entry made)
                 if st.st_nlink > 1 and not folder:
                     if (st.st_dev, st.st_ino) in linked:
                         continue
@@ -369,7 +370,6 @@ def disk_and_files(
                 if trim and not folder and st.st_blocks * 512 > st.st_size + _TRIM_SLACK:
                     st = _trim(entry.path, st)
                 total += st.st_blocks * 512
-                count += 1
                 if folder:
                     todo.append(entry.path)
                     if folders is not None:

@@ -222,7 +222,7 @@ class _App:
         trace_link = None
         url = self.config.trace_url
         if url and cell["trace_id"] and trace_url_problem(url) is None:
-            trace_link = self.config.trace_url.replace("{trace_id}", cell["trace_id"])
+            trace_link = url.replace("{trace_id}", cell["trace_id"])
         return self.render(
             "cell.html",
             title=key,

@@ -25,6 +25,10 @@ MODULES = {
         "def E(options, sink, context):\n    raise ValueError('factory \\x1b[31m')\n"
     ),
     "srcplug.py": "def source(argument, options):\n    raise RuntimeError('source \\x1b[2J')\n",
+    "reprplug.py": (
+        "class Bad:\n    def __repr__(self):\n        raise RuntimeError('repr \\x1b[2J')\n"
+        "M = Bad()\n"
+    ),
 }
 
 TASK = "tasks:\n  - id: a\n    prompt: hi\n    expect: {kind: contains, value: x}\n"
@@ -38,6 +42,7 @@ SUITES = {
 CASES = {
     "mode-import": (["run", "plain.yaml", "--modes", "rtplug:M"], "RuntimeError: boom"),
     "mode-ctor": (["run", "plain.yaml", "--modes", "ctorplug:M"], "RuntimeError: ctor"),
+    "mode-repr": (["run", "plain.yaml", "--modes", "reprplug:M"], "RuntimeError: repr"),
     "executor-import": (["run", "plain.yaml", "--executor", "rtplug:E"], "RuntimeError: boom"),
     "executor-factory": (["run", "plain.yaml", "--executor", "ctorplug:E"], "ValueError: factory"),
     "grader-validate": (["suites", "validate", "grader.yaml"], "RuntimeError: boom"),
