@@ -52,6 +52,11 @@ def import_reference(spec: str, *, what: str) -> Any:
             f"{what}: cannot import {module_name!r} for {spec!r}: {exc}; install the package "
             "that provides it, or check the spelling"
         ) from None
+    except (Exception, SystemExit) as exc:  # the plug-in's own code failed as it was imported
+        raise ConfigError(
+            f"{what}: importing {module_name!r} for {spec!r} raised {_described(exc)}; fix or "
+            "remove the plug-in"
+        ) from None
     for part in attr.split("."):
         try:
             target = getattr(target, part)
@@ -59,7 +64,18 @@ def import_reference(spec: str, *, what: str) -> Any:
             raise ConfigError(
                 f"{what}: module {module_name!r} has no attribute {attr!r} (from {spec!r})"
             ) from None
+        except Exception as exc:  # a module __getattr__ or a property that raises
+            raise ConfigError(
+                f"{what}: reading {attr!r} of {module_name!r} (from {spec!r}) raised "
+                f"{_described(exc)}"
+            ) from None
     return target
+
+
+def _described(exc: BaseException) -> str:
+    """``RuntimeError: boom``, on one line (a message spanning lines is joined)."""
+    text = " ".join(str(exc).split()) if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +190,13 @@ class Registry(Generic[T]):
     def _checked(self, obj: Any, spec: str) -> T:
         if self._check is None:
             return obj  # type: ignore[no-any-return]
-        return self._check(obj, spec)
+        try:
+            return self._check(obj, spec)
+        except ConfigError:
+            raise
+        except Exception as exc:  # e.g. a plug-in class whose constructor raises
+            said = _described(exc)
+            raise ConfigError(f"{self.kind} {spec!r}: loading it raised {said}") from None
 
     def unknown(self, spec: str) -> str:
         """The "unknown NAME" message: the closest name, then every registered one."""

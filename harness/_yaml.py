@@ -4,11 +4,12 @@ A YAML file is small on disk and can still be huge in memory: nine nested aliase
 expand to a billion nodes when something walks the data (validation, JSON), and 500 levels of
 nesting overflow the composer's recursion. :func:`safe_load_bounded` first reads the file's
 event stream (the parser is a state machine, nothing recursive), counting the nesting depth and
-the nodes each alias stands for once expanded; past :data:`MAX_DEPTH` levels or
-:data:`MAX_ALIAS_NODES` nodes reached through aliases, or at an alias inside the very anchor it
-names (``&a {more: *a}``, a structure containing itself, which JSON, validation and every walk of
-the data would recurse into forever), it raises a :class:`~harness.errors.YAMLSyntaxError`
-naming the file and the line, before anything is built.
+the nodes and the bytes of text each alias stands for once expanded; past :data:`MAX_DEPTH`
+levels, :data:`MAX_ALIAS_NODES` nodes or :data:`MAX_ALIAS_BYTES` bytes reached through aliases
+(one 1 MB scalar aliased 300 times is 300 nodes but 300 MB), or at an alias inside the very
+anchor it names (``&a {more: *a}``, a structure containing itself, which JSON, validation and
+every walk of the data would recurse into forever), it raises a
+:class:`~harness.errors.YAMLSyntaxError` naming the file and the line, before anything is built.
 Only then is the document constructed, with the safe loader. A file without aliases may be as
 large as it likes (a 10,000-task suite is fine); only its depth is bounded.
 
@@ -23,11 +24,20 @@ import yaml
 
 from harness.errors import YAMLSyntaxError
 
-__all__ = ["MAX_ALIAS_NODES", "MAX_DEPTH", "check_yaml_bounds", "safe_load_bounded"]
+__all__ = [
+    "MAX_ALIAS_BYTES",
+    "MAX_ALIAS_NODES",
+    "MAX_DEPTH",
+    "check_yaml_bounds",
+    "safe_load_bounded",
+]
 
 #: Nodes a document may reach through aliases, counted expanded (an alias of a 3-item list
 #: counts 4); a billion-laughs document passes it within a few levels.
 MAX_ALIAS_NODES = 10_000
+#: Bytes of scalar text a document may reach through aliases, counted expanded (UTF-8): one
+#: anchored 1 MB scalar aliased 300 times is 300 MB once loaded, though only 300 nodes.
+MAX_ALIAS_BYTES = 10 * 1024 * 1024
 #: Collections nested inside one another.
 MAX_DEPTH = 100
 
@@ -44,14 +54,20 @@ def _error(source: str, problem: str, mark: Any) -> YAMLSyntaxError:
 
 
 def check_yaml_bounds(
-    text: str, *, source: str, max_alias_nodes: int = MAX_ALIAS_NODES, max_depth: int = MAX_DEPTH
+    text: str,
+    *,
+    source: str,
+    max_alias_nodes: int = MAX_ALIAS_NODES,
+    max_depth: int = MAX_DEPTH,
+    max_alias_bytes: int = MAX_ALIAS_BYTES,
 ) -> None:
     """Raise :class:`~harness.errors.YAMLSyntaxError` (``source:line: ...``) when ``text`` nests
-    deeper than ``max_depth``, reaches more than ``max_alias_nodes`` nodes through aliases or
-    holds a recursive alias (one inside the anchor it names); also for malformed YAML."""
-    sizes: dict[str, int] = {}  # anchor -> expanded node count of what it names
-    frames: list[list[Any]] = []  # [anchor, nodes so far] of each open collection
-    expanded = 0
+    deeper than ``max_depth``, reaches more than ``max_alias_nodes`` nodes or
+    ``max_alias_bytes`` bytes of scalar text through aliases, or holds a recursive alias (one
+    inside the anchor it names); also for malformed YAML."""
+    sizes: dict[str, tuple[int, int]] = {}  # anchor -> expanded (nodes, bytes) of what it names
+    frames: list[list[Any]] = []  # [anchor, nodes so far, bytes so far] of each open collection
+    expanded = expanded_bytes = 0
     try:
         for event in yaml.parse(text, Loader=_Loader):
             if isinstance(event, yaml.AliasEvent):
@@ -62,8 +78,9 @@ def check_yaml_bounds(
                         f"&{event.anchor} it names (a structure containing itself); refused",
                         event.start_mark,
                     )
-                size = sizes.get(str(event.anchor), 1)
+                size, nbytes = sizes.get(str(event.anchor), (1, 0))
                 expanded += size
+                expanded_bytes += nbytes
                 if expanded > max_alias_nodes:
                     raise _error(
                         source,
@@ -71,13 +88,23 @@ def check_yaml_bounds(
                         f"(alias *{event.anchor}); refused",
                         event.start_mark,
                     )
+                if expanded_bytes > max_alias_bytes:
+                    raise _error(
+                        source,
+                        f"aliases expand to more than {max_alias_bytes:,} bytes of text "
+                        f"(alias *{event.anchor}); refused",
+                        event.start_mark,
+                    )
                 if frames:
                     frames[-1][1] += size
+                    frames[-1][2] += nbytes
             elif isinstance(event, yaml.ScalarEvent):
+                nbytes = _utf8_len(event.value) if (frames or event.anchor is not None) else 0
                 if event.anchor is not None:
-                    sizes[str(event.anchor)] = 1
+                    sizes[str(event.anchor)] = (1, nbytes)
                 if frames:
                     frames[-1][1] += 1
+                    frames[-1][2] += nbytes
             elif isinstance(event, yaml.CollectionStartEvent):
                 if len(frames) >= max_depth:
                     raise _error(
@@ -85,17 +112,23 @@ def check_yaml_bounds(
                         f"nested more than {max_depth} levels deep; refused",
                         event.start_mark,
                     )
-                frames.append([event.anchor, 1])
+                frames.append([event.anchor, 1, 0])
             elif isinstance(event, yaml.CollectionEndEvent) and frames:
-                anchor, size = frames.pop()
+                anchor, size, nbytes = frames.pop()
                 if anchor is not None:
-                    sizes[str(anchor)] = size
+                    sizes[str(anchor)] = (size, nbytes)
                 if frames:
                     frames[-1][1] += size
+                    frames[-1][2] += nbytes
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
         raise _error(source, str(problem), mark) from None
+
+
+def _utf8_len(value: str) -> int:
+    """Bytes of ``value`` in UTF-8 (ASCII text costs no copy)."""
+    return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
 
 
 def safe_load_bounded(
@@ -104,6 +137,7 @@ def safe_load_bounded(
     source: str,
     max_alias_nodes: int = MAX_ALIAS_NODES,
     max_depth: int = MAX_DEPTH,
+    max_alias_bytes: int = MAX_ALIAS_BYTES,
 ) -> Any:
     """The document in ``text_or_stream`` (safe types only), after :func:`check_yaml_bounds`.
     ``source`` (a file name) is named in every error."""
@@ -115,7 +149,13 @@ def safe_load_bounded(
             raise _error(source, f"not UTF-8 text (byte {exc.start})", None) from None
     else:
         text = raw
-    check_yaml_bounds(text, source=source, max_alias_nodes=max_alias_nodes, max_depth=max_depth)
+    check_yaml_bounds(
+        text,
+        source=source,
+        max_alias_nodes=max_alias_nodes,
+        max_depth=max_depth,
+        max_alias_bytes=max_alias_bytes,
+    )
     try:
         return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:

@@ -2,7 +2,8 @@
 
 The layers, bottom to top (issue 16, "one-way layers"):
 
-0. ``errors``, ``_version``, ``_exports``, ``_plugins`` (the registries) and ``_yaml``: leaves
+0. ``errors``, ``_version``, ``_exports``, ``_plugins`` (the registries), ``_yaml`` and
+   ``_files`` (opening files for writing): leaves
    (``_plugins`` imports only ``errors``).
 1. ``core`` (messages, terminations, budget and call records, Result, the halt signal) and
    ``harness.events``, the home of the event classes, which are built from core's messages and
@@ -39,6 +40,7 @@ LAYER = {
     "_exports": 0,
     "_plugins": 0,
     "_yaml": 0,
+    "_files": 0,
     "core": 1,
     "events": 1,
     "providers": 2,

@@ -176,3 +176,33 @@ def test_cassettes_lint_reports_a_recursive_alias_as_corrupt(tmp_path: Path) -> 
     result = CliRunner().invoke(main, ["cassettes", "lint", str(tmp_path / "cas")])
     assert result.exit_code == 2, result.output
     assert f"{path}:6: recursive alias *h" in result.output + result.stderr
+
+
+def _big_alias_suite(times: int) -> str:
+    """One 1 MB anchored scalar aliased ``times`` times in a task's ``workspace.files``
+    (adversary round 5: 300 aliases wrote 606 MB for two cells)."""
+    files = "\n".join(f"        f{i}.txt: *big" for i in range(times))
+    return (
+        "suite: bomb\ntasks:\n  - id: t\n    prompt: hi\n    expect: {kind: contains, value: x}\n"
+        f"    workspace:\n      files:\n        seed.txt: &big {'x' * 1_000_000}\n{files}\n"
+    )
+
+
+def test_aliases_are_bounded_by_the_bytes_they_expand_to(tmp_path: Path) -> None:
+    text = _big_alias_suite(300)
+    with pytest.raises(YAMLSyntaxError, match=r"bomb\.yaml:\d+: aliases expand to more than"):
+        safe_load_bounded(text, source="bomb.yaml")
+    # a few copies of a large text stay fine (11 MB in all, 10 through aliases)
+    assert (
+        len(
+            safe_load_bounded(_big_alias_suite(10), source="ok.yaml")["tasks"][0]["workspace"][
+                "files"
+            ]
+        )
+        == 11
+    )
+    path = tmp_path / "bomb.yaml"
+    path.write_text(text)
+    result = CliRunner().invoke(main, ["suites", "validate", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "bytes of text" in result.stderr

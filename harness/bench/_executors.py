@@ -17,7 +17,7 @@ from typing import Any
 
 from harness._plugins import Registry
 from harness.bench._runner import Executor, Runner, RunnerOptions, Sink
-from harness.errors import ConfigError
+from harness.errors import ConfigError, HarnessError
 from harness.suites._suite import Suite
 
 __all__ = ["EXECUTORS", "ExecutorContext", "ExecutorFactory", "local_executor", "make_executor"]
@@ -69,5 +69,14 @@ EXECUTORS: Registry[ExecutorFactory] = Registry(
 def make_executor(
     name: str, options: RunnerOptions, sink: Sink, context: ExecutorContext
 ) -> Executor:
-    """The executor ``name`` (registered or ``module:factory``) for this run."""
-    return EXECUTORS.get(name)(options, sink, context)
+    """The executor ``name`` (registered or ``module:factory``) for this run; a plug-in factory
+    that raises is a :class:`ConfigError` (one line, exit 2), never a traceback."""
+    factory = EXECUTORS.get(name)
+    try:
+        return factory(options, sink, context)
+    except HarnessError:
+        raise
+    except Exception as exc:
+        raise ConfigError(
+            f"--executor {name!r}: making the executor raised {type(exc).__name__}: {exc}"
+        ) from None

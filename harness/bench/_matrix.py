@@ -15,7 +15,22 @@ from harness.cassettes._transport import cassette_path
 from harness.errors import ConfigError
 from harness.suites._suite import Suite, Task
 
-__all__ = ["Cell", "expand"]
+__all__ = ["Cell", "expand", "is_mock_provider"]
+
+
+def is_mock_provider(spec: str) -> bool:
+    """Does ``spec`` (``NAME[:MODEL]``) name the in-process mock: ``mock`` itself or a profile
+    of ``kind = "mock"`` (which gets the task's mock script too, never a cassette: such a
+    profile failed every cell, given a cassette transport the mock does not take)?"""
+    if spec.partition(":")[0] == "mock":
+        return True
+    from harness.providers._profiles import resolve_profile
+
+    try:
+        profile, _ = resolve_profile(spec)
+    except ConfigError:
+        return False
+    return profile.kind == "mock"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +47,8 @@ class Cell:
 
     @property
     def is_mock(self) -> bool:
-        return self.provider.partition(":")[0] == "mock"
+        """The in-process scripted provider: ``mock``, or a profile of ``kind = "mock"``."""
+        return is_mock_provider(self.provider)
 
     def cassette(self, root: Path, *, judge: bool = False) -> Path | None:
         """This cell's cassette file (None for the in-process mock, which makes no HTTP, unless

@@ -14,10 +14,12 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness._files import open_regular
 from harness.errors import ConfigError
 from harness.grading._base import Grader
 from harness.grading._judge import JudgeGrader
@@ -65,8 +67,7 @@ def check_output_path(path: Path, flag: str) -> None:
             folder.mkdir()
             made.append(folder)
         existed = path.exists()
-        with path.open("ab"):
-            pass
+        os.close(open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, named_by_user=True))
         if not existed:
             path.unlink()
     except OSError as exc:

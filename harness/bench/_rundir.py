@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness._files import write_atomic
+
 __all__ = ["LEGACY_CELL_PREFIX", "RUN_PREFIX", "RunFolder", "remove_stale"]
 
 RUN_PREFIX = "harness-run-"
@@ -39,7 +41,7 @@ class RunFolder:
         if self.path.exists() and not _alive(self.path):
             shutil.rmtree(self.path, ignore_errors=True)  # left by a killed run of this id
         self.path.mkdir(parents=True, exist_ok=True)
-        (self.path / _PID_FILE).write_text(f"{os.getpid()}\n{socket.gethostname()}\n")
+        write_atomic(self.path / _PID_FILE, f"{os.getpid()}\n{socket.gethostname()}\n")
 
     def cell_dir(self) -> Path:
         """A fresh, empty workspace folder for one cell."""

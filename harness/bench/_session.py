@@ -11,6 +11,7 @@ module stays free of terminal concerns: warnings and notes go to the ``harness.b
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -31,6 +32,7 @@ from harness.bench._preflight import (
 )
 from harness.bench._rundir import RunFolder, remove_stale
 from harness.bench._runner import RunnerOptions
+from harness.bench._stored import StoredCells
 from harness.cassettes._secrets import Redactor, secret_values
 from harness.errors import ConfigError, DiskFull
 from harness.grading._python import DEFAULT_TIMEOUT_S
@@ -194,11 +196,15 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         ignore = _collector_hosts(request.otlp_endpoint)
 
         disk_full: list[DiskFull] = []  # the disk stayed full: the run stops, resumable
+        stored = StoredCells({c.key for c in cells})
 
         def sink(outcome: CellOutcome) -> None:
+            if not stored.admit(outcome):  # a cell twice, or one this run never had
+                return
             try:
                 store.write_result(_scrubbed(_row(outcome, run_id), redact))
             except DiskFull as exc:  # not stored: the run stops; a --resume runs the cell again
+                stored.forget(outcome)
                 disk_full.append(exc)
                 runner.request_stop()
                 return
@@ -220,7 +226,9 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         runner = _executor(request, options, sink, suites, trace_file, redact.secrets)
         try:
             with redact.scrubbing_logs():
-                report.summary = (drive or drive_plain)(runner, cells, request.progress)
+                told = (drive or drive_plain)(runner, cells, request.progress)
+            # What the run stored, not what the executor says (a plug-in's summary may not hold)
+            report.summary = stored.summary(told, cells, request.executor)
             _scrub_summary(report.summary, redact)
             status = "interrupted" if report.summary.interrupted else "finished"
         finally:
@@ -304,11 +312,14 @@ def _prepare(request: BenchRequest) -> tuple[list[Suite], list[str], list[str], 
     def warn(message: str) -> None:
         log.warning("%s", message)
 
+    _check_utf8(request)
     named = [f.resolve() for p in request.suites for f in _suite_files_or_none(p)]
     if len(set(named)) < len(named):
         again = sorted({str(f) for f in named if named.count(f) > 1})
         warn(f"suite file(s) named more than once, each runs once: {', '.join(again)}")
     suites = load_suites(request.suites)
+    for suite in suites:
+        _utf8_or_refuse(str(suite.source), "SUITE (a file found there)")
     providers = list(request.providers)
     auto = providers == ["auto"]
     if auto:
@@ -334,6 +345,30 @@ def _prepare(request: BenchRequest) -> tuple[list[Suite], list[str], list[str], 
     check_recorded_epochs(cells, request.cassettes, request.record_mode)
     _check_executor(request)
     return suites, modes, providers, cells
+
+
+def _check_utf8(request: BenchRequest) -> None:
+    """Every name the run stores (label, paths, modes, providers, tasks) is valid UTF-8 text:
+    a name from bytes that are not (``--label $'\\xff'``, a suite file or ``--db`` folder
+    named so) reached DuckDB, which refused it with a traceback."""
+    for name in dataclasses.fields(request):
+        value = getattr(request, name.name)
+        values = value if isinstance(value, list | tuple) else [value]
+        flag = "SUITE" if name.name == "suites" else "--" + name.name.replace("_", "-")
+        for one in values:
+            if isinstance(one, str | Path):
+                _utf8_or_refuse(str(one), flag)
+
+
+def _utf8_or_refuse(text: str, flag: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise ConfigError(
+            f"{flag} {shown}: not valid UTF-8 (byte {exc.start}); the store keeps only UTF-8 "
+            "text: rename it"
+        ) from None
 
 
 def _check_executor(request: BenchRequest) -> None:
@@ -389,12 +424,12 @@ def _config(request: BenchRequest, suites: Sequence[Suite]) -> dict[str, Any]:
 
 def _check_names(modes: Sequence[str], providers: Sequence[str]) -> None:
     """Unknown modes and providers are bad input (exit 2), not a matrix of crashed cells."""
-    from harness.modes._base import resolve_mode
+    from harness.modes._base import check_mode_spec
     from harness.providers._profiles import resolve_profile
 
     for mode in modes:
         try:
-            resolve_mode(mode)
+            check_mode_spec(mode)
         except ConfigError as exc:
             raise ConfigError(f"--modes: {exc}") from None
     for spec in providers:

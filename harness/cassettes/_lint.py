@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from harness._files import read_regular
 from harness.cassettes import _yaml as yamlserializer
 from harness.cassettes._transport import DROPPED_HEADERS, SECRET_HEADERS, SECRET_QUERY
 from harness.errors import ConfigError
@@ -88,7 +89,8 @@ def lint_cassettes(directory: str | os.PathLike[str]) -> list[Finding]:
 
 def lint_file(path: Path) -> list[Finding]:
     try:
-        data = yamlserializer.deserialize(path.read_text(encoding="utf-8"), source=str(path))
+        text = read_regular(path).decode("utf-8")  # a FIFO is refused, never waited on
+        data = yamlserializer.deserialize(text, source=str(path))
     except Exception as exc:
         return [Finding(path, "", "corrupt", f"not a readable cassette: {_one_line(exc)}")]
     interactions = data.get("interactions") if isinstance(data, dict) else None

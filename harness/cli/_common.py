@@ -58,6 +58,21 @@ def fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+def _utf8_path(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A path DuckDB can open: valid UTF-8 (a name from other bytes gave a DuckDB traceback)."""
+    try:
+        if value is not None:
+            value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise click.BadParameter(
+            f"{value!r} is not valid UTF-8 (byte {exc.start}); DuckDB opens only UTF-8 paths: "
+            "rename it",
+            ctx,
+            param,
+        ) from None
+    return value
+
+
 def db_option(help: str = _DB_HELP) -> Callable[[F], F]:
     """The ``--db PATH`` option every command that reads or writes the store takes."""
     return click.option(
@@ -65,6 +80,7 @@ def db_option(help: str = _DB_HELP) -> Callable[[F], F]:
         default="reports/harness.duckdb",
         show_default=True,
         type=click.Path(dir_okay=False),
+        callback=_utf8_path,
         help=help,
     )
 
@@ -83,15 +99,28 @@ def load(db: str, run: str) -> tuple[str, pd.DataFrame]:
 
 
 def guarded(action: Callable[[], int]) -> int:
-    """Run ``action``, turning bad input into exit 2 with a one-line message."""
+    """Run ``action``, turning bad input into exit 2 with a one-line message, and a full disk
+    into exit 3 (nothing half-written is left: files are written whole or not at all)."""
     from harness.errors import HarnessError
+    from harness.store._diskfull import is_disk_full
 
     try:
         return action()
     except ImportError as exc:
         fail(f"{exc}: install the report dependencies (pandas, scipy, statsmodels, duckdb)")
-    except HarnessError as exc:
+    except (HarnessError, OSError) as exc:
+        if is_disk_full(exc):
+            echo(f"error: the disk is full: {_one_line(exc)}; free some space and run it again",
+                 err=True)  # fmt: skip
+            raise SystemExit(3) from None
+        if isinstance(exc, OSError):
+            where = f" ({exc.filename})" if exc.filename else ""
+            fail(f"{exc.strerror or exc}{where}")
         fail(str(exc))
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 def check_out_dir(out: str) -> None:

@@ -30,7 +30,7 @@ VIEW_INSTALL = (
     "--trace-url",
     default=None,
     metavar="TEMPLATE",
-    help="Link each cell to its trace: a URL with {trace_id}, e.g. "
+    help="Link each cell to its trace: an http(s) URL with {trace_id}, e.g. "
     "http://localhost:16686/trace/{trace_id} (Jaeger).",
 )
 @click.option(
@@ -64,8 +64,11 @@ def view(
     path = Path(db)
     if not path.is_file():
         fail(f"--db {db}: no results database there (`harness run` creates it)")
-    if trace_url is not None and "{trace_id}" not in trace_url:
-        fail(f"--trace-url {trace_url}: put {{trace_id}} where the trace id goes")
+    if trace_url is not None:
+        from harness.view._app import trace_url_problem
+
+        if (problem := trace_url_problem(trace_url)) is not None:
+            fail(f"--trace-url {trace_url}: {problem}")
     from harness.view._bind import bind
 
     try:  # bound before the viewer's stack is imported: a port in use is told at once

@@ -18,8 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidatorFunctionWrapHandler
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    PrivateAttr,
+    ValidationError,
+    ValidatorFunctionWrapHandler,
+)
 from pydantic import WrapValidator as _Wrap
+from pydantic_core import PydanticCustomError
 
 from harness._plugins import Registry, is_reference
 from harness.core._result import Result
@@ -156,9 +163,15 @@ def _pick(value: Any, handler: ValidatorFunctionWrapHandler) -> Grader:
             what = cls.field_help.get(name) or info.description or "required"
             raise field_error(name, f"{kind} needs `{name}`: {what}")
     data = dict(value)
-    if is_reference(kind):  # the class's own Literal kind, whatever the suite called it
-        data["kind"] = cls.model_fields["kind"].default or kind
-    return cls.model_validate(data)
+    try:
+        if is_reference(kind):  # the class's own Literal kind, whatever the suite called it
+            data["kind"] = cls.model_fields["kind"].default or kind
+        return cls.model_validate(data)
+    except (ValidationError, PydanticCustomError):
+        raise
+    except Exception as exc:  # a plug-in grader's own validator failed: one line
+        what = f"{type(exc).__name__}: {exc}"
+        raise field_error("kind", f"grader {kind!r} raised {what}") from None
 
 
 def _unused(name: str, kind: str, allowed: list[str]) -> str:

@@ -60,7 +60,14 @@ def mode_label(spec: str) -> str:
 def check_mode_spec(spec: str) -> str:
     """Resolve ``spec`` once (raising :class:`ConfigError` when it is not a mode) and return its
     label (:func:`mode_label`)."""
-    resolve_mode(spec)
+    try:
+        resolve_mode(spec)
+    except ConfigError:
+        raise
+    except Exception as exc:  # a plug-in object that raises as it is looked at (its repr...)
+        raise ConfigError(
+            f"mode {spec!r}: checking it raised {type(exc).__name__}: {exc}"
+        ) from None
     return mode_label(spec)
 
 
@@ -71,14 +78,17 @@ def resolve_mode(spec: Any) -> Mode:
         try:
             spec = MODES.get(spec)
         except ConfigError as exc:
+            said = str(exc) if str(exc).startswith("mode") else f"mode: {exc}"
             raise ConfigError(
-                f"mode: {exc}; a mode is an object with init(state) and async iterate(state)"
+                f"{said}; a mode is an object with init(state) and async iterate(state)"
             ) from None
     if isinstance(spec, type):
         try:
             spec = spec()
-        except TypeError as exc:
-            raise ConfigError(f"mode: cannot instantiate {spec.__name__}() : {exc}") from None
+        except Exception as exc:  # a plug-in's constructor: any failure is one line
+            raise ConfigError(
+                f"mode: cannot instantiate {spec.__name__}(): {type(exc).__name__}: {exc}"
+            ) from None
     if not (callable(getattr(spec, "iterate", None)) and callable(getattr(spec, "init", None))):
         raise ConfigError(
             f"mode: {spec!r} is not a Mode: it needs init(state) and async iterate(state)"

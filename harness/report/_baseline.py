@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness._files import read_regular, write_atomic
 from harness._version import __version__
 from harness.report._tables import CELL_KEY, ReportInputError, prepare_results
 
@@ -115,22 +116,60 @@ def baseline_save(
     }
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(_dumps(doc), encoding="utf-8")
-    tmp.replace(out)
+    write_atomic(out, _dumps(doc))
     return doc
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a baseline may hold")
+
+
+#: The largest token count a baseline may hold (it is stored as a 64-bit integer).
+_MAX_TOKENS = 2**63 - 1
+
+
+def _check_numbers(p: Path, i: int, cell: dict[str, Any]) -> None:
+    """A cell's cost is a finite number of dollars, at least 0 (or null); its token counts and
+    epoch are whole numbers a 64-bit integer holds (1e400, -Infinity and NaN are refused)."""
+    cost = cell.get("cost_usd")
+    if cost is not None:
+        if not isinstance(cost, int | float) or isinstance(cost, bool):
+            raise ReportInputError(f"{p}: field cells[{i}].cost_usd: expected a number or null")
+        try:
+            finite = math.isfinite(float(cost))
+        except OverflowError:
+            finite = False
+        if not finite or cost < 0:
+            shown = f"{cost!r}" if isinstance(cost, float) or abs(cost) < 10**15 else "huge"
+            raise ReportInputError(
+                f"{p}: field cells[{i}].cost_usd: {shown} is not a cost (a finite number of "
+                "dollars, 0 or more)"
+            )
+    for key in ("input_tokens", "output_tokens", "epoch"):
+        value = cell.get(key)
+        if value is None and key != "epoch":
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= _MAX_TOKENS:
+            raise ReportInputError(
+                f"{p}: field cells[{i}].{key}: expected a whole number from 0 to {_MAX_TOKENS}"
+                + ("" if key == "epoch" else " or null")
+            )
 
 
 def load_baseline(path: str | Path) -> Baseline:
     """Read a baseline file; :class:`ReportInputError` names the file and the bad field."""
     p = Path(path)
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
+    try:  # a regular file only: a FIFO would block the read until killed
+        doc = json.loads(read_regular(p).decode("utf-8"), parse_constant=_no_constant)
     except FileNotFoundError:
         raise ReportInputError(
             f"{p}: baseline file not found (write one with `harness baseline save -o {p}`)"
         ) from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except RecursionError:
+        raise ReportInputError(f"{p}: not a JSON baseline: nested too deeply") from None
+    except OSError as exc:
+        raise ReportInputError(f"{p}: not a readable baseline: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, ValueError) as exc:
         raise ReportInputError(f"{p}: not a readable JSON baseline: {exc}") from None
     if not isinstance(doc, dict) or doc.get("format") != BASELINE_FORMAT:
         raise ReportInputError(f"{p}: field format: expected {BASELINE_FORMAT!r}")
@@ -151,9 +190,7 @@ def load_baseline(path: str | Path) -> Baseline:
                 raise ReportInputError(f"{p}: field cells[{i}].{key}: missing")
         if not isinstance(cell["passed"], bool):
             raise ReportInputError(f"{p}: field cells[{i}].passed: expected true or false")
-        cost = cell.get("cost_usd")
-        if cost is not None and (not isinstance(cost, int | float) or isinstance(cost, bool)):
-            raise ReportInputError(f"{p}: field cells[{i}].cost_usd: expected a number or null")
+        _check_numbers(p, i, cell)
     frame = pd.DataFrame(cells, columns=list(_CELL_FIELDS))
     frame["cost_usd"] = frame["cost_usd"].astype("float64")
     prepared, _ = prepare_results(frame, source=str(p))

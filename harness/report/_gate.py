@@ -28,6 +28,7 @@ from typing import Any
 
 import pandas as pd
 
+from harness._files import open_regular, read_regular
 from harness.report._baseline import Baseline, load_baseline
 from harness.report._diff import diff_counts, diff_frame
 from harness.report._gate_output import gate_markdown, gate_text, github_annotations
@@ -147,7 +148,7 @@ def thresholds_from_pyproject(path: str | Path | None) -> dict[str, float | int]
         return {}
     p = Path(path)
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        doc = tomllib.loads(read_regular(p).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ReportInputError(f"{p}: cannot read gate thresholds: {exc}") from None
     table = doc.get("tool", {}).get("harness", {}).get("gate", {})
@@ -373,6 +374,9 @@ def write_step_summary(result: GateResult, env: Mapping[str, str] | None = None)
     if not target:
         return None
     path = Path(target)
-    with path.open("a", encoding="utf-8") as fh:
+    fd = open_regular(
+        path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, named_by_user=True
+    )  # a FIFO without a reader fails at once
+    with os.fdopen(fd, "a", encoding="utf-8") as fh:
         fh.write(result.to_markdown() + "\n")
     return path

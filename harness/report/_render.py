@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 import pandas as pd
 
+from harness._files import write_atomic
 from harness.report._build import Report
 from harness.report._charts import (
     cost_scatter_chart,
@@ -238,5 +239,6 @@ def write_report(
     paths: dict[str, Path] = {}
     for fmt in dict.fromkeys(formats):
         paths[fmt] = out / f"report.{fmt}"
-        paths[fmt].write_text(render[fmt](report), encoding="utf-8")
+        # whole or not at all (a full disk left a 4,096-byte report.html), never through a link
+        write_atomic(paths[fmt], render[fmt](report))
     return paths

@@ -41,6 +41,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from harness._files import open_regular
 from harness.store._rows import ARROW_SCHEMA
 from harness.store._spans import SPAN_ARROW_SCHEMA
 
@@ -96,7 +97,7 @@ def index_cells(folder: Path, shard: str, cells: Iterable[str]) -> None:
     cut short (a full disk) is cut back off the file: a torn line would spoil the next one."""
     line = json.dumps({"shard": shard, "cells": sorted(set(cells))}, ensure_ascii=True) + "\n"
     data = line.encode("ascii")
-    fd = os.open(folder / CELLS_INDEX, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+    fd = open_regular(folder / CELLS_INDEX, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
         written = os.write(fd, data)  # one write: lines from several writers never mix
         if written < len(data):
@@ -281,7 +282,8 @@ def quarantine(shard: Path, reason: str) -> Damaged | None:
         "cells": cells,
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    with (dest_dir / _LOG).open("a", encoding="utf-8") as f:
+    log_fd = open_regular(dest_dir / _LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    with os.fdopen(log_fd, "a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")
     log.warning("harness: run %s: %s; moved to %s", damaged.run_id, damaged.describe(), dest)
     return damaged

@@ -32,6 +32,7 @@ from typing import TypeVar
 
 from tenacity import Retrying, retry_if_exception
 
+from harness._files import open_regular
 from harness.store.errors import DiskFull
 
 __all__ = [
@@ -87,7 +88,8 @@ def make_reserve(runs: Path) -> None:
     try:
         if shutil.disk_usage(runs).free < 16 * RESERVE_BYTES:
             return
-        tmp.write_bytes(os.urandom(RESERVE_BYTES))
+        with os.fdopen(open_regular(tmp, os.O_WRONLY | os.O_CREAT, truncate=True), "wb") as f:
+            f.write(os.urandom(RESERVE_BYTES))
         os.replace(tmp, path)
     except OSError:
         pass
@@ -233,7 +235,7 @@ def append_whole_lines(path: Path, text: str) -> None:
     short is cut back off, so the file never ends in a torn line (try again with
     :meth:`DiskPatience.call`)."""
     data = memoryview(text.encode("utf-8", "backslashreplace"))
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644, named_by_user=True)
     try:
         start = os.fstat(fd).st_size
         try:
@@ -241,7 +243,8 @@ def append_whole_lines(path: Path, text: str) -> None:
             while written < len(data):  # unbuffered: nothing is left to flush on the way out
                 written += os.write(fd, data[written:])
         except OSError:
-            os.ftruncate(fd, start)
+            with contextlib.suppress(OSError):  # not for a pipe or a device (/dev/null)
+                os.ftruncate(fd, start)
             raise
     finally:
         os.close(fd)

@@ -34,7 +34,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness.store.errors import LabelBusy
+from harness._files import open_regular
+from harness.store.errors import LabelBusy, StoreError
 
 __all__ = ["LABELS_DIR", "LabelLock", "holder_of", "label_lock_path"]
 
@@ -84,7 +85,12 @@ class LabelLock:
         """Take ``label``'s lock at once, or raise :class:`LabelBusy` naming the holder."""
         path = label_lock_path(runs, label)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        if path.parent.is_symlink():
+            raise StoreError(f"{path.parent} is a symbolic link; refused (remove it)")
+        try:  # never through a link planted at the name (its target was truncated)
+            fd = open_regular(path, os.O_RDWR | os.O_CREAT)
+        except OSError as exc:
+            raise StoreError(f"label {label!r}: {exc.strerror or exc}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from harness._files import open_regular
 from harness.store._arrow import empty_table
 from harness.store._damage import index_cells
 from harness.store._diskfull import DiskPatience, is_disk_full
@@ -91,7 +92,7 @@ def is_regular(path: Path) -> bool:
 def _write_atomic(table: pa.Table, dest: Path, *, fsync: bool) -> None:
     tmp = dest.with_name(f".{dest.name}.tmp")
     try:
-        with tmp.open("wb") as f:
+        with os.fdopen(open_regular(tmp, os.O_WRONLY | os.O_CREAT, truncate=True), "wb") as f:
             pq.write_table(table, f)
             f.flush()
             if fsync:
@@ -175,7 +176,8 @@ class SpanFollower:
         lines = dest.with_name(f".{dest.stem}.jsonl.tmp")
         tmp = dest.with_name(f".{dest.name}.tmp")
         try:
-            lines.write_bytes(data)
+            with os.fdopen(open_regular(lines, os.O_WRONLY | os.O_CREAT, truncate=True), "wb") as f:
+                f.write(data)
             if self._con is None:
                 self._con = duckdb.connect(
                     config={

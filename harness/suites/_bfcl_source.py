@@ -17,8 +17,11 @@ from __future__ import annotations
 import fnmatch
 import functools
 import hashlib
+import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
+
+from pydantic import field_validator
 
 from harness.core._result import Result
 from harness.errors import ConfigError
@@ -29,6 +32,7 @@ from harness.suites._bfcl_data import (
     CATEGORIES,
     MISSED_FUNCTION_PROMPT,
     BfclEntry,
+    category_of,
     entry,
     few_shot,
     ground_truth_calls,
@@ -48,6 +52,10 @@ MAX_STEPS_PER_TURN = 20
 AST_MAX_ITERATIONS = 5
 
 
+#: A BFCL entry id: its category, then its number (``simple_python_0``, ``live_simple_106-63-0``).
+_ENTRY_ID = re.compile(r"^[a-z][a-z0-9_]*_[0-9]+(?:-[0-9]+)*$")
+
+
 class BfclGrader(Grader):
     """BFCL's own checker on the run's calls (``expect: {kind: bfcl, entry: ID}``)."""
 
@@ -55,6 +63,20 @@ class BfclGrader(Grader):
     slow: ClassVar[bool] = True
     field_help: ClassVar[dict[str, str]] = {"entry": "the BFCL entry id, e.g. simple_python_0"}
     entry: str
+
+    @field_validator("entry")
+    @classmethod
+    def _an_entry_id(cls, value: str) -> str:
+        """An entry id of a known category, checked when the suite is validated (a path such
+        as ``../../../etc/passwd`` passed ``suites validate`` and failed only when grading)."""
+        if not _ENTRY_ID.match(value):
+            raise ValueError(f"{value!r} is not a BFCL entry id (CATEGORY_N, e.g. simple_python_0)")
+        if category_of(value) not in CATEGORIES:
+            raise ValueError(
+                f"{value!r}: unknown BFCL category {category_of(value)!r}; the categories are: "
+                f"{', '.join(CATEGORIES)}"
+            )
+        return value
 
     def evaluate(self, result: Result, context: GradeContext) -> Grade:
         e = entry(self.entry)

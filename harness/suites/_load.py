@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from harness._files import read_regular
 from harness.errors import ConfigError, SuiteError
 from harness.grading._base import Grader
 from harness.suites._errors import describe
@@ -54,8 +55,10 @@ def load_suite(path: str | Path) -> Suite:
     """Load and validate one suite file, raising :class:`SuiteError` with every problem found."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular(path).decode("utf-8")  # a FIFO is refused, never waited on
+    except OSError as exc:
+        raise SuiteError([f"{path}: cannot read the file: {exc.strerror or exc}"]) from None
+    except UnicodeDecodeError as exc:
         raise SuiteError([f"{path}: cannot read the file: {exc}"]) from None
     try:
         data, node = parse_yaml(text)

@@ -65,6 +65,10 @@ def load_source(
         raise
     except ConfigError as exc:
         raise SuiteError([f"{where}: {exc}"]) from None
+    except (Exception, SystemExit) as exc:  # a plug-in's own failure: one line, never a traceback
+        raise SuiteError(
+            [f"{where}: task source {name!r} raised {type(exc).__name__}: {exc}"]
+        ) from None
     if not isinstance(suite, Suite):
         raise SuiteError(
             [f"{where}: task source {name!r} returned {type(suite).__name__}, not a Suite"]

@@ -236,7 +236,7 @@ class Task(RunOverrides):
     approvals: list[Literal["approve", "deny"] | dict[Literal["edit"], dict[str, Any]]] = []
 
     @model_validator(mode="after")
-    def _prompt_or_turns(self) -> Task:
+    def _prompt_or_turns(self, info: ValidationInfo) -> Task:
         if self.turns is not None:
             if not self.turns:
                 raise field_error("turns", "give at least one user message")
@@ -244,6 +244,7 @@ class Task(RunOverrides):
             text = first if isinstance(first, str) else first.user
             if not isinstance(first, str) and first.add_tools:
                 raise field_error("turns.0.add_tools", "the first turn's tools are `tools:`")
+            self._check_added_tools(info)
             if "prompt" in self.model_fields_set and self.prompt != text:
                 raise field_error("prompt", "give the prompt or turns, not both")
             self.prompt = text
@@ -252,6 +253,26 @@ class Task(RunOverrides):
         if self.max_steps_per_turn is not None and self.turns is None:
             raise field_error("max_steps_per_turn", "only for conversations (`turns:`)")
         return self
+
+    def _check_added_tools(self, info: ValidationInfo) -> None:
+        """Every ``add_tools`` name of a follow-up turn names a tool, as ``tools:`` does (an
+        unknown one made error cells in ``run`` and crashed ``suites audit``)."""
+        context = info.context if isinstance(info.context, dict) else {}
+        catalog = context.get("tools") or ToolCatalog(Path.cwd())
+        made = getattr(self, "__pydantic_private__", None) or {}
+        if made.get("_tool_factory") is not None:
+            return  # a source with its own tool factory checked its names
+        for i, turn in enumerate(self.turns or ()):
+            for j, name in enumerate(() if isinstance(turn, str) else turn.add_tools):
+                where = f"turns.{i}.add_tools.{j}"
+                if name == "all":
+                    raise field_error(where, "'all' is not a tool a turn can add; name the tools")
+                try:
+                    catalog.resolve(name)
+                except ConfigError as exc:
+                    close = difflib.get_close_matches(name, list(BUILTIN_TOOLS), n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    raise field_error(where, f"{exc}{hint}") from None
 
     @property
     def prompt_text(self) -> str:

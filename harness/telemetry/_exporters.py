@@ -36,6 +36,7 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import Link, Status
 
+from harness._files import open_regular
 from harness.telemetry._otlpjson import (
     KIND_NAMES,
     decode_attributes,
@@ -83,7 +84,9 @@ class JsonLinesSpanExporter(SpanExporter):
         self.scrub = scrub
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Unbuffered: each batch is encoded whole and handed to the OS in one write.
-        self._file = self.path.open("ab" if append else "wb", buffering=0)
+        fd = open_regular(self.path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else 0),
+                          truncate=not append, named_by_user=True)  # fmt: skip
+        self._file = os.fdopen(fd, "ab" if append else "wb", buffering=0)
         self._lock = threading.Lock()
         # id(resource or scope) -> its JSON; the objects are kept so their ids stay unique.
         self._tails: dict[tuple[int, int], tuple[str, Any, Any]] = {}

@@ -28,6 +28,10 @@ class Limits:
     #: Disk in MiB the command may fill: the workspace's growth and /tmp together (/tmp is a
     #: tmpfs of this size); the command is killed past it.
     disk_mb: int = 256
+    #: Files, folders and links the command may create: the workspace's new entries and what
+    #: /tmp holds, together; the command is killed past it (the disk cap counts blocks, and
+    #: empty files take none).
+    files: int = 10_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,7 @@ async def run_process(
         disk_bytes=limits.disk_mb * _MIB,
         workspace=workspace,
         tmp_bytes=limits.disk_mb * _MIB if private_tmp else None,
+        files=limits.files,
     )
     prepared = asyncio.get_running_loop().run_in_executor(
         None, _prepare, watch, limits.memory_mb * _MIB

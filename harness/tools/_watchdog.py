@@ -17,6 +17,9 @@ millisecond, or four times what a look costs):
 - disk (``Limits.disk_mb``): the workspace's growth (the blocks of everything in it, against the
   start) plus what the sandbox's ``/tmp`` holds (a tmpfs of ``disk_mb`` itself); past the cap
   every process of the command is killed.
+- files (``Limits.files``): the entries the workspace gained (files, folders, links) plus the
+  inodes the sandbox's ``/tmp`` holds, looked at with the disk; past the cap every process of
+  the command is killed (empty files take no blocks: 300,000 of them passed the disk cap).
 
 A cap is seen within a tick (a write within a millisecond or so), so a command that allocates
 or writes very fast goes past it by what it manages in that time (measured in docs/faults.md).
@@ -32,6 +35,7 @@ import os
 import select
 import signal
 import stat
+import struct
 import threading
 import time
 from collections import defaultdict
@@ -40,7 +44,7 @@ from typing import Any
 
 from harness.tools._cgroup import CommandCgroup
 
-__all__ = ["MAX_TICK_S", "TICK_S", "Watchdog", "descendants", "disk_use"]
+__all__ = ["MAX_TICK_S", "TICK_S", "Watchdog", "descendants", "disk_and_files", "disk_use"]
 
 #: Seconds between two looks, at least; at most between two looks at the memory.
 TICK_S = 0.02
@@ -57,10 +61,18 @@ class Watchdog:
     :meth:`finish` after it ended; ``stopped`` says which cap stopped it, if one did."""
 
     def __init__(
-        self, *, memory_bytes: int, disk_bytes: int, workspace: Path, tmp_bytes: int | None
+        self,
+        *,
+        memory_bytes: int,
+        disk_bytes: int,
+        workspace: Path,
+        tmp_bytes: int | None,
+        files: int | None = None,
     ) -> None:
         self.memory_bytes = memory_bytes
         self.disk_bytes = disk_bytes
+        #: Entries the command may create (workspace and /tmp together); None: no cap.
+        self.files = files
         self.workspace = workspace
         #: Size of the sandbox's /tmp tmpfs (None: no private /tmp, ``sandbox="none"``).
         self.tmp_bytes = tmp_bytes
@@ -69,8 +81,14 @@ class Watchdog:
         #: The most memory counted at once (without a cgroup) and disk used at once, in bytes.
         self.peak_memory = 0
         self.peak_disk = 0
+        #: The most entries the command had created at once (workspace and /tmp).
+        self.peak_files = 0
         self._baseline = 0
+        self._baseline_files = 0
         self._tmp_used = 0
+        self._tmp_files = 0
+        self._files = 0
+        self._created = 0  # entries inotify says were made since the last look
         self._tmp_pid: int | None = None
         self._root = 0
         self.cgroup: CommandCgroup | None = None
@@ -83,7 +101,7 @@ class Watchdog:
     def measure(self) -> None:
         """The workspace's size before the command runs (its growth is counted against it)."""
         folders: dict[tuple[int, int], str] = {}
-        self._baseline = disk_use(self.workspace, folders)
+        self._baseline, self._baseline_files = disk_and_files(self.workspace, folders)
         self._changes.watch(folders)
 
     def start(self, pid: int, cgroup: CommandCgroup | None) -> None:
@@ -118,6 +136,8 @@ class Watchdog:
                 self.stopped = f"killed: {self._memory_cap()}"
             elif (disk := self._disk(watch=False)) > self.disk_bytes:
                 self.stopped = f"over the {self._disk_cap()} ({disk // _MIB} MiB written)"
+            elif self.files is not None and self._files > self.files:
+                self.stopped = f"over the {self._files_cap()} ({self._files:,} made)"
         return self.stopped
 
     @property
@@ -131,6 +151,10 @@ class Watchdog:
     def _disk_cap(self) -> str:
         where = "the workspace's growth and /tmp" if self.tmp_bytes else "the workspace's growth"
         return f"disk cap of {self.disk_bytes // _MIB} MiB for {where}"
+
+    def _files_cap(self) -> str:
+        where = "the workspace and /tmp" if self.tmp_bytes else "the workspace"
+        return f"file cap of {self.files:,} new files, folders and links in {where}"
 
     def _loop(self) -> None:
         now = time.monotonic()
@@ -147,9 +171,13 @@ class Watchdog:
             if self._wake_r in ready:
                 return
             if self._changes.fd in ready:
-                self._changes.drain()
+                self._created += self._changes.drain()
                 changed = True
             now = time.monotonic()
+            # Entries made since the last look would pass the file cap: look now (a walk of the
+            # workspace may take long enough for a command to make thousands more meanwhile).
+            if self.files is not None and self._files + self._created > self.files:
+                soonest = now
             reason = None
             if now >= memory_due:
                 reason = self._check_memory()
@@ -179,23 +207,33 @@ class Watchdog:
         return self._memory_cap() if used > self.memory_bytes else None
 
     def _check_disk(self) -> str | None:
-        return self._disk_cap() if self._disk() > self.disk_bytes else None
+        if self._disk() > self.disk_bytes:
+            return self._disk_cap()
+        if self.files is not None and self._files > self.files:
+            return self._files_cap()
+        return None
 
     def _pids(self) -> list[int]:
         return self.cgroup.pids() if self.cgroup is not None else descendants(self._root)
 
     def _disk(self, *, watch: bool = True) -> int:
+        """Bytes the command filled (and, in ``_files``, the entries it made) now."""
         folders: dict[tuple[int, int], str] = {}
-        used = max(0, disk_use(self.workspace, folders) - self._baseline)
+        self._created = 0
+        blocks, entries = disk_and_files(self.workspace, folders)
+        used = max(0, blocks - self._baseline)
         tmp = self._tmp_pid
         if tmp is not None and (now := _tmp_used(tmp, self.tmp_bytes)) is not None:
             self._tmp_used = now
+            self._tmp_files = _tmp_files(tmp)
             if watch:  # its folders too, so that a write in /tmp wakes the watchdog as well
                 disk_use(Path(f"/proc/{tmp}/root/tmp"), folders)
         if watch:
             self._changes.watch(folders)
         used += self._tmp_used
         self.peak_disk = max(self.peak_disk, used)
+        self._files = max(0, entries - self._baseline_files) + self._tmp_files
+        self.peak_files = max(self.peak_files, self._files)
         return used
 
     def _tmp(self, pids: list[int]) -> int:
@@ -230,6 +268,16 @@ def _tmp_used(pid: int, size: int | None) -> int | None:
     if st.f_blocks * st.f_frsize != size:
         return None
     return (st.f_blocks - st.f_bfree) * st.f_frsize
+
+
+def _tmp_files(pid: int) -> int:
+    """Inodes in use in the /tmp of ``pid``'s root (its own folder not counted); 0 when it
+    cannot be read (the caller checked it is the sandbox's)."""
+    try:
+        st = os.statvfs(f"/proc/{pid}/root/tmp")
+    except OSError:
+        return 0
+    return max(0, st.f_files - st.f_ffree - 1)
 
 
 def descendants(root: int) -> list[int]:
@@ -283,13 +331,21 @@ def disk_use(
     several links once; links never followed; other file systems mounted inside are left out,
     as ``du -x`` does). Puts ``root`` and every folder under it in ``folders`` (by device and
     inode)."""
+    return disk_and_files(root, folders, trim=trim)[0]
+
+
+def disk_and_files(
+    root: Path, folders: dict[tuple[int, int], str] | None = None, *, trim: bool = False
+) -> tuple[int, int]:
+    """:func:`disk_use`, and the number of entries under ``root`` (files, folders, links and
+    the rest; every name of a file with several hard links counts, its blocks once)."""
     try:
         top = os.stat(root)
     except OSError:
-        return 0
+        return 0, 0
     if folders is not None:
         folders[(top.st_dev, top.st_ino)] = str(root)
-    total = 0
+    total = count = 0
     linked: set[tuple[int, int]] = set()
     todo = [str(root)]
     while todo:
@@ -306,6 +362,7 @@ def disk_use(
                     continue
                 if st.st_dev != top.st_dev:
                     continue
+                count += 1  # every name, hard links included (each is an entry made)
                 if st.st_nlink > 1 and not folder:
                     if (st.st_dev, st.st_ino) in linked:
                         continue
@@ -317,7 +374,7 @@ def disk_use(
                     todo.append(entry.path)
                     if folders is not None:
                         folders[(st.st_dev, st.st_ino)] = entry.path
-    return total
+    return total, count
 
 
 #: Blocks a file may hold past its end before :func:`disk_use` (``trim``) gives them back.
@@ -369,6 +426,20 @@ def _watchable(path: str) -> str:
     return path + "/." if path.startswith("/proc/self/fd/") and path.count("/") == 4 else path
 
 
+_EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name)
+
+
+def _entries_made(chunk: bytes) -> int:
+    """The events in ``chunk`` that made an entry (``IN_CREATE``, ``IN_MOVED_TO``)."""
+    made = offset = 0
+    while offset + _EVENT.size <= len(chunk):
+        _, mask, _, length = _EVENT.unpack_from(chunk, offset)
+        if mask & (_IN_CREATE | _IN_MOVED_TO):
+            made += 1
+        offset += _EVENT.size + length
+    return made
+
+
 class _Changes:
     """An inotify instance on the workspace's folders; ``fd`` is -1 where there is none (not
     Linux, or no instance left): the ticks alone see the workspace then."""
@@ -388,10 +459,13 @@ class _Changes:
             ):
                 self._watched.add(key)
 
-    def drain(self) -> None:
+    def drain(self) -> int:
+        """Read every pending event; return how many made an entry (created or moved in)."""
+        made = 0
         with contextlib.suppress(OSError):
-            while os.read(self.fd, 65536):
-                pass
+            while chunk := os.read(self.fd, 65536):
+                made += _entries_made(chunk)
+        return made
 
     def close(self) -> None:
         if self.fd >= 0:

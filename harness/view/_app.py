@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
@@ -40,10 +40,22 @@ from harness.view import _pages as pages
 from harness.view._format import FILTERS, snapshot_facts
 from harness.view._hosts import HostCheck
 
-__all__ = ["DEFAULT_PER_PAGE", "MAX_PAGE", "ViewConfig", "create_app"]
+__all__ = ["DEFAULT_PER_PAGE", "MAX_PAGE", "ViewConfig", "create_app", "trace_url_problem"]
 
 DEFAULT_PER_PAGE = 50
 _STATIC = Path(__file__).parent / "static"
+
+
+def trace_url_problem(url: str) -> str | None:
+    """What is wrong with a ``--trace-url`` template, or None: it must be an ``http(s)://``
+    address with a host and hold ``{trace_id}`` (``javascript:alert(1)//{trace_id}`` was
+    rendered as a link that ran script)."""
+    if "{trace_id}" not in url:
+        return "put {trace_id} where the trace id goes"
+    parts = urlsplit(url.replace("{trace_id}", "0"))
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return "only http:// and https:// addresses (with a host) are accepted"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,8 +220,9 @@ class _App:
                 raise HarnessError(f"no cell {key!r} in run {run_id!r}")
             spans = b.cell_spans(store, run_id, cell["trace_id"]) if cell["trace_id"] else []
         trace_link = None
-        if self.config.trace_url and cell["trace_id"]:
-            trace_link = self.config.trace_url.replace("{trace_id}", cell["trace_id"])
+        url = self.config.trace_url
+        if url and cell["trace_id"] and trace_url_problem(url) is None:
+            trace_link = url.replace("{trace_id}", cell["trace_id"])
         return self.render(
             "cell.html",
             title=key,

@@ -180,3 +180,34 @@ def test_cli_validate_checks_custom_tools(suite_dir: Path) -> None:
     bad = CliRunner().invoke(main, ["suites", "validate", str(suite_dir / "custom.yaml")])
     assert bad.exit_code == 2
     assert "tools_module: 'mytools.py' was not found beside the suite" in bad.stderr
+
+
+UNKNOWN_ADDED = """\
+suite: added
+tasks:
+  - id: convo
+    turns:
+      - hello
+      - {user: more, add_tools: [calculator, nosuchtool]}
+    expect: {kind: contains, value: x}
+    mock: {turns: [{text: x}, {text: x}]}
+"""
+
+
+@pytest.mark.parametrize("command", ["validate", "audit", "run"])
+def test_an_unknown_tool_in_add_tools_is_bad_input(tmp_path: Path, command: str) -> None:
+    """A follow-up turn's ``add_tools`` naming no tool (adversary round 5: `suites validate`
+    exit 0, `run` error cells and exit 3, `suites audit` a traceback): exit 2 naming the file,
+    the task and the field, before anything runs."""
+    path = tmp_path / "added.yaml"
+    path.write_text(UNKNOWN_ADDED)
+    args = ["suites", command, str(path)]
+    if command == "run":
+        db, trace = str(tmp_path / "h.duckdb"), str(tmp_path / "t.jsonl")
+        args = ["run", str(path), "--modes", "react", "--providers", "mock",
+                "--db", db, "--trace-file", trace]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    said = " ".join(result.stderr.split())  # rich wraps long lines
+    assert "task 'convo': turns[1].add_tools[1]: unknown tool 'nosuchtool'" in said

@@ -259,6 +259,30 @@ async def test_files_there_before_do_not_count(ws: Path) -> None:
     assert done.peak_disk_bytes <= 30 * MIB
 
 
+@pytest.mark.parametrize("where", ["workspace", "tmp"])
+async def test_300000_empty_files_stop_at_the_file_cap(ws: Path, where: str) -> None:
+    """Empty files take no blocks: the disk cap never saw them (adversary round 5: 300,000
+    made in 36 s). The file cap counts the workspace's new entries and /tmp's together."""
+    make = (
+        'python3 -c \'import os\nfor i in range(300000): open(f"e{i}", "w").close()\''
+        "; echo all-made"
+    )
+    done = await _run(("cd /tmp && " if where == "tmp" else "") + make, ws, Limits(files=2000))
+    assert done.stopped == (
+        "killed: file cap of 2,000 new files, folders and links in the workspace and /tmp"
+    )
+    assert "all-made" not in done.output
+    if where == "workspace":  # stopped near the cap (the watchdog reacts within a tick)
+        assert 2000 < len(os.listdir(ws)) < 50_000
+
+
+async def test_files_there_before_do_not_count_toward_the_file_cap(ws: Path) -> None:
+    for i in range(300):
+        (ws / f"old{i}").touch()
+    done = await _run("mkdir d && touch d/a d/b /tmp/c && echo ok", ws, Limits(files=200))
+    assert done.ok, done.describe()
+
+
 async def test_no_cgroup_is_left_after_a_timeout_or_a_cancel(ws: Path) -> None:
     _need_cgroups()
     marker = f"cancel-sentinel-{uuid.uuid4().hex[:8]}"

@@ -1,0 +1,147 @@
+"""Opening files without following a planted link or blocking on a FIFO.
+
+Every file the harness writes (lock files, reports, baselines, shards, span files, the run's
+own small files) is opened here: :func:`open_regular` opens with ``O_NOFOLLOW`` (a symbolic link
+at the path is refused, never followed: a link at a lock file's name used to truncate its
+target) and ``O_NONBLOCK`` (a FIFO with no reader fails at once instead of blocking), then
+checks with ``fstat`` that what it opened is a regular file, and only then truncates it when
+asked. :func:`write_atomic` writes a whole file under a fresh temporary name beside it and
+renames it over the path, so a full disk or a kill never leaves half a file (a report cut at
+4,096 bytes before) and a link at the path is replaced, not followed.
+
+:func:`read_regular` reads an input (a baseline, a profile's examples file) only when it is a
+regular file: a FIFO given as one hung the harness until killed.
+
+A refusal is an :class:`OSError` whose ``strerror`` says what the path is and what to do.
+
+This module is a leaf: it imports nothing from harness.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+__all__ = ["file_kind", "open_regular", "read_regular", "write_atomic"]
+
+_SAFE = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``mode`` is, in words (``a FIFO``, ``a directory``)."""
+    for test, name in (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _refused(path: str | os.PathLike[str], what: str) -> OSError:
+    return OSError(
+        errno.EINVAL, f"{os.fspath(path)} is {what}, not a regular file; refused (remove it)"
+    )
+
+
+def open_regular(
+    path: str | os.PathLike[str],
+    flags: int,
+    mode: int = 0o666,
+    *,
+    truncate: bool = False,
+    named_by_user: bool = False,
+) -> int:
+    """``os.open(path, flags)`` for writing, refusing a symbolic link (not followed) and anything
+    but a regular file (a FIFO, a device, a directory); ``truncate`` empties the file once it is
+    known to be one (``O_TRUNC`` is not passed: it would act before the check). The descriptor
+    is blocking again when returned.
+
+    ``named_by_user``: a path the user gave for output (``--trace-file``,
+    ``$GITHUB_STEP_SUMMARY``): links are followed and a device or a pipe with a reader is fine
+    (``/dev/null``, ``>(cat)``); a FIFO without a reader still fails at once, never blocks."""
+    safe = _SAFE & ~os.O_NOFOLLOW if named_by_user else _SAFE
+    try:
+        fd = os.open(path, (flags & ~os.O_TRUNC) | safe, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not named_by_user:
+            raise _refused(path, "a symbolic link") from None
+        if exc.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO without a reader, a folder
+            with contextlib.suppress(OSError):
+                raise _refused(path, file_kind(os.stat(path).st_mode)) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        regular = stat.S_ISREG(st.st_mode)
+        if not regular and not (
+            named_by_user and (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode))
+        ):
+            raise _refused(path, file_kind(st.st_mode))
+        os.set_blocking(fd, True)
+        if truncate and regular:
+            os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
+    """The bytes of the regular file at ``path`` (links followed); a FIFO, a device or a
+    folder is refused at once (a FIFO given as an input hung the harness until killed).
+    ``limit``: refuse a file larger than that many bytes."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(
+                errno.EINVAL, f"{os.fspath(path)} is {file_kind(st.st_mode)}, not a regular file"
+            )
+        if limit is not None and st.st_size > limit:
+            raise OSError(errno.EFBIG, f"{os.fspath(path)} is larger than {limit:,} bytes")
+        os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = False) -> None:
+    """Write ``data`` (text as UTF-8) to ``path`` whole: under a fresh temporary name in the
+    same folder, then renamed over ``path``. On any failure (a full disk) the temporary file is
+    removed and ``path`` is as it was."""
+    target = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:80]}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, _mode_for(target))  # mkstemp makes 0600: as an ordinary new file would be
+        with os.fdopen(fd, "wb") as out:
+            out.write(raw)
+            if fsync:
+                out.flush()
+                os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _mode_for(target: Path) -> int:
+    """The permissions ``target`` has, or a new file would get (0666 less the umask)."""
+    with contextlib.suppress(OSError):
+        st = os.lstat(target)
+        if stat.S_ISREG(st.st_mode):
+            return stat.S_IMODE(st.st_mode)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
