@@ -41,7 +41,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
 
 FEW_SHOT_NOTE = (
     f"Every AST entry ran with {SHOTS_PER_CATEGORY} worked examples ({SHOTS_PER_CATEGORY}-shot "
-    "per category, from entries of its own category that are excluded from scoring); the "
+    "per category, from entries of its own category that are excluded from scoring, as are "
+    "entries that repeat a shot's question or answer); the "
     "(ir)relevance and multi-turn entries ran zero-shot. BFCL's leaderboard is zero-shot: these "
     "are not leaderboard numbers."
 )
