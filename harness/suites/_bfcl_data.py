@@ -426,10 +426,11 @@ def _answer_key(e: BfclEntry) -> str | None:
 @functools.cache
 def shot_duplicates(category: str) -> dict[str, str]:
     """Entries of ``category`` that repeat one of its shots: entry id -> what they repeat
-    (``"multiple_198 (question and answer)"``; several shots joined with ``"; "``). They are left out of scoring, so that no scored
-    entry is answered by a worked example (``multiple_111`` is ``multiple_198`` again,
-    ``live_parallel_7-3-1`` is ``live_parallel_14-10-0``). The shots themselves are unchanged:
-    they are in every request of the category, so choosing others would change them all."""
+    (``"multiple_198 (question and answer)"``; several shots joined with ``"; "``). They are
+    left out of scoring, so that no scored entry is answered by a worked example
+    (``multiple_111`` is ``multiple_198`` again, ``live_parallel_7-3-1`` is
+    ``live_parallel_14-10-0``). The shots themselves are unchanged: they are in every request of
+    the category, so choosing others would change them all."""
     shots = [entry(s.entry_id) for s in few_shot(category)]
     if not shots:
         return {}
