@@ -16,6 +16,8 @@ harness, so every layer can use it) and re-exported where they are used, e.g.
     ├── CompactionError                   a compaction stage failed
     ├── ToolError                         raised by a tool: an error result for the model
     │   └── SandboxUnavailable            the shell sandbox (bwrap) cannot run here
+    ├── ToolSafetyNet                     a tool's wall-clock safety net expired: the run ends
+    │                                     as error_during_execution (no result for the model)
     ├── StoreError                        the results store cannot do what was asked
     │   ├── SchemaTooNew                  the file was written by a newer harness
     │   ├── StoreLocked                   another process holds the database (pid)
@@ -31,6 +33,10 @@ harness, so every layer can use it) and re-exported where they are used, e.g.
   caught by ``except ValueError``.
 - :class:`ProviderError`: ``kind`` says how the call failed (see :data:`ErrorKind`).
 - :class:`ToolError`: raise it inside a tool to report a failure to the model as an error result.
+- :class:`ToolSafetyNet`: raise it inside a tool when a wall-clock bound expired. Such a bound
+  depends on the machine's load, so its expiry is never shown to the model (a replay under
+  another load would differ): the run ends as ``error_during_execution``, an infrastructure
+  error of the cell. Limits the model may see are work-based (bytes, names, directories).
 
 Every error pickles (the state travels across processes, e.g. from a worker back to the runner):
 :meth:`HarnessError.__reduce__` rebuilds the instance from its ``args`` and attributes without
@@ -62,6 +68,7 @@ __all__ = [
     "SuiteError",
     "ThinkingStarved",
     "ToolError",
+    "ToolSafetyNet",
     "UnknownRun",
     "YAMLSyntaxError",
 ]
@@ -174,6 +181,12 @@ class ToolError(HarnessError):
 
 class SandboxUnavailable(ToolError):
     """The shell sandbox cannot run here (bwrap missing or unusable); the message says why."""
+
+
+class ToolSafetyNet(HarnessError):
+    """A tool's wall-clock safety net expired (grep's worker still searching after
+    ``GREP_TIME_LIMIT_S``). Not a :class:`ToolError`: the kernel ends the run as
+    ``error_during_execution`` instead of showing the model a result that depends on load."""
 
 
 class ContextOverflow(HarnessError):

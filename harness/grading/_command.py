@@ -11,6 +11,10 @@ the exit status being 1). No match scores 0.
 
 A command that fails or times out fails the task (that is the model's work being judged); a
 sandbox that cannot run here (bwrap missing) is a grader error, so the cell is an ``error`` cell.
+The explanation ends with the output's last 160 characters, with what varies by itself from run
+to run masked first (durations such as pytest's ``in 0.85s`` -> ``in <dur>``, clock times,
+temporary paths, pids: :func:`~harness.kernel._progress.normalise_output`), so that two replays
+of a cell give the same row; the score reads the output as it was.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from harness.errors import ToolError
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error
 from harness.grading._grade import Grade
+from harness.kernel._progress import normalise_output
 from harness.tools._sandbox import Limits, SandboxUnavailable, run_command
 
 __all__ = ["DEFAULT_TIMEOUT_S", "CommandGrader", "run_sync"]
@@ -88,9 +93,16 @@ class CommandGrader(Grader):
         scored = ""
         if self.score_regex is not None:
             score, scored = _score(self.score_regex, self.score_max or 1.0, done.output)
-        tail = " ".join(done.output.split())[-160:]
+        # The explanation is part of a cell's row: it carries no timing (pytest's "in 0.85s", a
+        # measured timeout), temporary path or pid, so that two replays give the same row.
+        tail = " ".join(normalise_output(done.output).split())[-160:]
         detail = f"; output: …{tail}" if tail else ""
-        return Grade(done.ok, score, f"`{command}`: {done.describe()}{scored}{detail}")
+        status = (
+            f"timed out (limit {timeout:g} s); the command was killed"
+            if done.timed_out and done.stopped is None
+            else normalise_output(done.describe())
+        )
+        return Grade(done.ok, score, f"`{command}`: {status}{scored}{detail}")
 
 
 def run_sync(job: Coroutine[Any, Any, T]) -> T:

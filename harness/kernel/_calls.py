@@ -143,6 +143,14 @@ def _record(
                     "provider",
                 )
             )
+        if response is not None and response.tool_call_repairs:
+            state.emit(
+                RunWarning(
+                    f"call {index} ({request.purpose}): the reply's tool calls were read after a "
+                    f"repair: {'; '.join(response.tool_call_repairs)}",
+                    "provider",
+                )
+            )
         if response is not None and response.usage is not None:
             state.emit(Usage(response.usage, cost, request.purpose))
         state.emit(CallFinished(record, state.provider.name))

@@ -3,7 +3,9 @@
 Serial calls (tools not marked ``parallel_safe``, and unknown tools) run first, in the model's
 order; a halt stops the batch there. Parallel-safe calls then run concurrently, at most
 ``max_concurrency`` at once. Every call is bounded by ``tool_timeout_s``. Results come back in
-call order. A denied, unknown, timed-out or raising call becomes an error result, never a crash.
+call order. A denied, unknown, timed-out or raising call becomes an error result, never a crash;
+except a :class:`~harness.errors.ToolSafetyNet` (a tool's own wall-clock safety net expired),
+which ends the run as ``error_during_execution``: what the model sees never depends on load.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.core._messages import INVALID_JSON_KEY, ToolCall, ToolResult
-from harness.errors import ToolError
+from harness.errors import ToolError, ToolSafetyNet
 from harness.events import ToolCallEvent, ToolResultEvent, ToolUI
 from harness.kernel._hooks import HaltRun, HookEvent
 from harness.kernel._permissions import Denial
@@ -150,6 +152,8 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
     except ToolError as exc:
         await _fire_failure(state, call, str(exc))
         result = ToolResult(call.id, f"error: {exc}", True)
+    except ToolSafetyNet:
+        raise  # not the model's doing: the loop ends the run as error_during_execution
     except Exception as exc:
         reason = f"tool crashed: {type(exc).__name__}: {exc}"
         await _fire_failure(state, call, reason)

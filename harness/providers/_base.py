@@ -84,6 +84,9 @@ class Response:
     #: Set when tool calls written as text could not be parsed (ends the run as
     #: ``error_schema_validation``).
     tool_call_error: str | None = None
+    #: Repairs made to read tool calls written as text (e.g. a trailing comma dropped); the
+    #: kernel records them as a warning on the run's trace. Empty: read as written.
+    tool_call_repairs: list[str] = field(default_factory=list)
     #: Errors of failed attempts that were retried before this response (empty: first try).
     retries: list[str] = field(default_factory=list)
     #: How the reply was read when it was not in the expected form (e.g. tool calls written as

@@ -10,21 +10,29 @@ that yields calls wins:
    and mentions both ``"name"`` and ``"arguments"``.
 
 A block that is explicitly a tool call (a ``tool_call`` fence or tag) but cannot be read (bad
-JSON, no name, arguments that are not an object, no closing fence) is an error. The whole reply
-then yields no calls, and the run ends as ``error_schema_validation`` with the reason. Blocks
-inside a ``<think>`` section are ignored. Bare JSON that does not parse is just text. Calls
-without an ``id`` get ``call_1``, ``call_2``... in reply order.
+JSON, no name, arguments that are not an object) is an error, and so is one that is never
+closed, whatever it holds: an unclosed ``<tool_call>`` tag or ``tool_call`` fence is not a call
+(the reply was cut off, or the model stopped before it finished the call; the parser does not
+finish it for the model). The whole reply then yields no calls, and the run ends as
+``error_schema_validation`` with the reason. Blocks inside a ``<think>`` section are ignored.
+Bare JSON that does not parse is just text. Calls without an ``id`` get ``call_1``,
+``call_2``... in reply order.
+
+One repair is made, and said: a trailing comma before ``}`` or ``]`` is dropped when the JSON
+does not parse otherwise. :func:`parse_reply` lists the repairs it made (the kernel writes them
+into the cell's record as a warning on the run's trace).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from harness.core._messages import ToolCall
 
-__all__ = ["parse_tool_calls"]
+__all__ = ["ParsedReply", "parse_reply", "parse_tool_calls"]
 
 #: Fence info strings that mark a block as a tool call (compared lower-case).
 _CALL_TAGS = frozenset({"tool_call", "tool-call", "toolcall", "tool_calls", "tool-calls"})
@@ -51,33 +59,54 @@ _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _BLANK_LINES = re.compile(r"\n{3,}")
 
 _Span = tuple[int, int]
+_Found = list[tuple[_Span, list[dict[str, Any]]]]
+
+
+@dataclass(slots=True)
+class ParsedReply:
+    """What a reply written as text holds: its ``calls``, its ``text`` without the call blocks,
+    the ``error`` that made it hold no call (``None``: none), and the ``repairs`` made to read
+    the calls (``"call block 1: trailing comma removed"``; empty when read as written)."""
+
+    calls: list[ToolCall]
+    text: str
+    error: str | None = None
+    repairs: list[str] = field(default_factory=list)
 
 
 def parse_tool_calls(text: str) -> tuple[list[ToolCall], str, str | None]:
     """``(calls, text without the call blocks, error)`` for a reply written as text.
 
     On error the calls are ``[]`` and the text is returned unchanged. See the module docstring
-    for the accepted forms.
+    for the accepted forms; :func:`parse_reply` also says what was repaired.
     """
+    parsed = parse_reply(text)
+    return parsed.calls, parsed.text, parsed.error
+
+
+def parse_reply(text: str) -> ParsedReply:
+    """:func:`parse_tool_calls` with the repairs it made (only those of the calls it returns)."""
     thinking = _think_spans(text)
-    found: list[tuple[_Span, list[dict[str, Any]]]] = []
+    found: _Found = []
     error: str | None = None
+    repairs: list[str] = []
     for parse in (_parse_fenced, _parse_xml, _parse_raw):
-        found, error = parse(text, thinking)
+        repairs = []
+        found, error = parse(text, thinking, repairs)
         if error is not None:
-            return [], text, error
+            return ParsedReply([], text, error)
         if found:
             break
     if not found:
-        return [], text, None
+        return ParsedReply([], text)
     calls = _to_calls([obj for _, objs in found for obj in objs])
-    return calls, _remove(text, [span for span, _ in found]), None
+    return ParsedReply(calls, _remove(text, [span for span, _ in found]), None, repairs)
 
 
 def _parse_fenced(
-    text: str, thinking: list[_Span]
-) -> tuple[list[tuple[_Span, list[dict[str, Any]]]], str | None]:
-    found: list[tuple[_Span, list[dict[str, Any]]]] = []
+    text: str, thinking: list[_Span], repairs: list[str]
+) -> tuple[_Found, str | None]:
+    found: _Found = []
     covered: list[_Span] = []
     count = 0
     for match in _FENCE.finditer(text):
@@ -88,70 +117,66 @@ def _parse_fenced(
         body = match["body"]
         if tag in _CALL_TAGS:
             count += 1
-            objs, problem = _read_calls(body, strict=True)
+            objs, problem = _read_calls(body, strict=True, repairs=repairs, where=f"block {count}")
             if problem is not None:
                 return [], f"tool_call block {count}: {problem}"
             found.append((match.span(), objs))
         elif tag in _JSON_TAGS:
-            objs, problem = _read_calls(body, strict=False)
+            objs, problem = _read_calls(body, strict=False, repairs=repairs, where="json block")
             if problem is not None:
                 return [], f"{tag or 'fenced'} block: {problem}"
             if objs:
                 found.append((match.span(), objs))
-    # An opening tool_call fence that never closes: usually a reply cut off by max_tokens.
+    # An opening tool_call fence that never closes (a reply cut off by max_tokens, or a model
+    # that stopped early) is not a call, whatever follows it.
     for match in _OPEN_CALL_FENCE.finditer(text):
         if match["tag"].lower() not in _CALL_TAGS or _inside(match.start(), covered + thinking):
             continue
-        objs, problem = _read_calls(text[match.end() :], strict=True)
-        if problem is not None:
-            return [], (
-                f"tool_call block opened with {match['fence']} but never closed, and its "
-                f"content is not a call ({problem}); was the reply cut off?"
-            )
-        found.append(((match.start(), len(text)), objs))
-        break
+        return [], (
+            f"tool_call block opened with {match['fence']} but never closed: an unclosed block "
+            "is not a call (was the reply cut off?)"
+        )
     return found, None
 
 
-def _parse_xml(
-    text: str, thinking: list[_Span]
-) -> tuple[list[tuple[_Span, list[dict[str, Any]]]], str | None]:
-    found: list[tuple[_Span, list[dict[str, Any]]]] = []
+def _parse_xml(text: str, thinking: list[_Span], repairs: list[str]) -> tuple[_Found, str | None]:
+    found: _Found = []
     covered: list[_Span] = []
     for count, match in enumerate(_XML_CALL.finditer(text), start=1):
         covered.append(match.span())
         if _inside(match.start(), thinking):
             continue
-        objs, problem = _read_calls(match["body"], strict=True)
+        objs, problem = _read_calls(
+            match["body"], strict=True, repairs=repairs, where=f"<tool_call> {count}"
+        )
         if problem is not None:
             return [], f"<tool_call> {count}: {problem}"
         found.append((match.span(), objs))
     for match in _XML_OPEN.finditer(text):
         if _inside(match.start(), covered + thinking):
             continue
-        objs, problem = _read_calls(text[match.end() :], strict=True)
-        if problem is not None:
-            return [], f"<tool_call> never closed, and its content is not a call ({problem})"
-        found.append(((match.start(), len(text)), objs))
-        break
+        return [], (
+            "<tool_call> never closed (no </tool_call>): an unclosed tag is not a call, "
+            "whatever follows it"
+        )
     return found, None
 
 
-def _parse_raw(
-    text: str, thinking: list[_Span]
-) -> tuple[list[tuple[_Span, list[dict[str, Any]]]], str | None]:
+def _parse_raw(text: str, thinking: list[_Span], repairs: list[str]) -> tuple[_Found, str | None]:
     start = _first_visible(text, thinking)
     if start >= len(text) or text[start] not in "{[":
         return [], None
     if '"name"' not in text or not ('"arguments"' in text or '"parameters"' in text):
         return [], None
-    found: list[tuple[_Span, list[dict[str, Any]]]] = []
+    found: _Found = []
     pos = start
     while pos < len(text) and text[pos] in "{[":
         end = _balanced_end(text, pos)
         if end is None:
             break
-        objs, problem = _read_calls(text[pos:end], strict=False)
+        objs, problem = _read_calls(
+            text[pos:end], strict=False, repairs=repairs, where=f"bare JSON {len(found) + 1}"
+        )
         if problem is not None or not objs:
             break
         found.append(((pos, end), objs))
@@ -161,11 +186,14 @@ def _parse_raw(
     return found, None
 
 
-def _read_calls(body: str, *, strict: bool) -> tuple[list[dict[str, Any]], str | None]:
+def _read_calls(
+    body: str, *, strict: bool, repairs: list[str], where: str
+) -> tuple[list[dict[str, Any]], str | None]:
     """The call objects in a block body: one JSON object, a list of them, or several objects in
     a row. ``strict``: the block claims to be a call, so anything unreadable is a problem;
-    otherwise JSON that is not call-shaped is simply no call."""
-    values, problem = _decode_all(body)
+    otherwise JSON that is not call-shaped is simply no call. A repair made to read the body is
+    added to ``repairs`` (named by ``where``) when the body holds calls."""
+    values, problem, repaired = _decode_all(body)
     if problem is not None:
         return [], problem if strict else None
     objs: list[Any] = []
@@ -182,13 +210,18 @@ def _read_calls(body: str, *, strict: bool) -> tuple[list[dict[str, Any]], str |
             where = f"call {i + 1}: " if len(objs) > 1 else ""
             return [], f"{where}{problem}"
         calls.append(call)
+    if repaired:
+        repairs.append(f"{where}: trailing comma removed before a closing bracket")
     return calls, None
 
 
-def _decode_all(body: str) -> tuple[list[Any], str | None]:
+def _decode_all(body: str) -> tuple[list[Any], str | None, bool]:
+    """The JSON values in ``body``, the problem that stopped reading it, and whether a value
+    needed its trailing comma removed to parse."""
     body = body.strip()
     if not body:
-        return [], None
+        return [], None, False
+    repaired = False
     decoder = json.JSONDecoder()
     values: list[Any] = []
     pos = 0
@@ -201,12 +234,13 @@ def _decode_all(body: str) -> tuple[list[Any], str | None]:
                 value = json.loads(_TRAILING_COMMA.sub(r"\1", body[pos:end]))
             except json.JSONDecodeError:
                 where = f"line {exc.lineno} column {exc.colno}"
-                return [], f"invalid JSON ({exc.msg}; {where}): {_snip(body)}"
+                return [], f"invalid JSON ({exc.msg}; {where}): {_snip(body)}", False
+            repaired = True
             pos = len(body) if end is None else end
         values.append(value)
         while pos < len(body) and (body[pos].isspace() or body[pos] in ",;"):
             pos += 1
-    return values, None
+    return values, None, repaired
 
 
 def _looks_like_call(obj: Any) -> bool:

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from harness.core._messages import Message, ToolCall, ToolResult
 from harness.providers._base import Request, Response, ToolSpec
-from harness.providers._text_tool_parse import parse_tool_calls
+from harness.providers._text_tool_parse import parse_reply
 
 __all__ = [
     "NEXT_TURN",
@@ -282,18 +282,20 @@ def finish_response(response: Response, fmt: TextFormat = "fenced") -> None:
 
     Native calls, if the provider returned any, are kept and the text is left alone. Otherwise,
     found calls go to ``tool_calls``, the text loses their blocks, and ``finish_reason`` becomes
-    ``"tool_calls"``. A malformed call sets ``tool_call_error`` and leaves the text as received.
+    ``"tool_calls"``, and any repair made to read them goes to ``tool_call_repairs``. A malformed
+    or unclosed call sets ``tool_call_error`` and leaves the text as received.
     With the one-line protocol a reply holds one call: whatever follows its closing tag is a
     run-on (the model going on past its turn) and is not read.
     """
     if response.tool_calls or not response.text:
         return
     source = drop_run_on(response.text, fmt)
-    calls, text, error = parse_tool_calls(source)
-    if error is not None:
-        response.tool_call_error = error
+    parsed = parse_reply(source)
+    if parsed.error is not None:
+        response.tool_call_error = parsed.error
         return
-    if calls:
-        response.tool_calls = calls
-        response.text = text
+    if parsed.calls:
+        response.tool_calls = parsed.calls
+        response.text = parsed.text
         response.finish_reason = "tool_calls"
+        response.tool_call_repairs = list(parsed.repairs)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.report._compare import comparisons_frame
+from harness.report._compare import below_mdd_note, comparisons_frame, fmt_mdd
 from harness.report._format import fmt_count, fmt_p, fmt_pct, fmt_pts, isnan
 from harness.report._section_types import Section, Table
 from harness.report._stats import wilson_interval_tasks
@@ -41,7 +41,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
 
 FEW_SHOT_NOTE = (
     f"Every AST entry ran with {SHOTS_PER_CATEGORY} worked examples ({SHOTS_PER_CATEGORY}-shot "
-    "per category, from entries of its own category that are excluded from scoring); the "
+    "per category, from entries of its own category that are excluded from scoring, as are "
+    "entries that repeat a shot's question or answer); the "
     "(ir)relevance and multi-turn entries ran zero-shot. BFCL's leaderboard is zero-shot: these "
     "are not leaderboard numbers."
 )
@@ -198,21 +199,34 @@ def _comparison_section(c: pd.DataFrame) -> Section | None:
             if isnan(r["diff_ci_low"])
             else f"{fmt_pts(r['diff_ci_low'])} to {fmt_pts(r['diff_ci_high'])}",
             fmt_p(r["p_holm"]),
+            _detectable(r),
         ]
         for _, r in c.iterrows()
     ]
-    headers = ["comparison", "provider", "entries", "accuracy", "Δ", "95% CI", "p (Holm)"]
+    headers = ["comparison", "provider", "entries", "accuracy", "Δ", "95% CI", "p (Holm)",
+               "detectable Δ (80% power)"]  # fmt: skip
     return Section(
         "bfcl-comparisons",
         "BFCL: paired mode comparisons",
         intro=[
             "The report's paired comparisons on the BFCL cells alone: the same entries and "
             "epochs under both modes; the interval resamples entries; p is McNemar's exact "
-            "test (sign test over entries), Holm-corrected within this table. Scripted "
-            "providers make no claim."
+            "test (sign test over entries), Holm-corrected within this table. 'Detectable Δ' "
+            "is the smallest accuracy difference that test finds with 80% power over that many "
+            "entries, in the points of Δ (as in the mode comparisons; docs/report.md); 'none' "
+            "when no outcome could be significant. Scripted providers make no claim."
         ],
-        table=Table(headers, rows, "llrrrrr"),
+        table=Table(headers, rows, "llrrrrrr"),
     )
+
+
+def _detectable(r: pd.Series) -> str:
+    if not r["can_reach"]:
+        return f"none (p ≥ {r['min_p']:.3g})"
+    text = fmt_mdd(r["mdd"])
+    if not r["scripted"] and r["p_holm"] < 0.05 and below_mdd_note(r):
+        text += " (Δ found below it)"
+    return text
 
 
 def _plain(value: Any) -> Any:
@@ -228,7 +242,8 @@ def bfcl_document(tables: BfclTables | None) -> dict[str, Any] | None:
     records = tables.accuracy.to_dict("records")
     accuracy = [{str(k): _plain(v) for k, v in row.items()} for row in records]
     fields = ("provider", "mode_a", "mode_b", "scripted", "tasks", "rate_a", "rate_b", "diff",
-              "diff_ci_low", "diff_ci_high", "p_value", "p_holm")  # fmt: skip
+              "diff_ci_low", "diff_ci_high", "p_value", "p_holm", "discordance", "size_b_better",
+              "size_a_better", "mdd", "min_p", "can_reach")  # fmt: skip
     comparisons = [
         {k: _plain(row[k]) for k in fields} for row in tables.comparisons.to_dict("records")
     ]

@@ -9,9 +9,11 @@ report, pass rate and cost, every pair and every provider, is one family: the p-
 Holm-adjusted together, so that on data with no real difference at most ``alpha`` of reports
 claim any difference. A difference is claimed only when its adjusted p-value is below ``alpha``;
 everything else reads "no evidence of a difference", with the smallest difference the test could
-have detected at 80% power (:mod:`harness.report._power`), or says that no outcome could reach
-significance with that few tasks. Bootstrap intervals that resample whole tasks are shown beside
-the estimates. Error cells (status ``error``) are left out.
+have detected at 80% power, in pass-rate points like the difference it is compared with
+(:mod:`harness.report._power`), or says that no outcome could reach significance with that few
+tasks. A significant difference smaller than that says why it could still be found. Bootstrap
+intervals that resample whole tasks are shown beside the estimates. Error cells (status
+``error``) are left out.
 
 Scripted providers (the mock provider: its outcomes are written by the suite's author) are checks
 of the suites, not findings about modes: their comparisons stay out of the Holm family, get no
@@ -28,12 +30,19 @@ from typing import Any
 import pandas as pd
 
 from harness.report._format import fmt_p, fmt_pts, fmt_ratio, fmt_usd
-from harness.report._power import min_sign_test_p, minimum_detectable_difference
+from harness.report._power import detectable_pass_rate_difference, min_sign_test_p
 from harness.report._providers import scripted_providers
 from harness.report._stats import cluster_bootstrap, holm_adjust, sign_test, signed_rank_test
 from harness.report._tables import prepare_results, scored
 
-__all__ = ["COMPARISON_COLUMNS", "comparisons_frame", "fmt_mdd", "mdd_phrase", "paired_comparisons"]
+__all__ = [
+    "COMPARISON_COLUMNS",
+    "below_mdd_note",
+    "comparisons_frame",
+    "fmt_mdd",
+    "mdd_phrase",
+    "paired_comparisons",
+]
 
 COMPARISON_COLUMNS = [
     "provider",
@@ -67,6 +76,8 @@ COMPARISON_COLUMNS = [
     "p_cost_holm",
     "scripted",
     "discordance",
+    "size_b_better",
+    "size_a_better",
     "mdd",
     "min_p",
     "can_reach",
@@ -106,8 +117,16 @@ def _one_pair(
     only_a = int((pa & ~pb).sum())
     only_b = int((pb & ~pa).sum())
     n_tasks = int(clusters.max()) + 1 if n else 0
-    untied = int((task_diff != 0).sum())
-    discordance = untied / n_tasks if n_tasks else math.nan
+    untied = task_diff[task_diff != 0]
+    discordance = len(untied) / n_tasks if n_tasks else math.nan
+    # The mean size of the differences of the tasks going each way: 1 with one epoch, 0.5 for a
+    # task split 1-0 over 2 epochs. They turn the sign test's MDD into pass-rate points (_power).
+    b_better, a_better = task_diff[task_diff > 0], -task_diff[task_diff < 0]
+    size_b = float(b_better.mean()) if len(b_better) else math.nan
+    size_a = float(a_better.mean()) if len(a_better) else math.nan
+    lead, trail = (size_b, size_a) if len(b_better) >= len(a_better) else (size_a, size_b)
+    lead = lead if not math.isnan(lead) else (trail if not math.isnan(trail) else 1.0)
+    trail = trail if not math.isnan(trail) else lead
     return {
         "mode_a": a,
         "mode_b": b,
@@ -137,7 +156,11 @@ def _one_pair(
         "cost_ratio_ci_high": ratio.high,
         "p_cost": signed_rank_test(task_cost_diff) if len(costs) else math.nan,
         "discordance": discordance,
-        "mdd": minimum_detectable_difference(n_tasks, discordance) if n_tasks else math.nan,
+        "size_b_better": size_b,
+        "size_a_better": size_a,
+        "mdd": detectable_pass_rate_difference(n_tasks, discordance, lead, trail)
+        if n_tasks
+        else math.nan,
         "min_p": min_sign_test_p(n_tasks),
         # A test with no untied task cannot reject anything: it stays out of the Holm family.
         "_pass_testable": bool(n and (task_diff != 0).any()),
@@ -163,6 +186,9 @@ def _verdict(row: dict[str, Any], provider: str, alpha: float) -> str:
     p_text = "Holm-adjusted p" + (p_fmt if p_fmt[0] == "<" else f"={p_fmt}")
     if row["p_holm"] < alpha and row["diff"] != 0:
         tail = f"{b} passes {'more' if row['diff'] > 0 else 'less'} often than {a}"
+        below = below_mdd_note(row)
+        if below:
+            tail += f" ({below})"
     elif row["only_a"] + row["only_b"] == 0:
         tail = "no evidence of a difference (they agree on every cell)"
     else:
@@ -178,6 +204,18 @@ def mdd_phrase(row: dict[str, Any] | pd.Series) -> str:
     if isinstance(mdd, float) and math.isnan(mdd):
         return f"no difference reaches 80% power over {row['tasks']} tasks"
     return f"detectable at 80% power over {row['tasks']} tasks: {fmt_mdd(mdd)} or more"
+
+
+def below_mdd_note(row: dict[str, Any] | pd.Series) -> str:
+    """Why a significant difference can be smaller than the detectable one ('' when it is not
+    smaller): the MDD is the size found 80% of the time; smaller ones are found less often."""
+    mdd, diff = row["mdd"], row["diff"]
+    if math.isnan(float(mdd)) or abs(diff) >= mdd:
+        return ""
+    return (
+        f"smaller than the {fmt_mdd(mdd)} detectable at 80% power: a difference of this size "
+        "is found less than 80% of the time, and this one was"
+    )
 
 
 def fmt_mdd(mdd: float) -> str:
@@ -295,11 +333,13 @@ def paired_comparisons(
     signed-rank over the tasks' mean cost differences) and ``p_cost_holm``, and the two
     plain-words verdicts. All p-values of the frame (pass and cost, every pair and real
     provider) are Holm-adjusted together. ``discordance`` is the share of tasks on which the
-    modes differ, ``mdd`` the smallest pass-rate difference the sign test detects at 80% power
-    with that many tasks and that discordance (NaN: none does), ``min_p`` the smallest p-value
-    the task count allows and ``can_reach`` whether it is below ``alpha``. Scripted providers
-    (``scripted``: the mock provider) get no p-values and a suite-check verdict. Rows with
-    ``status == "error"`` are left out.
+    modes differ, ``size_b_better``/``size_a_better`` the mean absolute pass-rate difference of
+    the tasks going B's/A's way (1 with one epoch; NaN: no such task), ``mdd`` the smallest
+    pass-rate difference, in the points ``diff`` is in, that the sign test detects at 80% power
+    with that many tasks, that discordance and those sizes (NaN: none does), ``min_p`` the
+    smallest p-value the task count allows and ``can_reach`` whether it is below ``alpha``.
+    Scripted providers (``scripted``: the mock provider) get no p-values and a suite-check
+    verdict. Rows with ``status == "error"`` are left out.
     """
     prepared, _ = prepare_results(df)
     return comparisons_frame(prepared, modes=modes, alpha=alpha, n_resamples=n_resamples, seed=seed)

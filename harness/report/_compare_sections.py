@@ -123,9 +123,11 @@ def comparison_sections(report: Report) -> list[Section]:
             "resample whole tasks.",
             "'Detectable Δ' is the smallest pass-rate difference the sign test finds with 80% "
             f"power at alpha {report.alpha:g} over that many tasks, given the share of tasks on "
-            "which the two modes differed (computed exactly; docs/report.md). Smaller real "
-            "differences are likely to read 'no evidence'. With 5 tasks or fewer no outcome "
-            "can reach p < 0.05 (4 tasks: p ≥ 0.125).",
+            "which the two modes differed, in the points Δ is in: with several epochs a task "
+            "split between them differs by part of a point, so it is scaled by the mean size "
+            "of those tasks' differences (docs/report.md). Smaller real differences are likely "
+            "to read 'no evidence'; one found significant all the same says so. With 5 tasks or "
+            "fewer no outcome can reach p < 0.05 (4 tasks: p ≥ 0.125).",
         ]
         out.append(
             Section(

@@ -32,7 +32,8 @@ _SUMMARY_FIELDS = (
 )  # fmt: skip
 _COMPARISON_FIELDS = (
     "tasks", "n_pairs", "a_passed", "b_passed", "only_a", "only_b", "rate_a", "rate_b",
-    "diff", "diff_ci_low", "diff_ci_high", "p_value", "p_holm", "discordance", "mdd", "min_p",
+    "diff", "diff_ci_low", "diff_ci_high", "p_value", "p_holm", "discordance", "size_b_better",
+    "size_a_better", "mdd", "min_p",
     "can_reach", "cost_pairs", "cost_diff", "cost_diff_ci_low", "cost_diff_ci_high",
     "cost_ratio", "cost_ratio_ci_low", "cost_ratio_ci_high", "p_cost", "p_cost_holm",
     "verdict", "cost_verdict",

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from harness.report._compare import fmt_mdd
+from harness.report._compare import below_mdd_note, fmt_mdd
 from harness.report._format import fmt_p, fmt_pct, fmt_pts, fmt_usd
 
 __all__ = ["STRICT_PROGRESS_MODES", "asymmetry_notes", "headline", "sort_summary"]
@@ -79,6 +79,8 @@ def _pass_clause(rows: pd.DataFrame, comparisons: pd.DataFrame, provider: str, a
     text += f"{_p_text(r['p_holm'])}: {sure}"
     if sure == "no evidence":
         text += f"; detectable at 80% power: {fmt_mdd(r['mdd'])} or more"
+    elif below_mdd_note(r):
+        text += f"; {below_mdd_note(r)}"
     return text + ")"
 
 

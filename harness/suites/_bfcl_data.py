@@ -44,6 +44,7 @@ __all__ = [
     "load_category",
     "mock_script",
     "scored_entries",
+    "shot_duplicates",
     "shot_example",
     "tool_spec",
 ]
@@ -393,7 +394,67 @@ def shot_example(shot: FewShot) -> dict[str, Any]:
     return {"messages": messages, "tools": []}
 
 
+def _question_key(e: BfclEntry) -> str:
+    """An entry's question as compared with a shot's: its user and assistant texts, case and
+    runs of whitespace ignored (BFCL repeats questions verbatim across entries)."""
+    texts = [" ".join(str(m["content"]).split()).lower() for turn in e.question for m in turn
+             if m["role"] != "system"]  # fmt: skip
+    return json.dumps(texts, ensure_ascii=False)
+
+
+def _answer_key(e: BfclEntry) -> str | None:
+    """An entry's possible answer as compared with a shot's: each call's name and, per
+    parameter, the set of accepted values (their order in the data is not meaningful: one entry
+    lists ``['Homo sapiens', '']`` where its twin lists ``['', 'Homo sapiens']``)."""
+    if e.ground_truth is None:
+        return None
+    calls = []
+    for item in e.ground_truth:
+        if not isinstance(item, dict):
+            return json.dumps(e.ground_truth, sort_keys=True, ensure_ascii=False)
+        for name, params in item.items():
+            accepted = {
+                p: sorted({json.dumps(v, sort_keys=True, ensure_ascii=False) for v in values})
+                if isinstance(values, list)
+                else json.dumps(values, sort_keys=True, ensure_ascii=False)
+                for p, values in (params.items() if isinstance(params, dict) else ())
+            }
+            calls.append([name, accepted])
+    return json.dumps(sorted(calls, key=json.dumps), sort_keys=True, ensure_ascii=False)
+
+
+@functools.cache
+def shot_duplicates(category: str) -> dict[str, str]:
+    """Entries of ``category`` that repeat one of its shots: entry id -> what they repeat
+    (``"multiple_198 (question and answer)"``; several shots joined with ``"; "``). They are
+    left out of scoring, so that no scored entry is answered by a worked example
+    (``multiple_111`` is ``multiple_198`` again, ``live_parallel_7-3-1`` is
+    ``live_parallel_14-10-0``). The shots themselves are unchanged: they are in every request of
+    the category, so choosing others would change them all."""
+    shots = [entry(s.entry_id) for s in few_shot(category)]
+    if not shots:
+        return {}
+    shot_ids = {s.id for s in shots}
+    out: dict[str, str] = {}
+    for e in _load(category):
+        if e.id in shot_ids:
+            continue
+        found = []
+        for shot in shots:
+            same = [
+                what
+                for what, key in (("question", _question_key), ("answer", _answer_key))
+                if key(e) is not None and key(e) == key(shot)
+            ]
+            if same:
+                found.append(f"{shot.id} ({' and '.join(same)})")
+        if found:
+            out[e.id] = "; ".join(found)
+    return out
+
+
 def scored_entries(category: str) -> list[BfclEntry]:
-    """The entries scored for ``category``: all but the few-shot ones."""
-    shot_ids = {s.entry_id for s in few_shot(category)}
-    return [e for e in _load(category) if e.id not in shot_ids]
+    """The entries scored for ``category``: all but the few-shot ones and those that repeat a
+    shot's question or answer (:func:`shot_duplicates`)."""
+    left_out = {s.entry_id for s in few_shot(category)} | set(shot_duplicates(category))
+    return [e for e in _load(category) if e.id not in left_out]

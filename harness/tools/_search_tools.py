@@ -8,7 +8,14 @@ inside.
 
 glob visits each (directory, place in the pattern) once, so ``**/**/**/**/**/**/**/**/x`` over 24
 nested folders costs what ``**/x`` does instead of millions of listings, and it stops with an
-error result past :data:`GLOB_TIME_LIMIT_S` seconds or 100,000 directories listed.
+error result past 100,000 directories listed or :data:`GLOB_MAX_NAMES` names looked at.
+
+Every limit whose result the model sees counts work (directories, names, bytes, matches), never
+time, so a replay gives the same results on an idle machine and on one at full load. grep's
+wall-clock bound, :data:`GREP_TIME_LIMIT_S`, is only a safety net against a pattern that
+backtracks catastrophically: its expiry raises :class:`~harness.errors.ToolSafetyNet`, which
+ends the run as ``error_during_execution`` (an infrastructure error of the cell), never a tool
+result.
 """
 
 from __future__ import annotations
@@ -18,7 +25,6 @@ import fnmatch
 import os
 import re
 import stat
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +32,7 @@ from typing import Any
 import regex
 
 from harness.core._messages import UIPayload
-from harness.errors import ToolError
+from harness.errors import ToolError, ToolSafetyNet
 from harness.tools._base import ToolContext, ToolOutput
 from harness.tools._beneath import Beneath
 from harness.tools._builtin_base import BuiltinTool, object_schema
@@ -40,12 +46,16 @@ from harness.tools._file_tools import (
 from harness.tools._grep_worker import run_killable
 from harness.tools._workspace import Workspace
 
-__all__ = ["GLOB_TIME_LIMIT_S", "GREP_TIME_LIMIT_S", "GlobTool", "GrepTool"]
+__all__ = ["GLOB_MAX_NAMES", "GREP_MAX_CHARS", "GREP_TIME_LIMIT_S", "GlobTool", "GrepTool"]
 
-#: Wall-clock budget of one grep call; past it the worker process searching is killed.
-GREP_TIME_LIMIT_S = 5.0
-#: Wall-clock budget of one glob call; past it the walk stops with an error result.
-GLOB_TIME_LIMIT_S = 5.0
+#: grep's wall-clock safety net: past it the worker process searching is killed and the run
+#: ends as ``error_during_execution`` (:class:`~harness.errors.ToolSafetyNet`). Generous: a
+#: search the work caps allow finishes far sooner, even on a machine at full load.
+GREP_TIME_LIMIT_S = 30.0
+#: Characters of file text one grep call reads; past them it opens no further file (and says so).
+GREP_MAX_CHARS = 64_000_000
+#: Directory entries one glob looks at; past it the walk stops with an error result.
+GLOB_MAX_NAMES = 1_000_000
 
 _MAX_LINE = 300
 _MAX_DIRS = 100_000  # directories one search may list (a loop of links swapped in meanwhile)
@@ -95,15 +105,16 @@ class GlobTool(BuiltinTool):
 
 class _Walk:
     """One glob's work: the (directory, pattern rest) pairs already visited, the directories
-    listed and the deadline; ToolError naming the cap past either bound."""
+    listed and the names looked at; ToolError naming the cap past either bound (work, not time:
+    the same tree gives the same result under any load)."""
 
-    __slots__ = ("deadline", "listed", "pattern", "seen")
+    __slots__ = ("listed", "names", "pattern", "seen")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self.seen: set[tuple[tuple[str, ...], int]] = set()
         self.listed = 0
-        self.deadline = time.monotonic() + GLOB_TIME_LIMIT_S
+        self.names = 0
 
     def first(self, lex: tuple[str, ...], rest: list[str]) -> bool:
         key = (lex, len(rest))
@@ -119,10 +130,13 @@ class _Walk:
                 f"glob {self.pattern!r} stopped: it looked into more than {_MAX_DIRS:,} "
                 "directories; use a narrower pattern (fewer '**')"
             )
-        if time.monotonic() > self.deadline:
+
+    def count(self, names: int) -> None:
+        self.names += names
+        if self.names > GLOB_MAX_NAMES:
             raise ToolError(
-                f"glob {self.pattern!r} stopped: it took over {GLOB_TIME_LIMIT_S:g} s; "
-                "use a narrower pattern (fewer '**')"
+                f"glob {self.pattern!r} stopped: it looked at more than {GLOB_MAX_NAMES:,} "
+                "names; use a narrower pattern (fewer '**')"
             )
 
 
@@ -157,6 +171,7 @@ def _glob(
         return
     finally:
         os.close(fd)
+    walk.count(len(entries))
     if part == "**":
         yield from _glob(b, lex, rest, walk)
         for name, is_dir, _ in entries:
@@ -217,13 +232,14 @@ class GrepTool(BuiltinTool):
         path = self._str(args, "path", ".")
         ws.parts(path)
         try:
-            where, searched, out = await run_killable(
-                _grep_in_worker, ws, path, pattern, timeout_s=GREP_TIME_LIMIT_S
+            where, searched, out, capped = await run_killable(
+                _grep_in_worker, ws, path, pattern, GREP_MAX_CHARS, timeout_s=GREP_TIME_LIMIT_S
             )
         except TimeoutError:
-            raise ToolError(
-                f"pattern {pattern!r} took over {GREP_TIME_LIMIT_S:g} s (catastrophic "
-                "backtracking?); use a simpler pattern"
+            raise ToolSafetyNet(
+                f"grep: pattern {pattern!r} still searching after {GREP_TIME_LIMIT_S:g} s "
+                "(catastrophic backtracking, or a machine too loaded to search); a wall-clock "
+                "safety net, so the cell is an infrastructure error, not a result for the model"
             ) from None
         truncated = len(out) > MAX_MATCHES
         del out[MAX_MATCHES:]
@@ -231,21 +247,29 @@ class GrepTool(BuiltinTool):
                 for m in map(_MATCH_LINE.match, out) if m]  # fmt: skip
         ui = UIPayload("matches", {"pattern": pattern, "path": where, "searched": searched,
                                    "truncated": truncated, "matches": rows})  # fmt: skip
+        cap = f"stopped after reading {GREP_MAX_CHARS:,} characters of {searched} files"
+        cap += "; narrow the path"
         if not out:
+            tail = f"; {cap}" if capped else ""
             return ToolOutput(
-                f"no matches for {pattern!r} in {where} (searched {searched} files)", ui
+                f"no matches for {pattern!r} in {where} (searched {searched} files{tail})", ui
             )
         if truncated:
             out.append(f"[stopped after {MAX_MATCHES} matches; narrow the pattern or path]")
+        elif capped:
+            out.append(f"[{cap}]")
         return ToolOutput("\n".join(out), ui)
 
 
 _MATCH_LINE = re.compile(r"^(.*?):(\d+):(.*)$", re.DOTALL)  # grep's path:line:text
 
 
-def _grep_in_worker(ws: Workspace, path: str, pattern: str) -> tuple[str, int, list[str]]:
+def _grep_in_worker(
+    ws: Workspace, path: str, pattern: str, max_chars: int
+) -> tuple[str, int, list[str], bool]:
     """Runs in grep's worker process (see :mod:`harness.tools._grep_worker`): the shown top
-    path, the files searched and the matching lines (one past the cap means "more")."""
+    path, the files searched, the matching lines (one past the cap means "more") and whether
+    the search stopped at ``max_chars`` of text read (the file that crossed it is searched)."""
     b = ws.beneath(path)
     parts = ws.parts(path)
     try:
@@ -262,12 +286,15 @@ def _grep_in_worker(ws: Workspace, path: str, pattern: str) -> tuple[str, int, l
     files = sorted(_files(b, top), key="/".join) if is_dir else [top]
     out: list[str] = []
     compiled = regex.compile(pattern)
-    searched = 0
+    searched = read = 0
     for file in files:
+        if read >= max_chars:
+            return shown_name("/".join(top) or "."), searched, out, True
         text = _text(b, file)
         if text is None:
             continue
         searched += 1
+        read += len(text)
         rel = "/".join(shown_name(p) for p in file)
         for lineno, line in enumerate(text.split("\n"), 1):
             line = line.removesuffix("\r")
@@ -275,8 +302,8 @@ def _grep_in_worker(ws: Workspace, path: str, pattern: str) -> tuple[str, int, l
                 shown = line if len(line) <= _MAX_LINE else line[:_MAX_LINE] + "…"
                 out.append(f"{rel}:{lineno}:{shown}")
                 if len(out) > MAX_MATCHES:
-                    return shown_name("/".join(top) or "."), searched, out
-    return shown_name("/".join(top) or "."), searched, out
+                    return shown_name("/".join(top) or "."), searched, out, False
+    return shown_name("/".join(top) or "."), searched, out, False
 
 
 def _files(b: Beneath, top: tuple[str, ...]) -> Iterator[tuple[str, ...]]:

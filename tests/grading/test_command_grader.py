@@ -71,7 +71,26 @@ def test_a_command_that_hangs_fails_at_its_timeout(ws: Path) -> None:
     verdict = grade(g(command="sleep 600", timeout_s=1), result(), ws)
     assert not verdict.passed
     assert not verdict.error
-    assert "timed out after" in verdict.explanation
+    assert verdict.explanation == "`sleep 600`: timed out (limit 1 s); the command was killed"
+
+
+def test_the_explanation_carries_no_timing(ws: Path) -> None:
+    """125 code-suite explanations differed between two replays by pytest's durations."""
+    explanations = set()
+    for pause in (0, 0.3):  # "1 passed in 0.0Xs", then "1 passed in 0.3Xs"
+        (ws / "test_calc.py").write_text(
+            f"import time\n\ndef test_add():\n    time.sleep({pause})\n"
+        )
+        verdict = grade(g(command=PYTEST), result(), ws)
+        assert verdict.passed
+        explanations.add(verdict.explanation)
+    assert explanations == {f"`{PYTEST}`: exit code 0; output: …. [100%] 1 passed in <dur>"}
+    echo = "echo took 12.5s at 10:11:12 in /tmp/tmpab12cd34ef, pid 4242, 3 passed in 2s"
+    verdict = grade(g(command=echo, score_regex=r"(\d+) passed", score_max=3), result(), ws)
+    assert verdict.score == 1.0  # the score reads the output as it was
+    assert verdict.explanation.endswith(
+        "output: …took <dur> at <time> in <tmp>, pid <pid>, 3 passed in <dur>"
+    )
 
 
 def test_the_command_sees_only_the_workspace(ws: Path, tmp_path: Path) -> None:

@@ -12,9 +12,10 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 import harness
+from harness.events import RunWarning
 from harness.kernel.messages import Message, TokenUsage, ToolCall, ToolResult
 from harness.providers._base import Capabilities, Request, Response, ToolSpec
-from harness.providers._text_tool_parse import parse_tool_calls
+from harness.providers._text_tool_parse import parse_reply, parse_tool_calls
 from harness.providers._text_tools import (
     NEXT_TURN,
     drop_run_on,
@@ -469,11 +470,34 @@ def test_one_malformed_block_spoils_the_whole_reply() -> None:
     assert error.startswith("tool_call block 2:")
 
 
-def test_unclosed_fence_holding_a_valid_call_is_accepted() -> None:
-    calls, cleaned, error = parse_tool_calls('Sure.\n```tool_call\n{"name": "a", "arguments": {}}')
-    assert error is None
-    assert [c.name for c in calls] == ["a"]
-    assert cleaned == "Sure."
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'Sure.\n```tool_call\n{"name": "a", "arguments": {}}',
+        '<tool_call>{"name": "a", "arguments": {"x": 1}}',
+        'I will call it.\n<tool_call>\n{"name": "a", "arguments": {}}\n',
+    ],
+    ids=["fence", "tag", "tag-after-text"],
+)
+def test_an_unclosed_block_holding_a_valid_call_is_not_a_call(reply: str) -> None:
+    """The parser used to finish an unclosed tag or fence for the model (3 llama-server cells
+    of the bench ran a call whose ``</tool_call>`` never came)."""
+    parsed = parse_reply(reply)
+    assert parsed.calls == []
+    assert parsed.text == reply
+    assert parsed.error is not None
+    assert "never closed" in parsed.error
+    assert "not a call" in parsed.error
+
+
+def test_a_repair_is_listed_and_a_call_read_as_written_has_none() -> None:
+    repaired = parse_reply('<tool_call>{"name": "a", "arguments": {"x": [1, 2,],}}</tool_call>')
+    assert repaired.error is None
+    assert [(c.name, c.arguments) for c in repaired.calls] == [("a", {"x": [1, 2]})]
+    assert repaired.repairs == ["<tool_call> 1: trailing comma removed before a closing bracket"]
+    clean = parse_reply('<tool_call>{"name": "a", "arguments": {"x": [1, 2]}}</tool_call>')
+    assert clean.repairs == []
+    assert [(c.name, c.arguments) for c in clean.calls] == [("a", {"x": [1, 2]})]
 
 
 def test_long_bad_json_is_shortened_in_the_error() -> None:
@@ -662,6 +686,45 @@ async def test_openai_compatible_server_with_text_tool_calls(
     assert '{"name": "calculator", "arguments": {"expression": "6*7"}}' in assistant["content"]
     assert results["content"].startswith("Result of tool call calculator (call_1):\n")
     assert "42" in results["content"]
+
+
+async def test_a_repaired_reply_says_so_in_the_runs_trace(
+    httpserver: HTTPServer, text_profile: str
+) -> None:
+    path = "/v1/chat/completions"
+    httpserver.expect_ordered_request(path, method="POST").respond_with_json(
+        chat_completion(
+            '```tool_call\n{"name": "calculator", "arguments": {"expression": "6*7",},}\n```'
+        )
+    )
+    httpserver.expect_ordered_request(path, method="POST").respond_with_json(
+        chat_completion("6*7 is 42.", prompt_tokens=80)
+    )
+    seen: list[Any] = []
+    result = await harness.arun(
+        "What is 6*7?", provider=text_profile, tools=["calculator"], on_event=seen.append
+    )
+    assert result.finish_reason == "stop", result.halted_reason
+    assert result.tool_calls_made == 1
+    warnings = [e.message for e in seen if isinstance(e, RunWarning)]
+    assert warnings == [
+        "call 0 (main): the reply's tool calls were read after a repair: block 1: trailing "
+        "comma removed before a closing bracket"
+    ]
+
+
+async def test_openai_compatible_server_unclosed_tag_is_not_run(
+    httpserver: HTTPServer, text_profile: str
+) -> None:
+    reply = '<tool_call>{"name": "calculator", "arguments": {"expression": "6*7"}}'
+    httpserver.expect_ordered_request("/v1/chat/completions", method="POST").respond_with_json(
+        chat_completion(reply)
+    )
+    result = await harness.arun("What is 6*7?", provider=text_profile, tools=["calculator"])
+    assert result.finish_reason == "error_schema_validation"
+    assert result.tool_calls_made == 0
+    assert result.error_diagnostic is not None
+    assert "never closed" in result.error_diagnostic["violations"][0]["reason"]
 
 
 async def test_openai_compatible_server_malformed_text_call(

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -172,3 +173,48 @@ def test_unknown_category_and_entry_are_config_errors() -> None:
         data.load_category("simple")
     with pytest.raises(ConfigError, match="no BFCL entry"):
         data.entry("simple_python_9999")
+
+
+def _question(e: data.BfclEntry) -> list[str]:
+    return [" ".join(m["content"].split()).lower() for t in e.question for m in t
+            if m["role"] != "system"]  # fmt: skip
+
+
+def _answer(e: data.BfclEntry) -> Any:
+    def accepted(values: Any) -> Any:
+        return sorted(map(repr, values)) if isinstance(values, list) else repr(values)
+
+    return sorted(
+        repr((name, sorted((p, accepted(v)) for p, v in params.items())))
+        for item in e.ground_truth or []
+        for name, params in item.items()
+    )
+
+
+def test_no_scored_entry_repeats_a_shot_in_any_category() -> None:
+    """Whole-category runs used to score multiple_111 (the shot multiple_198 again: question
+    and answer), multiple_110 (multiple_197's question) and live_parallel_7-3-1 (the shot
+    live_parallel_14-10-0)."""
+    checked = 0
+    for category in data.CATEGORIES:
+        shots = [data.entry(s.entry_id) for s in data.few_shot(category)]
+        for e in data.scored_entries(category):
+            for shot in shots:
+                assert _question(e) != _question(shot), (e.id, shot.id)
+                if shot.ground_truth is not None:
+                    assert _answer(e) != _answer(shot), (e.id, shot.id)
+                checked += 1
+    assert checked > 3000
+    dropped = data.shot_duplicates("multiple")
+    assert dropped == {
+        "multiple_110": "multiple_197 (question and answer)",
+        "multiple_111": "multiple_198 (question and answer)",
+    }
+    assert data.shot_duplicates("live_parallel") == {
+        "live_parallel_1-0-1": "live_parallel_13-9-0 (answer); live_parallel_14-10-0 (answer)",
+        "live_parallel_2-0-2": "live_parallel_13-9-0 (answer); live_parallel_14-10-0 (answer)",
+        "live_parallel_7-3-1": "live_parallel_13-9-0 (answer); "
+        "live_parallel_14-10-0 (question and answer)",
+    }
+    assert len(data.scored_entries("multiple")) == COUNTS["multiple"] - 3 - 2
+    assert not {"multiple_110", "multiple_111"} & {e.id for e in data.scored_entries("multiple")}

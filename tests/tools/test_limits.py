@@ -1,5 +1,7 @@
-"""Resource limits of the builtin tools: a catastrophic grep pattern is stopped at its time
-limit (and never holds the interpreter lock), writes and new files are capped."""
+"""Resource limits of the builtin tools: a catastrophic grep pattern is stopped by its wall-clock
+safety net (and never holds the interpreter lock), which ends the run as an infrastructure error
+rather than showing the model a load-dependent result; grep's work cap; writes and new files are
+capped."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 import pytest
 
 import harness
-from harness.errors import ToolError
+from harness.errors import ToolError, ToolSafetyNet
 from harness.providers._mock import MockProvider
 from harness.tools import _file_tools as file_tools
 from harness.tools import _search_tools as search_tools
@@ -34,8 +36,9 @@ async def test_catastrophic_grep_pattern_is_stopped(
     (tmp_path / "victim.txt").write_text(VICTIM)
     monkeypatch.setattr(search_tools, "GREP_TIME_LIMIT_S", 0.5)
     started = time.monotonic()
-    with pytest.raises(ToolError, match="catastrophic backtracking"):
+    with pytest.raises(ToolSafetyNet, match="catastrophic backtracking") as caught:
         await GrepTool().run({"pattern": EVIL}, ctx(tmp_path))
+    assert not isinstance(caught.value, ToolError)  # never an error result for the model
     assert time.monotonic() - started < 5
 
 
@@ -47,23 +50,48 @@ async def test_the_issue_pattern_finishes_at_once(tmp_path: Path) -> None:
     assert time.monotonic() - started < 2
 
 
-def test_a_run_with_a_catastrophic_grep_goes_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("parallel", [False, True], ids=["alone", "beside-another-call"])
+def test_a_grep_past_its_safety_net_ends_the_run_as_an_infrastructure_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parallel: bool
 ) -> None:
+    """It used to answer "pattern ... took over 5 s" to the model: under load, a plain grep did
+    too, and a replay then differed from its recording."""
     (tmp_path / "victim.txt").write_text(VICTIM)
     monkeypatch.setattr(search_tools, "GREP_TIME_LIMIT_S", 0.5)
-    turns: list[dict[str, Any]] = [
-        {"tool_calls": [{"name": "grep", "arguments": {"pattern": EVIL}}]},
-        {"text": "That pattern is too slow."},
-    ]
+    calls = [{"name": "grep", "arguments": {"pattern": EVIL}}]
+    if parallel:
+        calls.append({"name": "grep", "arguments": {"pattern": "a!"}})
+    turns: list[dict[str, Any]] = [{"tool_calls": calls}, {"text": "unreachable"}]
     result = harness.run(
-        "search", provider=MockProvider(turns), tools=["grep"], cwd=tmp_path, tool_timeout_s=2
+        "search", provider=MockProvider(turns), tools=["grep"], cwd=tmp_path, tool_timeout_s=20
     )
-    assert result.finish_reason == "stop"
-    tool_results = [m for m in result.messages if m.role == "tool"]
-    assert tool_results[0].tool_result is not None
-    assert tool_results[0].tool_result.is_error
-    assert "catastrophic" in tool_results[0].content
+    assert result.finish_reason == "error_during_execution"
+    assert result.halted_reason is not None
+    assert "ToolSafetyNet" in result.halted_reason
+    assert "infrastructure error" in result.halted_reason
+    assert not [m for m in result.messages if m.role == "tool" and "searching" in m.content]
+    assert result.text != "unreachable"
+
+
+async def test_grep_stops_reading_at_its_character_cap_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in "abcd":
+        (tmp_path / f"{name}.txt").write_text("x" * 60 + "\n")
+    monkeypatch.setattr(search_tools, "GREP_MAX_CHARS", 100)  # passed to the worker process
+    out = (await GrepTool().run({"pattern": "y"}, ctx(tmp_path))).content
+    assert out == (
+        "no matches for 'y' in . (searched 2 files; stopped after reading 100 characters of 2 "
+        "files; narrow the path)"
+    )
+    out = (await GrepTool().run({"pattern": "x"}, ctx(tmp_path))).content
+    assert (
+        out.splitlines()[-1] == "[stopped after reading 100 characters of 2 files; narrow the path]"
+    )
+    assert out.splitlines()[:2] == ["a.txt:1:" + "x" * 60, "b.txt:1:" + "x" * 60]
+    monkeypatch.setattr(search_tools, "GREP_MAX_CHARS", 10_000)
+    out = (await GrepTool().run({"pattern": "y"}, ctx(tmp_path))).content
+    assert out == "no matches for 'y' in . (searched 4 files)"  # the text below the cap
 
 
 async def test_write_size_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
