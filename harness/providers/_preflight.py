@@ -107,9 +107,7 @@ def judge(spec: str, reply: str, prompt_tokens: int | None) -> PreflightResult:
         )
         return PreflightResult(spec, False, reason, prompt_tokens, len(SYSTEM_TEXT), reply)
     if CODE_WORD.lower() not in reply.lower():
-        reason = (
-            f"the reply ignored the system message's instruction (no {CODE_WORD}): {shown!r}"
-        )
+        reason = f"the reply ignored the system message's instruction (no {CODE_WORD}): {shown!r}"
         return PreflightResult(spec, False, reason, prompt_tokens, len(SYSTEM_TEXT), reply)
     reason = f"{prompt_tokens} prompt tokens for {len(SYSTEM_TEXT)} system characters; obeyed"
     return PreflightResult(spec, True, reason, prompt_tokens, len(SYSTEM_TEXT), reply)

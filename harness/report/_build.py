@@ -10,11 +10,11 @@ import pandas as pd
 
 from harness.report._baseline import Baseline
 from harness.report._bfcl import BfclTables, bfcl_tables
-from harness.report._humaneval import HumanEvalTables, humaneval_tables
-from harness.report._models import model_comparisons
 from harness.report._cells import failing_cells_frame, task_grid_frame
 from harness.report._compare import comparisons_frame
 from harness.report._diff import diff_counts, diff_frame
+from harness.report._humaneval import HumanEvalTables, humaneval_tables
+from harness.report._models import model_comparisons
 from harness.report._providers import priced_as, scripted_providers
 from harness.report._tables import (
     CELL_KEY,

@@ -158,11 +158,19 @@ def humaneval_section(tables: HumanEvalTables, scripted: Collection[str] = ()) -
                     "problems. Scripted providers make no claim."
                 ],
                 table=Table(
-                    ["comparison", "provider", "problems", "pass@1", "Δ", "95% CI", "p (Holm)",
-                     "detectable Δ"],
+                    [
+                        "comparison",
+                        "provider",
+                        "problems",
+                        "pass@1",
+                        "Δ",
+                        "95% CI",
+                        "p (Holm)",
+                        "detectable Δ",
+                    ],
                     crow,
                     "llrrrrrr",
-                ),  # fmt: skip
+                ),
             )
         )
     return out

@@ -7,8 +7,6 @@ from typing import Any
 import pandas as pd
 
 from harness.report._bfcl import bfcl_section
-from harness.report._humaneval import humaneval_section
-from harness.report._models import model_section
 from harness.report._build import Report
 from harness.report._compare_sections import comparison_sections, verdict_section
 from harness.report._format import (
@@ -19,6 +17,8 @@ from harness.report._format import (
     fmt_usd,
     isnan,
 )
+from harness.report._humaneval import humaneval_section
+from harness.report._models import model_section
 from harness.report._section_types import Section, Table
 
 __all__ = ["Section", "Table", "report_sections"]

@@ -54,4 +54,5 @@ def test_committed_recordings() -> None:
         cwd=ROOT, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "llamacpp-gemma: " in done.stdout and "[retired: " in done.stdout
+    assert "llamacpp-gemma: " in done.stdout
+    assert "[retired: " in done.stdout

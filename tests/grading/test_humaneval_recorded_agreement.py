@@ -37,9 +37,13 @@ def test_every_recorded_answer_gets_the_official_verdict(tmp_path: Path) -> None
             progress=False,
         )
     )
-    rows = duckdb.connect(str(db), read_only=True).execute(
-        "select provider, task_id, passed, status, text from results order by provider, task_id"
-    ).fetchall()
+    rows = (
+        duckdb.connect(str(db), read_only=True)
+        .execute(
+            "select provider, task_id, passed, status, text from results order by provider, task_id"
+        )
+        .fetchall()
+    )
     assert len(rows) == len(recorded)
     by_id = {p.task_id: p.as_dict() for p in problems()}
     disagreements = []

@@ -82,7 +82,8 @@ def test_a_profile_reads_bare_calls_only_when_asked(
     if enabled:
         assert result.tool_calls_made == 1
         assert result.text == "42"
-        assert result.calls[0].repaired is not None and "bare_json" in result.calls[0].repaired
+        assert result.calls[0].repaired is not None
+        assert "bare_json" in result.calls[0].repaired
         assert result.calls[1].repaired is None
         # The next request carries the call as a real tool call, and its result.
         second = json.loads(httpserver.log[1][0].get_data())

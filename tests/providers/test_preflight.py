@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +40,7 @@ def _server_handler(*, drop_system: bool, obey: bool) -> Any:
 
 
 @pytest.fixture
-def profile_dir(httpserver: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def profile_dir(httpserver: HTTPServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "harness.toml").write_text(
         "[providers.loop]\n"
         'kind = "openai"\n'
@@ -51,7 +50,7 @@ def profile_dir(httpserver: HTTPServer, tmp_path: Path, monkeypatch: pytest.Monk
         encoding="utf-8",
     )
     monkeypatch.chdir(tmp_path)
-    yield tmp_path
+    return tmp_path
 
 
 @pytest.mark.parametrize(

@@ -77,15 +77,17 @@ def test_provider_opt_moves_a_profile_from_the_command_line(
         encoding="utf-8",
     )
     (tmp_path / "s.yaml").write_text(
-        "suite: s\ntasks:\n  - id: t\n    prompt: '2+2?'\n    expect: {kind: contains, value: '4'}\n",
+        "suite: s\ntasks:\n  - id: t\n    prompt: '2+2?'\n"
+        "    expect: {kind: contains, value: '4'}\n",
         encoding="utf-8",
     )
-    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(
-        OPENAI_REPLY
-    )
+    expected = httpserver.expect_request("/v1/chat/completions", method="POST")
+    expected.respond_with_json(OPENAI_REPLY)
     url = httpserver.url_for("/v1")
-    run = [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "local",
-           "--modes", "react", "--record-mode", "all", "--db", "h.duckdb", "--no-progress"]  # fmt: skip
+    run = [
+        *(sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "local"),
+        *("--modes", "react", "--record-mode", "all", "--db", "h.duckdb", "--no-progress"),
+    ]
     done = subprocess.run(
         [*run, "--provider-opt", f'local.base_url="{url}"'],
         cwd=tmp_path, capture_output=True, text=True, check=False,

@@ -75,10 +75,13 @@ def test_humaneval_direct_baseline_beside_the_published_figure(tmp_path: Path) -
     he = build_report(df).humaneval
     assert he is not None
     (row,) = he.rates.itertuples()
-    passed = duckdb.connect(str(db), read_only=True).execute(
-        "select sum(passed::int), count(*) from results"
-    ).fetchone()
-    assert passed is not None and row.problems == passed[1] == 10
+    passed = (
+        duckdb.connect(str(db), read_only=True)
+        .execute("select sum(passed::int), count(*) from results")
+        .fetchone()
+    )
+    assert passed is not None
+    assert row.problems == passed[1] == 10
     assert row.pass_at_1 == pytest.approx(passed[0] / 10)
     assert row.published == pytest.approx(0.616)
     assert row.published_inside == (row.ci_low <= 0.616 <= row.ci_high)

@@ -341,9 +341,10 @@ def test_every_recorded_zero_shot_cell_agrees_with_bfcls_checker(zero_shot_db: P
         for p in (CASSETTES / "bfcl-zero-shot").glob("*/*/*.e0.yaml")
     }
     cassettes = len(list((CASSETTES / "bfcl-zero-shot").glob("*/*/*.e0.yaml")))
-    compared, verdicts, disagreements = _agreement(zero_shot_db)
+    _, verdicts, disagreements = _agreement(zero_shot_db)
     real = sum(n for key, n in verdicts.items() if not key.startswith("mock "))
-    assert cassettes > 0 and real == cassettes  # every recorded cell was re-graded
+    assert cassettes > 0
+    assert real == cassettes  # every recorded cell was re-graded
     assert {key.split()[0] for key in verdicts} == {"mock", *recorded}
     assert disagreements == []
 

@@ -17,7 +17,8 @@ from harness.cli import main
 result = CliRunner().invoke(main, ["view", "--db", sys.argv[1], "--port", sys.argv[2]])
 print(result.exit_code)
 print(result.output)
-print("imported:", sorted(m for m in ("starlette", "uvicorn", "pandas", "scipy") if m in sys.modules))
+heavy = ("starlette", "uvicorn", "pandas", "scipy")
+print("imported:", sorted(m for m in heavy if m in sys.modules))
 """
 
 
