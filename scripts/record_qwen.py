@@ -33,8 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import fetch_model  # noqa: E402
-from record_llamacpp import find_or_build_llama_server, started  # noqa: E402
+import fetch_model
+from record_llamacpp import find_or_build_llama_server, started
 
 PORT = 8082
 PROFILES = ("llamaserver-qwen-chat", "llamaserver-qwen-messages")
