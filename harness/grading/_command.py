@@ -9,8 +9,12 @@ is read as a number and divided by ``score_max`` (default 1), clipped to [0, 1]:
 ``score_regex: '(\\d+) passed'`` and ``score_max: 5``, 3 of 5 tests passing scores 0.6 (and fails,
 the exit status being 1). No match scores 0.
 
-A command that fails or times out fails the task (that is the model's work being judged); a
-sandbox that cannot run here (bwrap missing) is a grader error, so the cell is an ``error`` cell.
+A command that fails, or uses more than ``timeout_s`` seconds of CPU (killed by SIGXCPU), fails
+the task (that is the model's work being judged). CPU time, not the wall clock, bounds the
+verdict: on a loaded machine a passing test suite took over 60 s of wall clock and its cells
+failed. The wall clock is a safety net only (:data:`WALL_FACTOR` times ``timeout_s``, for a
+command that waits without computing): its expiry, like a sandbox that cannot run here (bwrap
+missing), is a grader error, so the cell is an ``error`` cell.
 The explanation ends with the output's last 160 characters, with what varies by itself from run
 to run masked first (durations such as pytest's ``in 0.85s`` -> ``in <dur>``, clock times,
 temporary paths, pids: :func:`~harness.kernel._progress.normalise_output`), so that two replays
@@ -37,11 +41,14 @@ from harness.grading._grade import Grade
 from harness.kernel._progress import normalise_output
 from harness.tools._sandbox import Limits, SandboxUnavailable, run_command
 
-__all__ = ["DEFAULT_TIMEOUT_S", "CommandGrader", "run_sync"]
+__all__ = ["DEFAULT_TIMEOUT_S", "WALL_FACTOR", "CommandGrader", "run_sync"]
 
 T = TypeVar("T")
-#: Seconds a grading command may run (``timeout_s`` overrides it).
+#: Seconds of CPU a grading command may use (``timeout_s`` overrides it); past them it is killed
+#: and fails.
 DEFAULT_TIMEOUT_S = 60.0
+#: The wall-clock safety net is this many times ``timeout_s``; its expiry is a grader error.
+WALL_FACTOR = 5
 
 
 class CommandGrader(Grader):
@@ -83,8 +90,12 @@ class CommandGrader(Grader):
         if workspace is None:
             return Grade.of(False, f"no workspace to run {command!r} in (the runner gave none)")
         timeout = self.timeout_s or DEFAULT_TIMEOUT_S
+        # The verdict's bound is CPU time (work: a loop that never ends is killed by SIGXCPU and
+        # fails); the wall clock is only a safety net, WALL_FACTOR times longer, whose expiry is
+        # a grader error (the cell is an error), since load alone can make a command slow.
         limits = Limits(cpu_s=math.ceil(timeout) + 1)
-        job = run_command(command, Path(workspace), timeout_s=timeout, limits=limits)
+        wall = timeout * WALL_FACTOR
+        job = run_command(command, Path(workspace), timeout_s=wall, limits=limits)
         try:
             done = run_sync(job)
         except (SandboxUnavailable, ToolError) as exc:  # no sandbox, or no workspace folder
@@ -97,11 +108,16 @@ class CommandGrader(Grader):
         # measured timeout), temporary path or pid, so that two replays give the same row.
         tail = " ".join(normalise_output(done.output).split())[-160:]
         detail = f"; output: …{tail}" if tail else ""
-        status = (
-            f"timed out (limit {timeout:g} s); the command was killed"
-            if done.timed_out and done.stopped is None
-            else normalise_output(done.describe())
-        )
+        if done.timed_out and done.stopped is None:
+            return Grade(
+                False,
+                0.0,
+                f"`{command}`: still running after {wall:g} s of wall clock (its CPU limit is "
+                f"{limits.cpu_s} s); a wall-clock safety net, so the cell is an infrastructure "
+                f"error, not a verdict{detail}",
+                error=True,
+            )
+        status = normalise_output(done.describe())
         return Grade(done.ok, score, f"`{command}`: {status}{scored}{detail}")
 
 

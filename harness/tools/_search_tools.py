@@ -52,6 +52,9 @@ __all__ = ["GLOB_MAX_NAMES", "GREP_MAX_CHARS", "GREP_TIME_LIMIT_S", "GlobTool", 
 #: ends as ``error_during_execution`` (:class:`~harness.errors.ToolSafetyNet`). Generous: a
 #: search the work caps allow finishes far sooner, even on a machine at full load.
 GREP_TIME_LIMIT_S = 30.0
+#: Seconds grep's worker process may take to start (beyond the kernel's tool timeout, 60 s by
+#: default, which then ends the call first).
+_START_LIMIT_S = 120.0
 #: Characters of file text one grep call reads; past them it opens no further file (and says so).
 GREP_MAX_CHARS = 64_000_000
 #: Directory entries one glob looks at; past it the walk stops with an error result.
@@ -231,6 +234,14 @@ class GrepTool(BuiltinTool):
         ws = ctx.workspace
         path = self._str(args, "path", ".")
         ws.parts(path)
+        try:  # the worker is started (a fresh interpreter: seconds on a loaded machine) first,
+            # so that the safety net times the search alone
+            await run_killable(os.getpid, timeout_s=_START_LIMIT_S)
+        except TimeoutError:
+            raise ToolSafetyNet(
+                f"grep: its worker process did not start within {_START_LIMIT_S:g} s; a "
+                "wall-clock safety net, so the cell is an infrastructure error"
+            ) from None
         try:
             where, searched, out, capped = await run_killable(
                 _grep_in_worker, ws, path, pattern, GREP_MAX_CHARS, timeout_s=GREP_TIME_LIMIT_S

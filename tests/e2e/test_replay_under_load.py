@@ -62,9 +62,14 @@ def replay(db: Path) -> list[tuple[Any, ...]]:
         trace_file=db.with_suffix(".jsonl"),
         progress=False,
     )
-    assert run_bench(request).exit_code == 0
+    exit_code = run_bench(request).exit_code
     con = duckdb.connect(str(db), read_only=True)
     try:
+        errors = con.execute(
+            "SELECT task_id, mode, epoch, finish_reason, grader_explanation, error_diagnostic "
+            "FROM results WHERE status = 'error'"
+        ).fetchall()
+        assert exit_code == 0, errors
         return con.execute(
             f"SELECT {COLUMNS} FROM results ORDER BY suite, task_id, mode, provider, epoch"
         ).fetchall()

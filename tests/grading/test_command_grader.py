@@ -14,6 +14,7 @@ import harness
 from harness.bench._session import BenchRequest, run_bench
 from harness.core._result import Result
 from harness.grading import Grader, grade, parse_grader
+from harness.grading import _command as command_grader
 from harness.suites._load import load_suite
 from harness.suites._suite import SuiteError
 from harness.tools import _sandbox as sandbox
@@ -67,11 +68,27 @@ def test_score_regex_gives_the_score(ws: Path) -> None:
     assert none.score == 0.0
 
 
-def test_a_command_that_hangs_fails_at_its_timeout(ws: Path) -> None:
-    verdict = grade(g(command="sleep 600", timeout_s=1), result(), ws)
+def test_a_command_that_computes_forever_fails_at_its_cpu_limit(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A wide wall-clock net: however loaded the machine, the CPU limit ends the command first.
+    monkeypatch.setattr(command_grader, "WALL_FACTOR", 600)
+    verdict = grade(g(command="python -c 'while True: pass'", timeout_s=1), result(), ws)
     assert not verdict.passed
     assert not verdict.error
-    assert verdict.explanation == "`sleep 600`: timed out (limit 1 s); the command was killed"
+    assert "killed by SIGXCPU" in verdict.explanation
+
+
+def test_a_command_that_waits_past_the_wall_clock_net_is_a_grader_error(ws: Path) -> None:
+    """The wall clock depends on load: a passing pytest run took over 60 s on a machine at load
+    23 and its cells failed. Its expiry is no verdict."""
+    verdict = grade(g(command="sleep 600", timeout_s=1), result(), ws)
+    assert not verdict.passed
+    assert verdict.error
+    assert verdict.explanation == (
+        "`sleep 600`: still running after 5 s of wall clock (its CPU limit is 2 s); a "
+        "wall-clock safety net, so the cell is an infrastructure error, not a verdict"
+    )
 
 
 def test_the_explanation_carries_no_timing(ws: Path) -> None:
