@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from harness.report._compare import below_mdd_note, comparisons_frame, fmt_mdd
-from harness.report._format import fmt_count, fmt_p, fmt_pct, fmt_pts, isnan
+from harness.report._format import fmt_count, fmt_pct, isnan, paired_cells, plain
 from harness.report._section_types import Section, Table
 from harness.report._stats import wilson_interval_tasks
 from harness.report._tables import GROUP, scored, task_means
@@ -193,12 +193,7 @@ def _comparison_section(c: pd.DataFrame) -> Section | None:
             f"{r['mode_b']} vs {r['mode_a']}",
             str(r["provider"]) + (" (scripted)" if r["scripted"] else ""),
             fmt_count(r["tasks"]),
-            f"{fmt_pct(r['rate_a'], 1)} → {fmt_pct(r['rate_b'], 1)}",
-            fmt_pts(r["diff"]),
-            "–"
-            if isnan(r["diff_ci_low"])
-            else f"{fmt_pts(r['diff_ci_low'])} to {fmt_pts(r['diff_ci_high'])}",
-            fmt_p(r["p_holm"]),
+            *paired_cells(r),
             _detectable(r),
         ]
         for _, r in c.iterrows()
@@ -229,23 +224,17 @@ def _detectable(r: pd.Series) -> str:
     return text
 
 
-def _plain(value: Any) -> Any:
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        value = value.item()
-    return None if isinstance(value, float) and isnan(value) else value
-
-
 def bfcl_document(tables: BfclTables | None) -> dict[str, Any] | None:
     """The JSON report's ``bfcl`` member (None without BFCL cells)."""
     if tables is None:
         return None
     records = tables.accuracy.to_dict("records")
-    accuracy = [{str(k): _plain(v) for k, v in row.items()} for row in records]
+    accuracy = [{str(k): plain(v) for k, v in row.items()} for row in records]
     fields = ("provider", "mode_a", "mode_b", "scripted", "tasks", "rate_a", "rate_b", "diff",
               "diff_ci_low", "diff_ci_high", "p_value", "p_holm", "discordance", "size_b_better",
               "size_a_better", "mdd", "min_p", "can_reach")  # fmt: skip
     comparisons = [
-        {k: _plain(row[k]) for k in fields} for row in tables.comparisons.to_dict("records")
+        {k: plain(row[k]) for k in fields} for row in tables.comparisons.to_dict("records")
     ]
     return {
         "groups": {name: list(categories) for name, categories in GROUPS.items()},

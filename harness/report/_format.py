@@ -23,6 +23,8 @@ __all__ = [
     "isnan",
     "md_table",
     "md_text",
+    "paired_cells",
+    "plain",
     "text_table",
 ]
 
@@ -157,3 +159,22 @@ def text_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], indent: st
         indent + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in body
     ]
     return "\n".join(line.rstrip() for line in lines)
+
+
+def plain(value: Any) -> Any:
+    """A JSON-ready scalar: numpy scalars as Python ones, NaN as None."""
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        value = value.item()
+    return None if isinstance(value, float) and isnan(value) else value
+
+
+def paired_cells(r: Any) -> list[str]:
+    """A paired comparison's rates ("A → B"), difference, its interval and Holm p, as table
+    cells (``r``: a row of :func:`harness.report._compare.comparisons_frame`)."""
+    interval = (
+        DASH
+        if isnan(r["diff_ci_low"])
+        else f"{fmt_pts(r['diff_ci_low'])} to {fmt_pts(r['diff_ci_high'])}"
+    )
+    rates = f"{fmt_pct(r['rate_a'], 1)} → {fmt_pct(r['rate_b'], 1)}"
+    return [rates, fmt_pts(r["diff"]), interval, fmt_p(r["p_holm"])]

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from harness.report._compare import comparisons_frame, fmt_mdd
-from harness.report._format import fmt_count, fmt_p, fmt_pct, fmt_pts, isnan
+from harness.report._format import fmt_count, fmt_pct, fmt_pts, isnan, paired_cells, plain
 from harness.report._section_types import Section, Table
 from harness.report._stats import wilson_interval_tasks
 from harness.report._tables import GROUP, scored, task_means
@@ -137,12 +137,7 @@ def humaneval_section(tables: HumanEvalTables, scripted: Collection[str] = ()) -
                 f"{r['mode_b']} vs {r['mode_a']}",
                 str(r["provider"]) + (" (scripted)" if r["scripted"] else ""),
                 fmt_count(r["tasks"]),
-                f"{fmt_pct(r['rate_a'], 1)} → {fmt_pct(r['rate_b'], 1)}",
-                fmt_pts(r["diff"]),
-                "–"
-                if isnan(r["diff_ci_low"])
-                else f"{fmt_pts(r['diff_ci_low'])} to {fmt_pts(r['diff_ci_high'])}",
-                fmt_p(r["p_holm"]),
+                *paired_cells(r),
                 fmt_mdd(r["mdd"]),
             ]
             for _, r in c.iterrows()
@@ -176,21 +171,15 @@ def humaneval_section(tables: HumanEvalTables, scripted: Collection[str] = ()) -
     return out
 
 
-def _plain(value: Any) -> Any:
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        value = value.item()
-    return None if isinstance(value, float) and isnan(value) else value
-
-
 def humaneval_document(tables: HumanEvalTables | None) -> dict[str, Any] | None:
     """The JSON report's ``humaneval`` member (None without HumanEval cells)."""
     if tables is None:
         return None
-    rates = [{k: _plain(v) for k, v in row.items()} for row in tables.rates.to_dict("records")]
+    rates = [{k: plain(v) for k, v in row.items()} for row in tables.rates.to_dict("records")]
     fields = ("provider", "mode_a", "mode_b", "scripted", "tasks", "rate_a", "rate_b", "diff",
               "diff_ci_low", "diff_ci_high", "p_value", "p_holm", "mdd")  # fmt: skip
     comparisons = [
-        {k: _plain(row[k]) for k in fields} for row in tables.comparisons.to_dict("records")
+        {k: plain(row[k]) for k in fields} for row in tables.comparisons.to_dict("records")
     ]
     return {
         "published": {m: {"pass_at_1": v, "source": s} for m, (v, s) in PUBLISHED.items()},

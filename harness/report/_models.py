@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from harness.report._compare import comparisons_frame, fmt_mdd
-from harness.report._format import fmt_count, fmt_p, fmt_pct, fmt_pts, isnan
+from harness.report._format import fmt_count, isnan, paired_cells, plain
 from harness.report._section_types import Section, Table
 
 __all__ = ["model_comparisons", "model_document", "model_section"]
@@ -68,12 +68,7 @@ def model_section(frame: pd.DataFrame, alpha: float = 0.05) -> Section | None:
             f"{r['provider_b']} vs {r['provider_a']}",
             str(r["mode"]),
             fmt_count(r["tasks"]),
-            f"{fmt_pct(r['rate_a'], 1)} → {fmt_pct(r['rate_b'], 1)}",
-            fmt_pts(r["diff"]),
-            "–"
-            if isnan(r["diff_ci_low"])
-            else f"{fmt_pts(r['diff_ci_low'])} to {fmt_pts(r['diff_ci_high'])}",
-            fmt_p(r["p_holm"]),
+            *paired_cells(r),
             fmt_mdd(r["mdd"]),
             _verdict(r, alpha),
         ]
@@ -96,16 +91,10 @@ def model_section(frame: pd.DataFrame, alpha: float = 0.05) -> Section | None:
     )
 
 
-def _plain(value: Any) -> Any:
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        value = value.item()
-    return None if isinstance(value, float) and isnan(value) else value
-
-
 def model_document(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """The JSON report's ``models`` member: one object per comparison."""
     fields = ("mode", "provider_a", "provider_b", "tasks", "rate_a", "rate_b", "diff",
               "diff_ci_low", "diff_ci_high", "p_value", "p_holm", "mdd")  # fmt: skip
     if frame.empty:
         return []
-    return [{k: _plain(row[k]) for k in fields} for row in frame.to_dict("records")]
+    return [{k: plain(row[k]) for k in fields} for row in frame.to_dict("records")]
