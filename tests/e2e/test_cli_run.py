@@ -47,20 +47,24 @@ def test_run_report_gate_on_the_recorded_cassettes(project: Path) -> None:
         )
         crashed = con.execute("SELECT count(*) FROM results WHERE error IS NOT NULL").fetchone()
         tokens = con.execute(
-            "SELECT sum(input_tokens) FROM results WHERE provider = 'llamacpp-gemma'"
+            "SELECT sum(input_tokens) FROM results WHERE provider = 'llamaserver-qwen-chat'"
         ).fetchone()
     finally:
         con.close()
-    # 'auto' providers: the mock plus the two servers the cassettes were recorded from.
-    assert set(providers) == {"mock", "llamacpp-gemma", "llamaserver-gemma"}
-    assert providers["mock"] == providers["llamacpp-gemma"] == providers["llamaserver-gemma"] > 0
-    assert crashed == (0,)  # every llamacpp cell replayed from its cassette
+    # 'auto' providers: the mock plus the servers the cassettes were recorded from, but the
+    # retired llamacpp-gemma (its server never showed the model its system message).
+    real = {"llamaserver-gemma", "llamaserver-qwen-chat", "llamaserver-qwen-messages"}
+    assert set(providers) == {"mock", *real}
+    assert providers["mock"] == providers["llamaserver-gemma"] > 0  # both ran 2 modes, 1 epoch
+    assert providers["llamaserver-qwen-chat"] == providers["llamaserver-qwen-messages"] > 0
+    assert crashed == (0,)  # every real cell replayed from its cassette
     assert tokens is not None
     assert tokens[0] > 0
     report = harness("report", "--out", "reports", cwd=project)
     assert report.returncode == 0, report.stderr
     html = (project / "reports" / "report.html").read_text(encoding="utf-8")
-    assert "llamacpp-gemma" in html
+    assert "llamaserver-qwen-chat" in html
+    assert "llamacpp-gemma" not in html
     saved = harness("baseline", "save", "-o", "reports/baseline.json", cwd=project)
     assert saved.returncode == 0, saved.stderr
     gate = harness("gate", "--baseline", "reports/baseline.json", cwd=project)

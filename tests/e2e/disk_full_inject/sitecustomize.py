@@ -2,7 +2,8 @@
 ``PYTHONPATH`` (tests/e2e/disk_full_driver.py, ``inject``). While the file
 ``$HARNESS_TEST_DISK_FULL_FLAG`` exists, every write from Python to a file under
 ``$HARNESS_TEST_DISK_FULL_ROOT`` (files opened with ``open``/``Path.open``, and ``os.write``)
-fails as on a full disk: the first write of each file is cut short (half of it goes out, as
+fails as on a full disk (a descriptor opened with ``os.open`` and wrapped by ``os.fdopen`` too):
+the first write of each file is cut short (half of it goes out, as
 when the last blocks run out), then ENOSPC. DuckDB's own writes (C++) are not touched: the real
 full disk of the same test (a small tmpfs) covers those where it can be made.
 """
@@ -76,9 +77,16 @@ class FullDiskFile:
 
 def full_disk_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
     f = _open(file, mode, *args, **kwargs)
-    if isinstance(file, int) or not any(c in mode for c in "wax+"):
+    if not any(c in mode for c in "wax+"):
         return f
-    if _under_root(os.fspath(file)):
+    if isinstance(file, int):  # os.fdopen of a descriptor opened with O_NOFOLLOW, say
+        try:
+            path = os.readlink(f"/proc/self/fd/{file}")
+        except OSError:
+            return f
+    else:
+        path = os.fspath(file)
+    if _under_root(path):
         return FullDiskFile(f)
     return f
 
