@@ -153,7 +153,27 @@ def main() -> int:
         ]  # fmt: skip
         with Progress(planned, args.every):
             code = subprocess.run(run, check=False).returncode
+        drop_errored(Path(args.db))
         return code
+
+
+def drop_errored(db: Path) -> None:
+    """Cassettes of the last run's cells that ended in error (a server stopped mid-request,
+    say) hold a conversation cut short: removed, so that the next run records them again."""
+    import duckdb
+
+    if not db.is_file():
+        return
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            "select distinct cassette from results where status = 'error' and cassette is not "
+            "null and run_id = (select run_id from bench_runs order by started_at desc limit 1)"
+        ).fetchall()
+    for (cassette,) in rows:
+        path = Path(cassette)
+        if path.is_file():
+            print(f"[record] {path}: its cell errored; removed, to be recorded again", flush=True)
+            path.unlink()
 
 
 if __name__ == "__main__":

@@ -171,7 +171,9 @@ def test_line_protocol_and_seed_on_the_anthropic_wire(
     monkeypatch.chdir(tmp_path)
     path = "/v1/messages"
     httpserver.expect_ordered_request(path, method="POST").respond_with_json(
-        anthropic_reply('<tool_call>{"name": "read_file", "arguments": {"path": "n.txt"}}')
+        anthropic_reply(
+            '<tool_call>{"name": "read_file", "arguments": {"path": "n.txt"}}</tool_call>'
+        )
     )
     httpserver.expect_ordered_request(path, method="POST").respond_with_json(
         anthropic_reply("seven")
