@@ -59,7 +59,8 @@ def test_builtin_suites_load(suites: list[Suite]) -> None:
         assert task.run_options().get("temperature") is not None, f"{suite.name}/{task.id}"
         assert "max_iterations" in task.run_options()
     kinds = {t.expect.kind for _, t in tasks_of(suites)}
-    assert kinds >= {"equals", "contains", "regex", "json_schema", "file_contains", "all"}
+    # Short answers follow one convention (docs/suites.md): numbers by `number`, not `equals`.
+    assert kinds >= {"number", "contains", "regex", "json_schema", "file_contains", "all"}
     by_name = {s.name: s for s in suites}
     assert {t.expect.kind for t in by_name["files"].tasks} == {"file_contains"}
     assert {t.expect.kind for t in by_name["structured"].tasks} == {"json_schema"}
@@ -74,7 +75,9 @@ def test_builtin_suites_load(suites: list[Suite]) -> None:
     for trap in by_name["traps"].tasks:
         assert trap.expect.kind == "all", trap.id
         assert isinstance(trap.expect, AllGrader), trap.id
-        assert [g.kind for g in trap.expect.graders or []] == ["tool_calls", "contains"]
+        kinds = [g.kind for g in trap.expect.graders or []]
+        assert kinds[0] == "tool_calls", trap.id  # the specific call it made...
+        assert kinds[1:] in (["contains"], ["regex"]), trap.id  # ...and the fact it names
     single = [t for t in by_name["arithmetic"].tasks if "single-step" in t.tags]
     assert len(single) >= 3
 
@@ -86,6 +89,7 @@ def test_cli_validates_the_builtin_suites() -> None:
     assert all(line.startswith("OK ") for line in result.output.splitlines())
 
 
+@pytest.mark.timeout(900)  # every mock script of every built-in suite (HumanEval too)
 async def test_every_mock_script_runs_under_every_mode(
     suites: list[Suite], capsys: pytest.CaptureFixture[str]
 ) -> None:
