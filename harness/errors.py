@@ -18,6 +18,8 @@ harness, so every layer can use it) and re-exported where they are used, e.g.
     │   └── SandboxUnavailable            the shell sandbox (bwrap) cannot run here
     ├── ToolSafetyNet                     a tool's wall-clock safety net expired: the run ends
     │                                     as error_during_execution (no result for the model)
+    ├── WorkerStopped                     BFCL's worker processes were stopped (Ctrl-C) while a
+    │                                     call waited or ran
     ├── StoreError                        the results store cannot do what was asked
     │   ├── SchemaTooNew                  the file was written by a newer harness
     │   ├── StoreLocked                   another process holds the database (pid)
@@ -70,6 +72,7 @@ __all__ = [
     "ToolError",
     "ToolSafetyNet",
     "UnknownRun",
+    "WorkerStopped",
     "YAMLSyntaxError",
 ]
 
@@ -187,6 +190,10 @@ class ToolSafetyNet(HarnessError):
     """A tool's wall-clock safety net expired (grep's worker still searching after
     ``GREP_TIME_LIMIT_S``). Not a :class:`ToolError`: the kernel ends the run as
     ``error_during_execution`` instead of showing the model a result that depends on load."""
+
+
+class WorkerStopped(HarnessError):
+    """BFCL's worker processes were killed (Ctrl-C) while a call waited for one or ran."""
 
 
 class ContextOverflow(HarnessError):

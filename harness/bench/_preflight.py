@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from harness.bench._matrix import Cell
 
 __all__ = [
+    "check_executor",
     "check_graders",
     "check_judges",
     "check_output_path",
@@ -185,3 +186,24 @@ def check_recorded_epochs(cells: Sequence[Cell], cassettes: Path, record_mode: s
             + "; ".join(problems)
             + f" under {cassettes}. Ask for fewer epochs, or record them with --record-mode once"
         )
+
+
+def check_executor(executor: str, workers: int | None, ray_address: str | None) -> None:
+    """An unknown executor, or flags it does not take, are bad input (exit 2, no run row)."""
+    from harness.bench._executors import EXECUTORS
+
+    try:
+        EXECUTORS.get(executor)
+    except ConfigError as exc:
+        raise ConfigError(f"--executor: {exc}") from None
+    if executor == "local":
+        for flag, value in (("--workers", workers), ("--ray-address", ray_address)):
+            if value is not None:
+                raise ConfigError(f"{flag}: only with --executor ray")
+        return
+    if workers is not None and workers < 1:
+        raise ConfigError(f"--workers: must be >= 1, got {workers}")
+    if executor == "ray":
+        from harness.bench._ray_executor import import_ray
+
+        import_ray()  # not installed: ConfigError with the install command (exit 2, no run row)

@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from harness.bench._discover import discover_providers, recorded
 from harness.bench._matrix import Cell, expand
 from harness.bench._outcome import CellOutcome, DriftPolicy, Executor, MatrixSummary, Sink
 from harness.bench._preflight import (
+    check_executor,
     check_graders,
     check_judges,
     check_output_path,
@@ -106,37 +108,6 @@ class BenchReport:
         if self.summary.interrupted:
             return EXIT_INTERRUPTED
         return EXIT_ERRORED if self.summary.errored else 0
-
-
-def discover_providers(cassettes: Path, suites: Sequence[str]) -> list[str]:
-    """``mock`` plus every provider that has recorded cassettes for these suites (the folder
-    names under ``cassettes/<suite>/``), so the default bench replays whatever was recorded.
-    The bench then runs a discovered provider only on the suites it has a folder for."""
-    found: set[str] = set()
-    for suite in suites:
-        folder = cassettes / suite
-        if folder.is_dir():
-            found.update(p.name for p in folder.iterdir() if p.is_dir())
-    return ["mock", *sorted(name for name in found - {"mock"} if not _retired(name))]
-
-
-def _retired(name: str) -> bool:
-    """Whether the profile ``name`` is retired (its reason is logged once per run)."""
-    from harness.providers._profiles import load_profiles
-
-    profile = load_profiles().get(name)
-    if profile is None or profile.retired is None:
-        return False
-    log.warning("skipping retired provider %s: %s", name, profile.retired)
-    return True
-
-
-def _recorded(cell: Cell, cassettes: Path) -> bool:
-    """Whether a discovered provider's cell has its cassette: recordings are made (and
-    committed) in chunks, so a suite may be recorded for some tasks, modes or epochs only. A
-    cassette lost from a complete recording shows as a missing cell at the gate."""
-    path = cell.cassette(cassettes)
-    return path is not None and path.is_file()
 
 
 def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchReport:
@@ -332,7 +303,7 @@ def _prepare(request: BenchRequest) -> tuple[list[Suite], list[str], list[str], 
     cells = expand(suites, modes, providers, request.epochs, tasks=request.tasks)
     modes = list(dict.fromkeys([*modes, *(c.mode for c in cells)]))  # with suites' extra_modes
     if auto:  # a discovered provider runs only the cells it has cassettes for
-        cells = [c for c in cells if c.is_mock or _recorded(c, request.cassettes)]
+        cells = [c for c in cells if c.is_mock or recorded(c, request.cassettes)]
     check_output_path(request.db, "--db")
     if request.trace_file is not None:
         check_output_path(request.trace_file, "--trace-file")
@@ -343,7 +314,7 @@ def _prepare(request: BenchRequest) -> tuple[list[Suite], list[str], list[str], 
     check_judges(suites, request.record_mode)
     check_graders(suites)
     check_recorded_epochs(cells, request.cassettes, request.record_mode)
-    _check_executor(request)
+    check_executor(request.executor, request.workers, request.ray_address)
     return suites, modes, providers, cells
 
 
@@ -369,27 +340,6 @@ def _utf8_or_refuse(text: str, flag: str) -> None:
             f"{flag} {shown}: not valid UTF-8 (byte {exc.start}); the store keeps only UTF-8 "
             "text: rename it"
         ) from None
-
-
-def _check_executor(request: BenchRequest) -> None:
-    """An unknown executor, or flags it does not take, are bad input (exit 2, no run row)."""
-    from harness.bench._executors import EXECUTORS
-
-    try:
-        EXECUTORS.get(request.executor)
-    except ConfigError as exc:
-        raise ConfigError(f"--executor: {exc}") from None
-    if request.executor == "local":
-        for flag, value in (("--workers", request.workers), ("--ray-address", request.ray_address)):
-            if value is not None:
-                raise ConfigError(f"{flag}: only with --executor ray")
-        return
-    if request.workers is not None and request.workers < 1:
-        raise ConfigError(f"--workers: must be >= 1, got {request.workers}")
-    if request.executor == "ray":
-        from harness.bench._ray_executor import import_ray
-
-        import_ray()  # not installed: ConfigError with the install command (exit 2, no run row)
 
 
 def _suite_files_or_none(path: str) -> list[Path]:

