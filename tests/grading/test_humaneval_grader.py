@@ -24,8 +24,8 @@ from harness.grading._humaneval import (
     extract_code,
     run_check,
 )
-from harness.grading._humaneval_official import official_check, official_verdict
 from harness.grading._humaneval_data import problems
+from harness.grading._humaneval_official import official_check, official_verdict
 from harness.suites._humaneval_source import mock_answer
 from harness.tools._sandbox import sandbox_problem
 

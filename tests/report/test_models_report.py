@@ -53,7 +53,7 @@ def test_models_are_compared_on_shared_cells(arithmetic_db: Path) -> None:
         assert row["rate_a"] == pytest.approx(rates[REAL[0]])
         assert row["rate_b"] == pytest.approx(rates[REAL[1]])
         assert row["diff"] == pytest.approx(rates[REAL[1]] - rates[REAL[0]])
-        assert row["diff_ci_low"] <= row["diff"] <= row["diff_ci_high"]
+        assert float(row["diff_ci_low"]) <= float(row["diff"]) <= float(row["diff_ci_high"])
         assert 0 <= row["p_holm"] <= 1
 
 
@@ -84,4 +84,5 @@ def test_humaneval_direct_baseline_beside_the_published_figure(tmp_path: Path) -
     assert row.problems == passed[1] == 10
     assert row.pass_at_1 == pytest.approx(passed[0] / 10)
     assert row.published == pytest.approx(0.616)
-    assert row.published_inside == (row.ci_low <= 0.616 <= row.ci_high)
+    low, high = float(row.ci_low), float(row.ci_high)  # type: ignore[arg-type]
+    assert row.published_inside == (low <= 0.616 <= high)

@@ -18,8 +18,8 @@ pytest.importorskip(
 
 import harness
 from harness.grading import grade
-from harness.suites import load_suites
 from harness.grading._humaneval_data import PROMPT, problems
+from harness.suites import load_suites
 from harness.suites._suite import SuiteError
 from harness.tools._run_python import RunPythonTool
 
