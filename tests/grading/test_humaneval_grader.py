@@ -140,8 +140,10 @@ def test_an_infinite_loop_times_out_within_the_limit_plus_two_seconds() -> None:
     assert verdict.explanation == (
         "timed out: the tests did not finish within the 3 s limit (CPU time)"
     )
-    assert TIMEOUT_S <= cpu < TIMEOUT_S + 2
-    assert took < TIMEOUT_S + KILL_AFTER_S + 5
+    # The sandbox's processes are reaped inside its own PID namespace, so this process's
+    # RUSAGE_CHILDREN need not see their CPU time: the wall clock bounds it from above.
+    assert cpu < TIMEOUT_S + 2
+    assert TIMEOUT_S <= took < TIMEOUT_S + KILL_AFTER_S + 5
 
 
 def test_a_loop_in_c_code_is_killed_and_times_out() -> None:
