@@ -75,9 +75,9 @@ def test_builtin_suites_load(suites: list[Suite]) -> None:
     for trap in by_name["traps"].tasks:
         assert trap.expect.kind == "all", trap.id
         assert isinstance(trap.expect, AllGrader), trap.id
-        kinds = [g.kind for g in trap.expect.graders or []]
-        assert kinds[0] == "tool_calls", trap.id  # the specific call it made...
-        assert kinds[1:] in (["contains"], ["regex"]), trap.id  # ...and the fact it names
+        parts = [g.kind for g in trap.expect.graders or []]
+        assert parts[0] == "tool_calls", trap.id  # the specific call it made...
+        assert parts[1:] in (["contains"], ["regex"]), trap.id  # ...and the fact it names
     single = [t for t in by_name["arithmetic"].tasks if "single-step" in t.tags]
     assert len(single) >= 3
 
