@@ -33,6 +33,7 @@ from harness.report._gate import (
     thresholds_from_pyproject,
     write_step_summary,
 )
+from harness.report._headline import Verdict
 from harness.report._loader import load_run
 from harness.report._power import mdd_floor, minimum_detectable_difference, sign_test_power
 from harness.report._render import render_html, render_markdown, write_report
@@ -63,6 +64,7 @@ __all__ = [
     "Report",
     "ReportInputError",
     "RequestedMatrix",
+    "Verdict",
     "baseline_diff",
     "baseline_save",
     "build_report",

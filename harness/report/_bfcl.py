@@ -136,11 +136,12 @@ def bfcl_tables(
 
 
 def _cell(row: pd.Series | None) -> str:
+    """Accuracy, the entries it is over and its interval: '50.0% of 6 (19–81%)'."""
     if row is None or isnan(row["accuracy"]):
         return "–"
     low, high = row["ci_low"], row["ci_high"]
     interval = "" if isnan(low) else f" ({low * 100:.0f}–{high * 100:.0f}%)"
-    return f"{fmt_pct(row['accuracy'], 1)}{interval}"
+    return f"{fmt_pct(row['accuracy'], 1)} of {fmt_count(row['entries'])}{interval}"
 
 
 def bfcl_section(tables: BfclTables, scripted: Collection[str] = ()) -> list[Section]:
@@ -151,21 +152,18 @@ def bfcl_section(tables: BfclTables, scripted: Collection[str] = ()) -> list[Sec
         for _, r in acc.iterrows()
     }
     names = acc[["kind", "name"]].drop_duplicates()
-    headers = ["group / category", "entries"]
+    headers = ["group / category"]
     headers += [f"{m} · {p}{' (scripted)' if p in scripted else ''}" for p, m in tables.columns]
     rows = []
     for kind, name in names.itertuples(index=False):
         kind, name = str(kind), str(name)
-        entries = acc.loc[(acc["kind"] == kind) & (acc["name"] == name), "entries"].max()
         label = name if kind == "group" else f"· {name}"
-        rows.append(
-            [label, fmt_count(entries)]
-            + [_cell(index.get((kind, name, p, m))) for p, m in tables.columns]
-        )
+        rows.append([label] + [_cell(index.get((kind, name, p, m))) for p, m in tables.columns])
     intro = [
         "BFCL (`bfcl-eval`), graded by BFCL's own checkers: accuracy per BFCL group, each "
-        "followed by its categories (·), for each mode × provider. An entry counts once (its "
-        "pass rate over its epochs); the 95% Wilson interval is over entries. A group pools the "
+        "followed by its categories (·), for each mode × provider, with the number of entries it "
+        "ran. An entry counts once (its pass rate over its epochs); the 95% Wilson interval is "
+        "over entries. A group pools the "
         "entries of its categories (BFCL's leaderboard averages some categories unweighted); "
         "relevance holds the irrelevance categories (passed by making no call) and "
         "live_relevance, which BFCL scores apart from the AST groups."
@@ -175,7 +173,7 @@ def bfcl_section(tables: BfclTables, scripted: Collection[str] = ()) -> list[Sec
             "bfcl",
             "BFCL accuracy by group and category",
             intro=intro,
-            table=Table(headers, rows, "lr" + "r" * len(tables.columns)),
+            table=Table(headers, rows, "l" + "r" * len(tables.columns)),
             outro=[FEW_SHOT_NOTE],
         )
     ]

@@ -13,6 +13,7 @@ from harness.report._bfcl import BfclTables, bfcl_tables
 from harness.report._cells import failing_cells_frame, task_grid_frame
 from harness.report._compare import comparisons_frame
 from harness.report._diff import diff_counts, diff_frame
+from harness.report._headline import Verdict, verdicts
 from harness.report._humaneval import HumanEvalTables, humaneval_tables
 from harness.report._models import model_comparisons
 from harness.report._providers import priced_as, scripted_providers
@@ -59,8 +60,11 @@ class Report:
     failures: pd.DataFrame | None = None
     #: Providers whose replies are scripted (mock): suite checks, outside the claim family.
     scripted: frozenset[str] = frozenset()
-    #: One verdict sentence per real provider (what the report opens with).
+    #: One verdict sentence per real provider (the full sentences of :attr:`verdicts`).
     headline: list[str] = field(default_factory=list)
+    #: What the report opens with: per real provider, a short headline read in ten seconds
+    #: and the full sentence beneath it.
+    verdicts: list[Verdict] = field(default_factory=list)
     #: The prepared cells (every row, errored ones too): the JSON report's totals.
     cells: pd.DataFrame | None = None
     #: BFCL accuracy per category and group, and its mode comparisons (None: no BFCL cell).
@@ -151,6 +155,7 @@ def build_report(
         failures=failing_cells_frame(p),
         scripted=scripted,
         headline=headline(summary, comparisons, scripted, alpha),
+        verdicts=verdicts(summary, comparisons, scripted, alpha, p),
         cells=p,
         bfcl=bfcl_tables(
             p, modes=modes, alpha=alpha, n_resamples=n_resamples, seed=seed, scripted=scripted

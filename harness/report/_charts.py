@@ -19,7 +19,6 @@ import pandas as pd
 from harness.report._format import fmt_num, fmt_pct, fmt_usd, html_text, isnan
 
 __all__ = [
-    "cost_scatter_chart",
     "finish_reason_chart",
     "iterations_chart",
     "pass_rate_chart",
@@ -153,102 +152,6 @@ def pass_rate_chart(summary: pd.DataFrame) -> str:
     note = "bars: pass rate; whiskers: 95% Wilson interval"
     body = "".join(parts)
     return _labelled("chart-pass-rate", "Pass rate", note, y_axis + AXIS + 8, body, summary)
-
-
-Box = tuple[float, float, float, float]
-
-
-def _free(box: Box, boxes: list[Box]) -> bool:
-    return not any(
-        b[0] < box[2] and box[0] < b[2] and b[1] < box[3] and box[1] < b[3] for b in boxes
-    )
-
-
-def _place_label(
-    x: float, y: float, width: float, boxes: list[Box], area: Box | None = None
-) -> tuple[float, float]:
-    """Put a point's label right of it, else left, else above / below, else further down, where
-    it overlaps no mark, axis text or earlier label and stays inside ``area`` (the plot); record
-    its box. Returns where the label starts."""
-    candidates = [
-        (x + 9, y + 4),
-        (x - 9 - width, y + 4),
-        (x + 9, y - 9),
-        (x + 9, y + 17),
-        (x - 9 - width, y - 9),
-        (x - 9 - width, y + 17),
-    ]
-    candidates += [(x + 9, y + 17 + 13 * i) for i in range(1, 10)]
-    candidates += [(x - 9 - width, y - 9 - 13 * i) for i in range(1, 10)]
-    candidates += [(x + 9, y - 9 - 13 * i) for i in range(1, 10)]
-    left, top, right, bottom = area if area is not None else (0.0, -math.inf, math.inf, math.inf)
-    for lx, ly in candidates:
-        box = (lx, ly - 10, lx + width, ly + 3)
-        inside = box[0] >= left and box[1] >= top and box[2] <= right and box[3] <= bottom
-        if inside and _free(box, boxes):
-            break
-    else:  # nowhere free: the first place inside the plot, else right of the point
-        lx, ly = next(
-            ((a, b) for a, b in candidates if a >= left and a + width <= right), candidates[0]
-        )
-        box = (lx, ly - 10, lx + width, ly + 3)
-    boxes.append(box)
-    return lx, ly
-
-
-def cost_scatter_chart(summary: pd.DataFrame) -> str:
-    """Mean cost per cell (x) against pass rate (y), one point per (mode, provider)."""
-    colors = mode_colors(summary["mode"].tolist())
-    known = summary[summary["cost_known"] > 0]
-    height, top, bottom, left = 360, 16, 310, 70
-    right = WIDTH - RIGHT
-    note = "x: mean cost per cell (known costs only); y: pass rate with 95% Wilson interval"
-    if known.empty:
-        body = _text(WIDTH / 2, height / 2, "no cost is known for any cell", "middle", "axis")
-        return _figure("chart-cost-scatter", "Cost vs pass rate", note, WIDTH, height, body)
-    low, high = float(known["cost_mean"].min()), float(known["cost_mean"].max())
-    zoom = high - low < 0.25 * high  # from $0 the points would bunch up: show their range
-    if zoom:
-        pad = max((high - low) * 0.2, high * 0.01)
-        ticks = nice_range(max(0.0, low - pad), high + pad)
-        note += " (x axis does not start at $0)"
-    else:
-        ticks = nice_ticks(high * 1.05)
-    x0 = ticks[0]
-    sx = (right - left) / (ticks[-1] - x0)
-    sy = bottom - top
-    parts = []
-    for t in ticks:
-        x = left + (t - x0) * sx
-        tick = _text(x, bottom + 18, _usd_tick(t), "middle", "tick")
-        parts += [_line(x, top, x, bottom, "grid"), tick]
-    for t in (0, 0.25, 0.5, 0.75, 1.0):
-        y = bottom - t * sy
-        tick = _text(left - 6, y + 4 - (3 if t == 0 else 0), f"{t:.0%}", "end", "tick")
-        parts += [_line(left, y, right, y, "grid"), tick]
-    axis_label = "mean cost per cell (USD)"
-    parts.append(_text((left + right) / 2, bottom + 36, axis_label, "middle", "axis"))
-    parts.append(_text(14, (top + bottom) / 2, "pass rate", "middle", "axis rot"))
-    points = [
-        (left + (r["cost_mean"] - x0) * sx, bottom - r["pass_rate"] * sy, r)
-        for _, r in known.sort_values("pass_rate", ascending=False).iterrows()
-    ]
-    boxes = [(x - 6, y - 6, x + 6, y + 6) for x, y, _ in points]  # marks labels must avoid
-    area = (left + 2, 0.0, WIDTH - 4, bottom - 2)  # the plot: not over the ticks or titles
-    for x, y, r in points:
-        lo, hi = bottom - r["pass_ci_low"] * sy, bottom - r["pass_ci_high"] * sy
-        tip = (
-            f"{_label(r)}: pass {fmt_pct(r['pass_rate'], 1)}, mean cost {fmt_usd(r['cost_mean'])}"
-            f" over {r['cost_known']} cell(s) with known cost"
-        )
-        parts.append(_line(x, lo, x, hi, "whisker"))
-        parts.append(
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="6" fill="{colors[r["mode"]]}">'
-            f"<title>{html_text(tip)}</title></circle>"
-        )
-        lx, ly = _place_label(x, y, POINT_CHAR_W * len(_label(r)), boxes, area)
-        parts.append(_text(lx, ly, _label(r), "start", "point"))
-    return _figure("chart-cost-scatter", "Cost vs pass rate", note, WIDTH, height, "".join(parts))
 
 
 def reason_colors(reasons: Sequence[str]) -> dict[str, str]:

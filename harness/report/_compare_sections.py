@@ -23,12 +23,11 @@ def _ci(low: Any, high: Any, fmt: Any) -> str:
 
 
 def verdict_section(report: Report) -> Section:
-    """One sentence per real provider; a run of scripted providers only says so."""
-    if report.headline:
-        bullets = list(report.headline)
-        intro = []
-    else:
-        bullets = []
+    """Per real provider, a headline read in ten seconds with the full sentence beneath; a
+    run of scripted providers only says so."""
+    items = [(v.headline, v.sentence) for v in report.verdicts]
+    intro = []
+    if not items:
         intro = [
             "No real model ran: the scripted (mock) results below check the suites and make "
             "no claim about the modes."
@@ -36,12 +35,18 @@ def verdict_section(report: Report) -> Section:
             else "No results."
         ]
     outro = []
-    if report.scripted and report.headline:
+    if items:
+        outro.append(
+            "Significant means Holm-adjusted p < "
+            f"{report.alpha:g} over every claim of the report (pass rate and cost, every pair and "
+            "provider); the runner-up is compared on the tasks both modes ran."
+        )
+    if report.scripted and items:
         outro.append(
             f"Scripted provider(s) {', '.join(sorted(report.scripted))}: checks of the suites, "
             "listed after the real models and left out of every claim."
         )
-    return Section("verdict", "Verdict", intro=intro, bullets=bullets, outro=outro)
+    return Section("verdict", "Verdict", intro=intro, items=items, outro=outro)
 
 
 def _real_rows(c: pd.DataFrame) -> list[list[str]]:

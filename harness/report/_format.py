@@ -25,6 +25,7 @@ __all__ = [
     "md_text",
     "paired_cells",
     "plain",
+    "plain_chars",
     "text_table",
 ]
 
@@ -106,12 +107,48 @@ _ZWSP = "\u200b"
 _AUTOLINK = re.compile(r"(?i)(?:https?|ftp)://|www\.")
 
 
-def md_text(text: str) -> str:
-    """Model (or any untrusted) text made inert for GitHub-flavoured Markdown, on one line.
+#: Typographic characters the report writes, as the plain ones a terminal shows the same
+#: everywhere (``cat report.md``, a PR comment read as text): arrows, dashes, signs.
+PLAIN_CHARS = str.maketrans(
+    {
+        "\u2192": "->",  # →
+        "\u2190": "<-",  # ←
+        "\u2014": "--",  # — (em dash)
+        "\u2013": "-",  # – (en dash: ranges, the missing-value mark)
+        "\u2212": "-",  # − (minus sign)
+        "\u2265": ">=",  # ≥
+        "\u2264": "<=",  # ≤
+        "\u00d7": "x",  # ×
+        "\u00b1": "+/-",  # ±
+        "\u00b7": "-",  # · (middle dot)
+        "\u2026": "...",  # …
+    }
+)
 
-    ``<`` becomes ``&lt;`` (no raw HTML, no ``<!--`` comment that hides the rest of the page,
-    no ``<http://...>`` autolink); ``@name`` gets a zero-width space after the ``@`` (no
-    mention notifies anyone); the brackets of ``[text](url)``, ``![alt](src)`` and
+
+def plain_chars(text: str) -> str:
+    """``text`` with the report's arrows, dashes and signs as plain characters
+    (:data:`PLAIN_CHARS`): '43.6–55.1%' -> '43.6-55.1%', 'a → b' -> 'a -> b'."""
+    return text.translate(PLAIN_CHARS)
+
+
+#: A ``<`` that can open raw HTML (a tag, ``</``, ``<!--``, ``<?``) or an autolink
+#: (``<scheme:...>``, ``<user@host>``: no space before the closing ``>``). Any other ``<``
+#: (``p < 0.001``, ``p<0.001``, ``a <- b``) is plain text in CommonMark and stays as it is.
+_MARKUP_LT = re.compile(r"<(?=[A-Za-z/!?]|[^\s<>]*>)")
+#: An ``&`` that starts a character reference (``&amp;``, ``&#60;``, ``&#x3c;``).
+_ENTITY_AMP = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+
+
+def md_text(text: str) -> str:
+    """Model (or any untrusted) text made inert for GitHub-flavoured Markdown, on one line,
+    in plain characters (:func:`plain_chars`).
+
+    A ``<`` that could open raw HTML or an autolink becomes ``&lt;`` (no raw HTML, no ``<!--``
+    comment that hides the rest of the page, no ``<http://...>`` autolink), an ``&`` that
+    would start a character reference becomes ``&amp;``; other ``<`` and ``&`` stay as they
+    are, so the file reads the same as text; ``@name`` gets a zero-width space after the ``@``
+    (no mention notifies anyone); the brackets of ``[text](url)``, ``![alt](src)`` and
     ``[text][ref]`` are backslash-escaped (no link or image); ``|`` is escaped and newlines
     become spaces (one table cell); bare ``https://`` and ``www.`` get a zero-width space so
     they are not turned into links; control characters (NUL, ESC, C1) and bidirectional
@@ -119,7 +156,8 @@ def md_text(text: str) -> str:
     terminal sequence, no text reads reversed). What is left renders as the same characters."""
     out = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
     out = escape_controls(out, keep="\t")
-    out = out.replace("&", "&amp;").replace("<", "&lt;")
+    out = _ENTITY_AMP.sub("&amp;", plain_chars(out))
+    out = _MARKUP_LT.sub("&lt;", out)
     out = _MENTION.sub("@" + _ZWSP, out)
     out = out.replace("](", "\\](").replace("][", "\\][").replace("![", "!\\[")
     out = _AUTOLINK.sub(lambda m: m.group(0)[:-1] + _ZWSP + m.group(0)[-1], out)
@@ -137,8 +175,9 @@ def _md_escape(text: str) -> str:
 
 
 def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], align: str = "") -> str:
-    """A GitHub-flavoured Markdown table; ``align`` has one of l/r per column (default l)."""
-    marks = {"l": "---", "r": "--:", "c": ":-:"}
+    """A GitHub-flavoured Markdown table; ``align`` has one of l/r/c per column (default l;
+    ``w``, a left-aligned column the HTML may wrap, is l here)."""
+    marks = {"l": "---", "w": "---", "r": "--:", "c": ":-:"}
     aligns = align[: len(headers)].ljust(len(headers), "l")
     lines = [
         "| " + " | ".join(_md_escape(str(h)) for h in headers) + " |",
@@ -169,12 +208,13 @@ def plain(value: Any) -> Any:
 
 
 def paired_cells(r: Any) -> list[str]:
-    """A paired comparison's rates ("A → B"), difference, its interval and Holm p, as table
-    cells (``r``: a row of :func:`harness.report._compare.comparisons_frame`)."""
+    """A paired comparison's rates ("B vs A", the order of its "B vs A" column), difference
+    B - A, its interval and Holm p, as table cells (``r``: a row of
+    :func:`harness.report._compare.comparisons_frame`)."""
     interval = (
         DASH
         if isnan(r["diff_ci_low"])
         else f"{fmt_pts(r['diff_ci_low'])} to {fmt_pts(r['diff_ci_high'])}"
     )
-    rates = f"{fmt_pct(r['rate_a'], 1)} → {fmt_pct(r['rate_b'], 1)}"
+    rates = f"{fmt_pct(r['rate_b'], 1)} vs {fmt_pct(r['rate_a'], 1)}"
     return [rates, fmt_pts(r["diff"]), interval, fmt_p(r["p_holm"])]

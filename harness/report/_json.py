@@ -18,6 +18,7 @@ from harness.report._verdicts import asymmetry_notes
 
 if TYPE_CHECKING:
     from harness.report._build import Report
+    from harness.report._headline import Verdict
 
 __all__ = ["REPORT_FORMAT", "REPORT_VERSION", "render_json", "report_document"]
 
@@ -120,6 +121,11 @@ def _totals(report: Report) -> dict[str, Any]:
     }
 
 
+def _verdict(v: Verdict) -> dict[str, Any]:
+    return {"provider": v.provider, "model": v.model, "headline": v.headline,
+            "sentence": v.sentence}  # fmt: skip
+
+
 def report_document(report: Report) -> dict[str, Any]:
     """The JSON document of ``report`` (docs/report-schema.json)."""
     return {
@@ -132,6 +138,7 @@ def report_document(report: Report) -> dict[str, Any]:
         "alpha": report.alpha,
         "scripted_providers": sorted(report.scripted),
         "headline": list(report.headline),
+        "verdicts": [_verdict(v) for v in report.verdicts],
         "summary": _summary(report),
         "comparisons": _comparisons(report),
         "totals": _totals(report),

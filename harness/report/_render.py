@@ -13,13 +13,9 @@ import pandas as pd
 
 from harness._files import write_atomic
 from harness.report._build import Report
-from harness.report._charts import (
-    cost_scatter_chart,
-    finish_reason_chart,
-    iterations_chart,
-    pass_rate_chart,
-)
+from harness.report._charts import finish_reason_chart, iterations_chart, pass_rate_chart
 from harness.report._format import html_text, md_table, md_text
+from harness.report._scatter import cost_scatter_chart
 from harness.report._sections import Section, Table, report_sections
 from harness.report._tables import ReportInputError
 
@@ -43,6 +39,8 @@ table{border-collapse:collapse;margin:8px 0;font-size:13px}
 th,td{border:1px solid #d0d7de;padding:4px 8px;vertical-align:top}
 th{background:#f6f8fa;text-align:left}td.r{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 ul.verdicts li{margin:4px 0}.note{color:#59636e;font-size:13px}
+ul.headlines{padding-left:20px}ul.headlines li{margin:0 0 10px}
+strong.headline{font-size:15px}p.sentence{margin:2px 0 0;color:#59636e;font-size:13px}
 .charts{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}
 figure.chart{margin:0;flex:0 1 auto;border:1px solid #d0d7de;border-radius:6px;padding:8px;
 background:#fff}
@@ -65,6 +63,8 @@ def _md_section(s: Section, report: Report | None = None) -> str:
     parts += [md_text(p) + "\n" for p in s.intro]
     if s.bullets:
         parts += [f"- {md_text(b)}" for b in s.bullets] + [""]
+    for head, text in s.items:  # the headline in bold, the full text beneath it
+        parts += [f"- **{md_text(head)}**", "", f"  {md_text(text)}", ""]
     if s.table is not None:
         parts += [md_table(s.table.headers, s.table.rows, s.table.align), ""]
     parts += [f"_{md_text(p)}_\n" for p in s.outro]
@@ -94,14 +94,24 @@ def _chips(text: str) -> str:
     return "".join(_CHIP_HTML.get(ch, html_text(ch)) for ch in text)
 
 
+def _breakable(text: str) -> str:
+    """Escaped ``text`` that may wrap after an underscore (``error_<wbr>no_<wbr>progress``):
+    finish reasons and other snake_case names, the widest words of a table."""
+    return html_text(text).replace("_", "_<wbr>")
+
+
 def _html_table(t: Table, chips: bool = False) -> str:
+    """``t`` as an HTML table; an ``r`` column is right-aligned and never wraps, a ``w`` column
+    wraps after underscores too (so a long finish reason does not widen the table)."""
     align = t.align[: len(t.headers)].ljust(len(t.headers), "l")
-    head = "".join(f"<th>{html_text(h)}</th>" for h in t.headers)
+    head = "".join(f"<th>{_breakable(h)}</th>" for h in t.headers)
     body = []
     for row in t.rows:
         cells = "".join(
             f'<td class="r">{html_text(c)}</td>'
             if a == "r"
+            else f"<td>{_breakable(c)}</td>"
+            if a == "w"
             else f'<td class="chips">{_chips(c)}</td>'
             if chips and i > 0
             else f"<td>{html_text(c)}</td>"
@@ -167,6 +177,13 @@ def _html_section(s: Section, report: Report | None = None, viewer: str | None =
     if s.bullets:
         items = "".join(f"<li>{_inline(b)}</li>" for b in s.bullets)
         parts.append(f'<ul class="verdicts">{items}</ul>')
+    if s.items:
+        items = "".join(
+            f'<li><strong class="headline">{_inline(head)}</strong>'
+            f'<p class="sentence">{_inline(text)}</p></li>'
+            for head, text in s.items
+        )
+        parts.append(f'<ul class="verdicts headlines">{items}</ul>')
     if s.table is not None:
         frame = "frame long" if s.key in _LONG else "frame"
         table = _html_table(s.table, chips=s.key == "task-grid")

@@ -20,5 +20,7 @@ class Section:
     title: str
     intro: list[str] = field(default_factory=list)
     bullets: list[str] = field(default_factory=list)
+    #: Headed items: (a short line shown in bold, the full text beneath it).
+    items: list[tuple[str, str]] = field(default_factory=list)
     table: Table | None = None
     outro: list[str] = field(default_factory=list)

@@ -95,7 +95,7 @@ def _summary(report: Report) -> Section:
     return Section(
         "summary",
         "Pass rate and cost by mode × provider",
-        table=Table(headers, rows, "llrrrrrrrrrrl"),
+        table=Table(headers, rows, "llrrrrrrrrrrw"),
         outro=outro,
     )
 
@@ -139,12 +139,15 @@ def _finish(report: Report) -> Section:
     f = report.finish_reasons
     reasons = [c for c in f.columns if c not in ("mode", "provider")]
     rows = [
-        [r["mode"], r["provider"], *(fmt_count(r[c]) for c in reasons)] for _, r in f.iterrows()
-    ]
+        [r["mode"], r["provider"], fmt_count(sum(r[c] for c in reasons)),
+         *(fmt_count(r[c]) for c in reasons)]
+        for _, r in f.iterrows()
+    ]  # fmt: skip
     return Section(
         "finish-reasons",
         "Finish reasons",
-        table=Table(["mode", "provider", *reasons], rows, "ll" + "r" * len(reasons)),
+        table=Table(["mode", "provider", "cells", *reasons], rows, "llr" + "r" * len(reasons)),
+        outro=["How many cells ended with each finish reason; 'cells' is the row's total."],
     )
 
 

@@ -16,7 +16,14 @@ import pandas as pd
 from harness.report._compare import below_mdd_note, fmt_mdd
 from harness.report._format import fmt_p, fmt_pct, fmt_pts, fmt_usd
 
-__all__ = ["STRICT_PROGRESS_MODES", "asymmetry_notes", "headline", "sort_summary"]
+__all__ = [
+    "STRICT_PROGRESS_MODES",
+    "asymmetry_notes",
+    "headline",
+    "pair_row",
+    "provider_sentence",
+    "sort_summary",
+]
 
 #: Modes whose no-progress check is strict (the same tool calls with the same results); the
 #: others use the lax one (also no new text). A suite's ``progress_check`` can equalise them.
@@ -38,7 +45,7 @@ def sort_summary(summary: pd.DataFrame, scripted: frozenset[str]) -> pd.DataFram
     return key.drop(columns=["_scripted", "_rate"]).reset_index(drop=True)
 
 
-def _pair(comparisons: pd.DataFrame, provider: str, x: str, y: str) -> tuple[Any, float] | None:
+def pair_row(comparisons: pd.DataFrame, provider: str, x: str, y: str) -> tuple[Any, float] | None:
     """The comparison row of modes ``x`` and ``y`` on ``provider`` and the sign that turns its
     differences into ``x - y``."""
     c = comparisons
@@ -67,7 +74,7 @@ def _pass_clause(rows: pd.DataFrame, comparisons: pd.DataFrame, provider: str, a
         f"{best['mode']} passes most often ({fmt_pct(best['pass_rate'], 1)} of "
         f"{best['tasks']} tasks)"
     )
-    found = _pair(comparisons, provider, str(best["mode"]), str(second["mode"]))
+    found = pair_row(comparisons, provider, str(best["mode"]), str(second["mode"]))
     if found is None:
         return text + f", ahead of {second['mode']} ({fmt_pct(second['pass_rate'], 1)})"
     r, s = found
@@ -96,7 +103,7 @@ def _cost_clause(rows: pd.DataFrame, comparisons: pd.DataFrame, provider: str, a
     if other["cost_mean"] == cheap["cost_mean"]:
         same = fmt_usd(cheap["cost_mean"])
         return f"{cheap['mode']} and {other['mode']} cost the same ({same} per cell)"
-    found = _pair(comparisons, provider, str(cheap["mode"]), str(other["mode"]))
+    found = pair_row(comparisons, provider, str(cheap["mode"]), str(other["mode"]))
     if found is None:
         return text
     r, s = found
@@ -108,31 +115,35 @@ def _cost_clause(rows: pd.DataFrame, comparisons: pd.DataFrame, provider: str, a
     )
 
 
+def provider_sentence(
+    provider: str, rows: pd.DataFrame, comparisons: pd.DataFrame, alpha: float
+) -> str:
+    """The full verdict sentence of one real provider; ``rows`` are its summary rows with
+    scored cells (any order)."""
+    rows = rows.sort_values(["pass_rate", "mode"], ascending=[False, True], kind="stable")
+    if rows.empty:
+        return f"{provider}: no scored cell."
+    if len(rows) == 1:
+        r = rows.iloc[0]
+        return (
+            f"{provider}: only {r['mode']} ran ({fmt_pct(r['pass_rate'], 1)} of "
+            f"{r['tasks']} tasks, {fmt_usd(r['cost_mean'])} per cell); nothing to compare."
+        )
+    return (
+        f"{provider}: {_pass_clause(rows, comparisons, provider, alpha)}; "
+        f"{_cost_clause(rows, comparisons, provider, alpha)}."
+    )
+
+
 def headline(
     summary: pd.DataFrame, comparisons: pd.DataFrame, scripted: frozenset[str], alpha: float
 ) -> list[str]:
     """One sentence per real provider (scripted ones make no claim), providers sorted."""
-    out: list[str] = []
     real = summary[~summary["provider"].astype(str).isin(scripted)]
-    for provider, g in real.groupby("provider", sort=True):
-        rows = g.sort_values(["pass_rate", "mode"], ascending=[False, True], kind="stable")
-        rows = rows[rows["n"] > 0]
-        if rows.empty:
-            out.append(f"{provider}: no scored cell.")
-            continue
-        if len(rows) == 1:
-            r = rows.iloc[0]
-            out.append(
-                f"{provider}: only {r['mode']} ran ({fmt_pct(r['pass_rate'], 1)} of "
-                f"{r['tasks']} tasks, {fmt_usd(r['cost_mean'])} per cell); nothing to compare."
-            )
-            continue
-        pv = str(provider)
-        out.append(
-            f"{pv}: {_pass_clause(rows, comparisons, pv, alpha)}; "
-            f"{_cost_clause(rows, comparisons, pv, alpha)}."
-        )
-    return out
+    return [
+        provider_sentence(str(provider), g[g["n"] > 0], comparisons, alpha)
+        for provider, g in real.groupby("provider", sort=True)
+    ]
 
 
 def _count(finish: pd.DataFrame, mode: str, provider: str, reason: str) -> int:

@@ -117,6 +117,16 @@ def pts(value: Any) -> str:
     return "–" if _missing(value) else f"{100 * float(value):+.1f} pts"
 
 
+def mdd(value: Any) -> str:
+    """A minimum detectable difference as the report states it (whole points, rounded up,
+    no sign: it is a size): 0.071 -> '8 pts'."""
+    if _missing(value):
+        return "–"
+    from harness.report._compare import fmt_mdd  # the verdicts exist: the report is loaded
+
+    return fmt_mdd(float(value))
+
+
 FILTERS: dict[str, Callable[..., str]] = {
     "pct": pct,
     "usd": usd,
@@ -127,4 +137,5 @@ FILTERS: dict[str, Callable[..., str]] = {
     "pretty_json": pretty_json,
     "clip": clip,
     "pts": pts,
+    "mdd": mdd,
 }

@@ -182,9 +182,10 @@ def run_report(db: Path, run_id: str, state: tuple[int, int], *, wait: bool) -> 
 
 
 def verdict(report: Report) -> dict[str, Any]:
-    """What the run page opens with: the report's headline (one sentence per real provider)
-    and its paired comparisons with the minimum detectable difference, whether significance
-    was reachable at all, and whether the provider is scripted (outside the claim family)."""
+    """What the run page opens with: the report's verdicts (per real provider, a short headline
+    with the full sentence beneath) and its paired comparisons with the minimum detectable
+    difference, whether significance was reachable at all, and whether the provider is
+    scripted (outside the claim family)."""
     from harness.report._verdicts import asymmetry_notes
 
     rows = []
@@ -199,7 +200,11 @@ def verdict(report: Report) -> dict[str, Any]:
             }
         )  # fmt: skip
     rows.sort(key=lambda r: (bool(r["scripted"]), str(r["provider"])))
-    return {"headline": list(report.headline), "comparisons": rows}
+    return {
+        "headline": list(report.headline),
+        "verdicts": [{"headline": v.headline, "sentence": v.sentence} for v in report.verdicts],
+        "comparisons": rows,
+    }
 
 
 def full_report(db: Path, con: Source, run_id: str) -> str:

@@ -125,7 +125,7 @@ def test_baseline_report_and_gate(db: Path, cells: pd.DataFrame, tmp_path: Path)
     assert rep.exit_code == 0, rep.output
     assert "reflexion vs react (live): " in rep.output
     md = (report_dir / "report.md").read_text()
-    assert md.startswith("# harness report — run-new")
+    assert md.startswith("# harness report -- run-new")  # plain characters: "—" reads "--"
     assert "Against " + str(base) + ": 1 newly failing" in md
     assert (report_dir / "report.html").read_text().count('<figure class="chart"') == 4
 

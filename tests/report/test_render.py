@@ -61,20 +61,21 @@ def test_markdown_has_every_section(results: pd.DataFrame) -> None:
     base = results.copy()
     base.loc[base["task_id"] == "t0", "passed"] = True
     md = render_markdown(build_report(results, base, baseline_label="reports/baseline.json"))
-    assert md.startswith("# harness report\n\nRun run-1 · 24 results · generated ")
-    assert md.index("## Verdict") < md.index("## Pass rate and cost by mode × provider")
+    # In plain characters: the HTML's "·", "×", "–" and "—" read "-", "x", "-" and "--".
+    assert md.startswith("# harness report\n\nRun run-1 - 24 results - generated ")
+    assert md.index("## Verdict") < md.index("## Pass rate and cost by mode x provider")
     for heading in (
-        "## Pass rate and cost by mode × provider",
+        "## Pass rate and cost by mode x provider",
         "## Mode comparisons (paired)",
         "## pass@k and pass^k",
         "## Finish reasons",
         "## Against the baseline",
     ):
         assert heading in md
-    assert "| react | live | 12 | 66.7% (8/12) | 39.1–86.2% | $0.0155 |" in md
+    assert "| react | live | 12 | 66.7% (8/12) | 39.1-86.2% | $0.0155 |" in md
     assert (
-        "- reflexion vs react (live): +8.3 pts over 12 tasks, Holm-adjusted p=1 — no evidence of a "
-        "difference; detectable at 80% power over 12 tasks: " in md
+        "- reflexion vs react (live): +8.3 pts over 12 tasks, Holm-adjusted p=1 -- no evidence of "
+        "a difference; detectable at 80% power over 12 tasks: " in md
     )
     assert "run with `--epochs 3` or more" in md
     assert "Against reports/baseline.json: 2 newly failing, 0 newly passing" in md
@@ -280,6 +281,21 @@ OVERFLOW_JS = """
 """
 
 
+#: Each scatter label and its point, by ``data-point``: [label, gap in px between their boxes].
+LABEL_GAPS_JS = """
+() => {
+  const svg = document.querySelector('#chart-cost-scatter svg');
+  return [...svg.querySelectorAll('text[data-point]')].map(t => {
+    const c = svg.querySelector(`circle[data-point="${t.dataset.point}"]`);
+    const a = t.getBoundingClientRect(), b = c.getBoundingClientRect();
+    const dx = Math.max(0, a.left - b.right, b.left - a.right);
+    const dy = Math.max(0, a.top - b.bottom, b.top - a.bottom);
+    return [t.textContent, Math.hypot(dx, dy)];
+  });
+}
+"""
+
+
 def crowded(rows: Rows) -> pd.DataFrame:
     """12 (mode, provider) groups with long names, costs and pass rates close together: the
     scatter's labels have to dodge each other and the axis titles."""
@@ -322,6 +338,41 @@ def test_chart_labels_do_not_overlap_in_chromium(rows: Rows, tmp_path: Path) -> 
             assert page.locator("svg.chart-svg text").count() > 60
             assert page.evaluate(OVERLAPS_JS) == []
             assert page.evaluate(OVERFLOW_JS) == []
+            gaps = page.evaluate(LABEL_GAPS_JS)
+            assert len(gaps) >= 1
+            far = [g for g in gaps if g[1] > 6]  # a label sits beside its point, or not at all
+            assert far == [], f"scatter labels away from their points at {width} px: {far}"
             if keep is not None:
                 page.screenshot(path=str(keep / f"report-{width}.png"), full_page=False)
                 page.locator("#charts").screenshot(path=str(keep / f"report-charts-{width}.png"))
+
+
+def _scatter_of(html: str) -> str:
+    return html.split('id="chart-cost-scatter"')[1].split("</figure>")[0]
+
+
+def test_scatter_labels_name_their_point_when_they_fit(rows: Rows) -> None:
+    """Three groups far apart: each point carries its "mode / provider" label, no key."""
+    specs = [
+        {"task_id": f"t{t}", "mode": mode, "passed": t < passes, "cost_usd": cost}
+        for mode, passes, cost in (("a", 2, 0.01), ("b", 5, 0.05), ("c", 8, 0.09))
+        for t in range(10)
+    ]
+    scatter = _scatter_of(render_html(build_report(rows(*specs))))
+    labels = re.findall(r'<text data-point="(\d+)"[^>]*>([^<]*)</text>', scatter)
+    assert sorted(name for _, name in labels) == ["a / live", "b / live", "c / live"]
+    assert "numbers: the key below" not in scatter
+
+
+def test_crowded_scatter_numbers_points_and_keys_every_group(rows: Rows) -> None:
+    """12 groups bunched together: labels become numbers beside the points (points at one
+    place share one label) and the key under the plot names every group once."""
+    summary = build_report(crowded(rows)).summary
+    scatter = _scatter_of(render_html(build_report(crowded(rows))))
+    labels = re.findall(r'<text data-point="(\d+)"[^>]*>([^<]*)</text>', scatter)
+    numbered = sorted(int(n) for _, text in labels for n in text.split(","))
+    assert numbered == list(range(1, len(summary) + 1))
+    keyed = re.findall(r'class="point key">(\d+)  ([^<]*)</text>', scatter)
+    expected = {f"{r['mode']} / {r['provider']}" for _, r in summary.iterrows()}
+    assert {name for _, name in keyed} == expected
+    assert len(keyed) == len(expected)
