@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.bench._discover import discover_providers, recorded
+from harness.bench._live import preflight
 from harness.bench._matrix import Cell, expand
 from harness.bench._outcome import CellOutcome, DriftPolicy, Executor, MatrixSummary, Sink
 from harness.bench._preflight import (
@@ -91,6 +92,9 @@ class BenchRequest:
     #: A replayed request unlike its recording: ``warn`` (counted in ``results.drift`` and the
     #: summary) or ``error`` (the cell is an error cell).
     drift: DriftPolicy = "warn"
+    #: Probe each live provider once before the first cell (:mod:`harness.bench._live`); a
+    #: provider that fails is not run (:attr:`BenchReport.refused`).
+    preflight: bool = True
 
 
 @dataclass(slots=True)
@@ -100,14 +104,19 @@ class BenchReport:
     spans: int = 0
     trace_file: Path | None = None
     per_cell: dict[str, bool] = field(default_factory=dict)
+    #: Live providers that failed the pre-flight, with the reason: their cells were not run.
+    refused: dict[str, str] = field(default_factory=dict)
+    #: How many cells those were (not stored: ``--resume`` runs them).
+    refused_cells: int = 0
 
     @property
     def exit_code(self) -> int:
-        """130 when interrupted, 3 when some cells could not be scored (status ``error``),
-        else 0 (a task failing is data, not an error)."""
+        """130 when interrupted, 3 when some cells could not be scored (status ``error``) or
+        were not run (their provider failed the pre-flight), else 0 (a task failing is data,
+        not an error)."""
         if self.summary.interrupted:
             return EXIT_INTERRUPTED
-        return EXIT_ERRORED if self.summary.errored else 0
+        return EXIT_ERRORED if self.summary.errored or self.refused else 0
 
 
 def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchReport:
@@ -139,6 +148,12 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         if request.resume and request.label is not None:
             done = store.existing_cells(request.label, include_crashed=False)
             cells = [c for c in cells if c.key not in done]
+        refused: dict[str, str] = {}
+        wanted = len(cells)
+        if request.preflight:  # live providers only: replays are never probed
+            cells, refused = preflight(cells, request.cassettes, request.record_mode)
+            for spec, why in refused.items():
+                log.warning("%s: pre-flight failed, its cells are not run: %s", spec, why)
         trace_file = request.trace_file or request.db.parent / "traces" / f"{run_id}.jsonl"
         # One redactor for every sink: rows, spans, the trace file, OTLP, log records.
         redact = Redactor(secret_values(providers))
@@ -162,6 +177,8 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
                 raise ConfigError(f"--trace-file {trace_file}: {exc}") from exc
             raise
         report = BenchReport(run_id, MatrixSummary(total=len(cells)), trace_file=trace_file)
+        if refused:
+            report.refused, report.refused_cells = refused, wanted - len(cells)
         # Spans reach the store as the run goes (scrubbed piece by piece), never all at once.
         store.follow_spans(run_id, trace_file, scrub=redact if redact else None)
         ignore = _collector_hosts(request.otlp_endpoint)
