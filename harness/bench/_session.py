@@ -35,6 +35,7 @@ from harness.bench._preflight import (
 )
 from harness.bench._rundir import RunFolder, remove_stale
 from harness.bench._runner import RunnerOptions
+from harness.bench._scrub import scrub_summary, scrubbed
 from harness.bench._stored import StoredCells
 from harness.cassettes._secrets import Redactor, secret_values
 from harness.errors import ConfigError, DiskFull
@@ -150,7 +151,9 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
             cells = [c for c in cells if c.key not in done]
         refused: dict[str, str] = {}
         wanted = len(cells)
-        if request.preflight:  # live providers only: replays are never probed
+        # Live providers only: replays are never probed. $HARNESS_LIVE_PREFLIGHT=0 is the test
+        # suite's seam (its loopback doubles cannot answer the probe), not a user option.
+        if request.preflight and os.environ.get("HARNESS_LIVE_PREFLIGHT") != "0":
             cells, refused = preflight(cells, request.cassettes, request.record_mode)
             for spec, why in refused.items():
                 log.warning("%s: pre-flight failed, its cells are not run: %s", spec, why)
@@ -190,7 +193,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
             if not stored.admit(outcome):  # a cell twice, or one this run never had
                 return
             try:
-                store.write_result(_scrubbed(_row(outcome, run_id), redact))
+                store.write_result(scrubbed(_row(outcome, run_id), redact))
             except DiskFull as exc:  # not stored: the run stops; a --resume runs the cell again
                 stored.forget(outcome)
                 disk_full.append(exc)
@@ -217,7 +220,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
                 told = (drive or drive_plain)(runner, cells, request.progress)
             # What the run stored, not what the executor says (a plug-in's summary may not hold)
             report.summary = stored.summary(told, cells, request.executor)
-            _scrub_summary(report.summary, redact)
+            scrub_summary(report.summary, redact)
             status = "interrupted" if report.summary.interrupted else "finished"
         finally:
             folder.remove()
@@ -404,36 +407,6 @@ def _check_names(modes: Sequence[str], providers: Sequence[str]) -> None:
             resolve_profile(spec)
         except ConfigError as exc:
             raise ConfigError(f"--providers: {exc}") from None
-
-
-def _scrubbed(row: dict[str, Any], redact: Redactor) -> dict[str, Any]:
-    """``row`` with every secret value replaced in every column: text, JSON values however
-    nested (``calls`` with each call's error and response model included) and BLOBs (the
-    zlib-compressed transcript is scrubbed inside)."""
-    if not redact:
-        return row
-    return {
-        column: _scrubbed_blob(value, redact) if isinstance(value, bytes) else redact.value(value)
-        for column, value in row.items()
-    }
-
-
-def _scrubbed_blob(blob: bytes, redact: Redactor) -> bytes:
-    import zlib
-
-    try:
-        text = zlib.decompress(blob)  # harness.store._transcript
-    except zlib.error:
-        return redact.data(blob)
-    clean = redact.data(text)
-    return blob if clean is text else zlib.compress(clean, 6)
-
-
-def _scrub_summary(summary: MatrixSummary, redact: Redactor) -> None:
-    """The summary's lines (errors, drift notes) as the caller prints them: scrubbed."""
-    if redact:
-        summary.errors[:] = [redact.text(line) for line in summary.errors]
-        summary.drifted[:] = [redact.text(line) for line in summary.drifted]
 
 
 def _collector_hosts(endpoint: str | None) -> tuple[str, ...]:

@@ -118,6 +118,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
         encoding="utf-8",
     )
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HARNESS_LIVE_PREFLIGHT")  # on, as for a user (tests/conftest.py)
     yield {"good": good_seen, "mute": mute_seen, "other": other_seen}
     for server in (good, mute, other):
         server.shutdown()
