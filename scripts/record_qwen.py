@@ -3,7 +3,8 @@
 
 1. fetch the checked GGUF (scripts/fetch_model.py) and find or build ``llama-server``
    (scripts/record_llamacpp.py builds it portably for AVX2);
-2. start one server on 127.0.0.1:8082 with the model's own chat template (``--jinja``): it
+2. start one server on 127.0.0.1:8082 with the model's own chat template (``--jinja``; the
+   command of scripts/serve_model.py, ``nox -s serve -- qwen``): it
    answers both profiles, ``llamaserver-qwen-chat`` (OpenAI chat) and
    ``llamaserver-qwen-messages`` (Anthropic messages), with native tool calls;
 3. run the pre-flight check on each profile (harness.providers._preflight): a server that does
@@ -35,18 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fetch_model
 from record_llamacpp import find_or_build_llama_server, started
+from serve_model import MODELS, server_command
 
-PORT = 8082
-PROFILES = ("llamaserver-qwen-chat", "llamaserver-qwen-messages")
-
-
-def server_command(binary: Path, model: Path, parallel: int, ctx_per_slot: int) -> list[str]:
-    return [
-        str(binary), "--model", str(model), "--host", "127.0.0.1", "--port", str(PORT),
-        "--jinja",  # the GGUF's own chat template: system role, tools, <tool_call> tags
-        "--ctx-size", str(ctx_per_slot * parallel), "--parallel", str(parallel),
-        "--threads", "2", "--no-webui", "--metrics",
-    ]  # fmt: skip
+PORT = MODELS["qwen"].port
+PROFILES = tuple(profile for profile, _ in MODELS["qwen"].profiles)
 
 
 def planned_cassettes(
@@ -129,11 +122,13 @@ def main() -> int:
 
     from harness.providers._preflight import check_system_message_sync
 
-    model = fetch_model.fetch("qwen2.5-coder-0.5b")
+    model = fetch_model.fetch(MODELS["qwen"].gguf)
     binary = find_or_build_llama_server(args.llama_server)
     logs = Path(args.logs)
     logs.mkdir(parents=True, exist_ok=True)
-    cmd = server_command(binary, model, args.parallel, args.ctx_per_slot)
+    cmd = server_command(
+        binary, model, port=PORT, parallel=args.parallel, ctx_per_slot=args.ctx_per_slot
+    )
     with contextlib.ExitStack() as stack:
         stack.enter_context(
             started(cmd, f"http://127.0.0.1:{PORT}/health", logs / "llamaserver-qwen.log")

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from harness.bench._discover import discover_providers, recorded
+from harness.bench._live import preflight
 from harness.bench._matrix import Cell, expand
 from harness.bench._outcome import CellOutcome, DriftPolicy, Executor, MatrixSummary, Sink
 from harness.bench._preflight import (
@@ -34,6 +35,7 @@ from harness.bench._preflight import (
 )
 from harness.bench._rundir import RunFolder, remove_stale
 from harness.bench._runner import RunnerOptions
+from harness.bench._scrub import scrub_summary, scrubbed
 from harness.bench._stored import StoredCells
 from harness.cassettes._secrets import Redactor, secret_values
 from harness.errors import ConfigError, DiskFull
@@ -91,6 +93,9 @@ class BenchRequest:
     #: A replayed request unlike its recording: ``warn`` (counted in ``results.drift`` and the
     #: summary) or ``error`` (the cell is an error cell).
     drift: DriftPolicy = "warn"
+    #: Probe each live provider once before the first cell (:mod:`harness.bench._live`); a
+    #: provider that fails is not run (:attr:`BenchReport.refused`).
+    preflight: bool = True
 
 
 @dataclass(slots=True)
@@ -100,14 +105,19 @@ class BenchReport:
     spans: int = 0
     trace_file: Path | None = None
     per_cell: dict[str, bool] = field(default_factory=dict)
+    #: Live providers that failed the pre-flight, with the reason: their cells were not run.
+    refused: dict[str, str] = field(default_factory=dict)
+    #: How many cells those were (not stored: ``--resume`` runs them).
+    refused_cells: int = 0
 
     @property
     def exit_code(self) -> int:
-        """130 when interrupted, 3 when some cells could not be scored (status ``error``),
-        else 0 (a task failing is data, not an error)."""
+        """130 when interrupted, 3 when some cells could not be scored (status ``error``) or
+        were not run (their provider failed the pre-flight), else 0 (a task failing is data,
+        not an error)."""
         if self.summary.interrupted:
             return EXIT_INTERRUPTED
-        return EXIT_ERRORED if self.summary.errored else 0
+        return EXIT_ERRORED if self.summary.errored or self.refused else 0
 
 
 def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchReport:
@@ -139,6 +149,14 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         if request.resume and request.label is not None:
             done = store.existing_cells(request.label, include_crashed=False)
             cells = [c for c in cells if c.key not in done]
+        refused: dict[str, str] = {}
+        wanted = len(cells)
+        # Live providers only: replays are never probed. $HARNESS_LIVE_PREFLIGHT=0 is the test
+        # suite's seam (its loopback doubles cannot answer the probe), not a user option.
+        if request.preflight and os.environ.get("HARNESS_LIVE_PREFLIGHT") != "0":
+            cells, refused = preflight(cells, request.cassettes, request.record_mode)
+            for spec, why in refused.items():
+                log.warning("%s: pre-flight failed, its cells are not run: %s", spec, why)
         trace_file = request.trace_file or request.db.parent / "traces" / f"{run_id}.jsonl"
         # One redactor for every sink: rows, spans, the trace file, OTLP, log records.
         redact = Redactor(secret_values(providers))
@@ -162,6 +180,8 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
                 raise ConfigError(f"--trace-file {trace_file}: {exc}") from exc
             raise
         report = BenchReport(run_id, MatrixSummary(total=len(cells)), trace_file=trace_file)
+        if refused:
+            report.refused, report.refused_cells = refused, wanted - len(cells)
         # Spans reach the store as the run goes (scrubbed piece by piece), never all at once.
         store.follow_spans(run_id, trace_file, scrub=redact if redact else None)
         ignore = _collector_hosts(request.otlp_endpoint)
@@ -173,7 +193,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
             if not stored.admit(outcome):  # a cell twice, or one this run never had
                 return
             try:
-                store.write_result(_scrubbed(_row(outcome, run_id), redact))
+                store.write_result(scrubbed(_row(outcome, run_id), redact))
             except DiskFull as exc:  # not stored: the run stops; a --resume runs the cell again
                 stored.forget(outcome)
                 disk_full.append(exc)
@@ -200,7 +220,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
                 told = (drive or drive_plain)(runner, cells, request.progress)
             # What the run stored, not what the executor says (a plug-in's summary may not hold)
             report.summary = stored.summary(told, cells, request.executor)
-            _scrub_summary(report.summary, redact)
+            scrub_summary(report.summary, redact)
             status = "interrupted" if report.summary.interrupted else "finished"
         finally:
             folder.remove()
@@ -387,36 +407,6 @@ def _check_names(modes: Sequence[str], providers: Sequence[str]) -> None:
             resolve_profile(spec)
         except ConfigError as exc:
             raise ConfigError(f"--providers: {exc}") from None
-
-
-def _scrubbed(row: dict[str, Any], redact: Redactor) -> dict[str, Any]:
-    """``row`` with every secret value replaced in every column: text, JSON values however
-    nested (``calls`` with each call's error and response model included) and BLOBs (the
-    zlib-compressed transcript is scrubbed inside)."""
-    if not redact:
-        return row
-    return {
-        column: _scrubbed_blob(value, redact) if isinstance(value, bytes) else redact.value(value)
-        for column, value in row.items()
-    }
-
-
-def _scrubbed_blob(blob: bytes, redact: Redactor) -> bytes:
-    import zlib
-
-    try:
-        text = zlib.decompress(blob)  # harness.store._transcript
-    except zlib.error:
-        return redact.data(blob)
-    clean = redact.data(text)
-    return blob if clean is text else zlib.compress(clean, 6)
-
-
-def _scrub_summary(summary: MatrixSummary, redact: Redactor) -> None:
-    """The summary's lines (errors, drift notes) as the caller prints them: scrubbed."""
-    if redact:
-        summary.errors[:] = [redact.text(line) for line in summary.errors]
-        summary.drifted[:] = [redact.text(line) for line in summary.drifted]
 
 
 def _collector_hosts(endpoint: str | None) -> tuple[str, ...]:

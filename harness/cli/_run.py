@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 if TYPE_CHECKING:
+    from harness.bench._session import BenchReport, BenchRequest
     from harness.cassettes._secrets import Redactor
 
-__all__ = ["COMMANDS", "run_cmd"]
+__all__ = ["COMMANDS", "again", "run_cmd"]
 
 
 def _csv(value: str) -> list[str]:
@@ -166,12 +167,14 @@ def run_cmd(
     Exit codes: 0 every cell was scored (failing tasks are data), 2 bad input (checked before
     any cell runs: suites, names, output paths, API keys when recording, python graders) or
     --label L being run by another process (named), 3 some cells errored (not scored: listed,
-    stored with their cause; re-run them with --retry-errors --label L) or the disk stayed full
-    past $HARNESS_DISK_FULL_WAIT_S seconds (30; the stored cells are kept, --resume --label L
-    runs the rest), 130 interrupted (finished cells are kept)."""
+    stored with their cause; re-run them with --retry-errors --label L), or a live provider
+    failed its pre-flight (probed once before the first cell: reachable, model present, system
+    message honoured; its cells are not run) or the disk stayed full past
+    $HARNESS_DISK_FULL_WAIT_S seconds (30; the stored cells are kept, --resume --label L runs
+    the rest), 130 interrupted (finished cells are kept; the resume command is printed)."""
     from rich.markup import escape
 
-    from harness.bench._session import BenchRequest, run_bench
+    from harness.bench._session import run_bench
     from harness.cli._console import SafeConsole
     from harness.cli._progress import drive, show_log
     from harness.errors import DiskFull, HarnessError
@@ -185,32 +188,11 @@ def run_cmd(
         raise click.BadParameter("--resume needs --label", param_hint="--resume")
     if retry_errors and not label:
         raise click.BadParameter("--retry-errors needs --label", param_hint="--retry-errors")
+    options = dict(locals())
     try:
         with show_log(console), redact.scrubbing_logs():
             report = run_bench(
-                BenchRequest(
-                    suites=suite_paths,
-                    modes=_csv(modes),
-                    providers=_csv(providers),
-                    epochs=epochs,
-                    tasks=_csv(tasks),
-                    concurrency=concurrency,
-                    provider_concurrency=provider_concurrency,
-                    record_mode=record_mode,
-                    cassettes=Path(cassettes_dir),
-                    db=Path(db),
-                    label=label,
-                    trace_file=Path(trace_file) if trace_file else None,
-                    otlp_endpoint=otlp_endpoint,
-                    capture_content=capture_content,
-                    resume=resume,
-                    retry_errors=retry_errors,
-                    progress=not no_progress,
-                    executor=executor,
-                    workers=workers,
-                    ray_address=ray_address,
-                    drift="error" if drift == "error" else "warn",
-                ),
+                _bench_request(options),
                 drive=lambda runner, cells, progress: drive(runner, cells, console, progress),
             )
     except DiskFull as exc:  # not bad input: the run is resumable once there is room
@@ -222,6 +204,76 @@ def run_cmd(
         if not is_disk_full(exc):
             raise
         _disk_full(console, str(exc), label, resume)
+    _print_summary(console, report, redact, db=db, drift=drift, label=label)
+    # A failing task is data, not an error: 0, or 3 when cells errored or were not run (their
+    # provider failed the pre-flight), 130 when interrupted.
+    raise SystemExit(report.exit_code)
+
+
+def _bench_request(o: dict[str, Any]) -> BenchRequest:
+    """The :class:`BenchRequest` of ``harness run``'s options (``o``: the command's locals)."""
+    from harness.bench._session import BenchRequest
+
+    return BenchRequest(
+        suites=o["suite_paths"],
+        modes=_csv(o["modes"]),
+        providers=_csv(o["providers"]),
+        epochs=o["epochs"],
+        tasks=_csv(o["tasks"]),
+        concurrency=o["concurrency"],
+        provider_concurrency=o["provider_concurrency"],
+        record_mode=o["record_mode"],
+        cassettes=Path(o["cassettes_dir"]),
+        db=Path(o["db"]),
+        label=o["label"],
+        trace_file=Path(o["trace_file"]) if o["trace_file"] else None,
+        otlp_endpoint=o["otlp_endpoint"],
+        capture_content=o["capture_content"],
+        resume=o["resume"],
+        retry_errors=o["retry_errors"],
+        progress=not o["no_progress"],
+        executor=o["executor"],
+        workers=o["workers"],
+        ray_address=o["ray_address"],
+        drift="error" if o["drift"] == "error" else "warn",
+    )
+
+
+def again(flag: str) -> str:
+    """The ``harness run`` command being run, with ``flag`` (``--resume`` or
+    ``--retry-errors``) in place of either: what to run next. Rebuilt from the options the
+    user gave (defaults left out), so it reads the same however the command was started."""
+    import shlex
+
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    args = ["harness", "run"]
+    for param in ctx.command.params:
+        name = param.name or ""
+        source = ctx.get_parameter_source(name)
+        if name in ("resume", "retry_errors") or source in (None, ParameterSource.DEFAULT):
+            continue
+        value = ctx.params[name]
+        if isinstance(param, click.Argument):
+            args += [str(v) for v in value]
+        elif isinstance(param, click.Option) and param.is_flag:
+            switch = param.opts if value else param.secondary_opts
+            args += switch[:1]
+        elif isinstance(param, click.Option) and param.multiple:
+            args += [part for v in value for part in (param.opts[0], str(v))]
+        else:
+            args += [param.opts[0], str(value)]
+    return shlex.join([*args, flag])
+
+
+def _print_summary(
+    console: Any, report: BenchReport, redact: Redactor, *, db: str, drift: str, label: str | None
+) -> None:
+    """The run's summary: counts, drift, errored cells, refused providers, the interruption;
+    each with the exact command that goes on from here."""
+    from rich.markup import escape
+
     s = report.summary
     console.print(
         f"run {report.run_id}: {s.done}/{s.total} cells, {s.passed} passed, {s.failed} failed, "
@@ -239,18 +291,37 @@ def run_cmd(
         if len(s.drifted) > 10:
             console.print(f"  ... and {len(s.drifted) - 10} more")
     if s.errored:
+        how = (
+            f"re-run them with: {escape(again('--retry-errors'))}"
+            if label
+            else "a run with --label L can re-run them with --retry-errors --label L"
+        )
         console.print(
-            f"[red]{s.errored} cell(s) could not be scored[/] (left out of pass rates; "
-            "re-run them with --retry-errors --label ...):"
+            f"[red]{s.errored} cell(s) could not be scored[/] (left out of pass rates; {how}):"
         )
     for line in s.errors[:20]:
         console.print(f"  [red]{escape(redact.text(line))}[/]")
     if len(s.errors) > 20:
         console.print(f"  ... and {len(s.errors) - 20} more (results.status = 'error' in {db})")
+    for spec, why in report.refused.items():
+        console.print(
+            f"[red]{escape(spec)}: pre-flight failed, its cells were not run:[/] "
+            f"{escape(redact.text(why))}"
+        )
+    if report.refused:
+        console.print(
+            f"{report.refused_cells} cell(s) not run (not stored); once the server is ready: "
+            + (escape(again("--resume")) if label else "run the same command again")
+        )
     if s.interrupted:
         console.print(f"[yellow]interrupted:[/] {s.skipped} cells not run; kept what finished")
-    # A failing task is data, not an error: 0, or 3 when cells errored, 130 when interrupted.
-    raise SystemExit(report.exit_code)
+        if label:
+            console.print(f"resume with: {escape(again('--resume'))}")
+        else:
+            console.print(
+                "this run had no --label, so it cannot be resumed; give runs a --label L to "
+                "resume them with --resume --label L"
+            )
 
 
 def _disk_full(console: Any, message: str, label: str | None, resume: bool) -> NoReturn:

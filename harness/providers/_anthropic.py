@@ -66,6 +66,8 @@ class AnthropicProvider(ChatProvider):
     """Anthropic's Messages API, for the ``anthropic`` / ``claude`` profiles."""
 
     path: ClassVar[str] = "/v1/messages"
+    #: Where the server lists its models (the live pre-flight looks for the model there).
+    models_path: ClassVar[str] = "/v1/models"
     framing: ClassVar[Literal["sse", "ndjson"]] = "sse"
 
     def headers(self, api_key: str | None) -> dict[str, str]:

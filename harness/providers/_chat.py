@@ -45,6 +45,8 @@ class ChatProvider(ABC):
     """A provider speaking one HTTP wire format for one profile."""
 
     path: ClassVar[str]
+    #: Where the server lists its models (GET; the live pre-flight of ``harness run``).
+    models_path: ClassVar[str | None] = None
     framing: ClassVar[Literal["sse", "ndjson"]]
     #: The wire format takes a JSON Schema for the reply (``response_format``).
     structured_output: ClassVar[bool] = False

@@ -166,6 +166,26 @@ class HTTPClient:
         finally:
             await response.aclose()
 
+    async def get_json(self, path: str, *, timeout_s: float = 10.0) -> Any:
+        """GET ``path`` once (no retries) and decode its JSON; ProviderError when the server
+        cannot be reached, answers an error status or something that is not JSON."""
+        try:
+            response = await self._client.get(
+                path, timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
+            )
+        except httpx.TimeoutException as exc:
+            raise ProviderError(
+                "timeout", f"no answer from {self.base_url}: {_describe(exc)}"
+            ) from exc
+        except httpx.TransportError as exc:
+            raise ProviderError("transport", f"{self.base_url}: {_describe(exc)}") from exc
+        if response.status_code >= 400:
+            raise error_from_response(response)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise ProviderError("invalid_response", f"{path}: not JSON") from exc
+
     async def _send(
         self, path: str, body: Mapping[str, Any], timeout_s: float | None, *, stream: bool
     ) -> httpx.Response:

@@ -36,6 +36,8 @@ class OllamaProvider(ChatProvider):
     """Ollama's ``/api/chat``, for the ``ollama`` profile and ``kind = "ollama"`` profiles."""
 
     path: ClassVar[str] = "/api/chat"
+    #: Where the server lists its models (the live pre-flight looks for the model there).
+    models_path: ClassVar[str] = "/api/tags"
     framing: ClassVar[Literal["sse", "ndjson"]] = "ndjson"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

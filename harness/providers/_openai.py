@@ -63,6 +63,8 @@ class OpenAIProvider(ChatProvider):
     """OpenAI Chat Completions (and compatible servers)."""
 
     path: ClassVar[str] = "/chat/completions"
+    #: Where the server lists its models (the live pre-flight looks for the model there).
+    models_path: ClassVar[str] = "/models"
     framing: ClassVar[Literal["sse", "ndjson"]] = "sse"
     structured_output: ClassVar[bool] = True
 

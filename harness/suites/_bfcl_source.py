@@ -43,13 +43,25 @@ from harness.suites._bfcl_data import (
 from harness.suites._bfcl_tools import build_tools
 from harness.suites._suite import Suite, Task
 
-__all__ = ["AST_MAX_ITERATIONS", "MAX_STEPS_PER_TURN", "BfclGrader", "bfcl_source", "entry_task"]
+__all__ = [
+    "AST_MAX_ITERATIONS",
+    "LEADERBOARD_MAX_TOKENS",
+    "MAX_STEPS_PER_TURN",
+    "BfclGrader",
+    "bfcl_source",
+    "entry_task",
+]
 
 #: BFCL's runner fails an entry past 20 steps in a turn.
 MAX_STEPS_PER_TURN = 20
 #: Model turns for a single-turn (AST, irrelevance) entry: the grade reads only the first
 #: tool-calling reply, so a run needs a turn to call, one to answer, and a plan or critique.
 AST_MAX_ITERATIONS = 5
+#: The completion cap of BFCL's leaderboard for a model it serves itself: ``min(4096, the
+#: context left)`` (bfcl_eval/model_handler/local_inference/base_oss_handler.py). A bare
+#: ``bfcl:CATEGORY`` sends it with every request (a suite's ``defaults`` or the profile's
+#: ``max_tokens`` decide in a YAML suite), so no request generates without end.
+LEADERBOARD_MAX_TOKENS = 4096
 
 
 #: A BFCL entry id: its category, then its number (``simple_python_0``, ``live_simple_106-63-0``).
@@ -216,6 +228,8 @@ def bfcl_source(argument: str | None, options: Mapping[str, Any]) -> Suite:
             "suite": name.lower(),
             "description": f"BFCL (bfcl-eval {bfcl_version()}): {', '.join(categories)}",
             "tasks": tasks,
+            # The bare form only: a YAML suite's own defaults would not override a task's.
+            **({"defaults": {"max_tokens": LEADERBOARD_MAX_TOKENS}} if argument else {}),
         },
         context={"tools": known},
     )

@@ -263,7 +263,8 @@ def test_ctrl_c_mid_matrix_keeps_finished_cells_and_exits_130(tmp_path: Path) ->
         b.calculate = slow
         from harness.cli import main
         sys.argv = ["harness", "run", {str(suite)!r}, "--providers", "mock", "--modes",
-                    "react", "--db", {str(db)!r}, "--concurrency", "1", "--no-progress"]
+                    "react", "--db", {str(db)!r}, "--concurrency", "1", "--no-progress",
+                    "--label", "slow"]
         main()
         """
     )
@@ -278,6 +279,12 @@ def test_ctrl_c_mid_matrix_keeps_finished_cells_and_exits_130(tmp_path: Path) ->
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "interrupted" in err
+    # The exact command that resumes it, with the label used (folded anywhere by the console).
+    resume = (
+        f"resume with: harness run {suite} --modes react --providers mock --concurrency 1 "
+        f"--db {db} --label slow --no-progress --resume"
+    )
+    assert resume.replace(" ", "") in "".join(err.split()), err
     con = duckdb.connect(str(db), read_only=True)
     try:
         stored = con.execute("SELECT count(*) FROM results").fetchone()

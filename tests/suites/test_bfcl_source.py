@@ -104,3 +104,21 @@ def test_yaml_source_takes_categories_and_id_globs(tmp_path: Any) -> None:
     assert [t.id for t in suite.tasks] == [f"simple_python_1{i}" for i in range(10)] + [
         "parallel_0"
     ]
+
+
+def test_a_bare_source_caps_every_request_at_the_leaderboard_setting(tmp_path: Any) -> None:
+    """``bfcl:simple_python`` sends BFCL's leaderboard cap with every request (issue 35: the
+    bare path sent none and a stopped run's server generated 7,454 tokens on); in a YAML suite
+    the suite's own defaults decide (the built-in ones were recorded with theirs)."""
+    from harness.suites._bfcl_source import LEADERBOARD_MAX_TOKENS
+
+    (suite,) = load_suites([f"{SOURCE}:simple_python"])
+    assert LEADERBOARD_MAX_TOKENS == 4096
+    assert {t.run_options()["max_tokens"] for t in suite.tasks} == {LEADERBOARD_MAX_TOKENS}
+    path = tmp_path / "b.yaml"
+    path.write_text(
+        f"suite: capped\ndefaults: {{max_tokens: 128}}\nsource: {{kind: '{SOURCE}', "
+        "categories: [simple_python], ids: ['simple_python_1']}\n"
+    )
+    (capped,) = load_suites([str(path)])
+    assert capped.tasks[0].run_options()["max_tokens"] == 128
