@@ -9,13 +9,13 @@ and no registry.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Coroutine, Mapping, Sequence
-from typing import Any, TypeVar, Unpack
+from collections.abc import Mapping, Sequence
+from typing import Any, Unpack
 
+from harness._sync import run_sync
 from harness.core._result import Result
 from harness.core._terminations import FinishReason
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError
 from harness.kernel._conversation import UserTurn, plan_turns
 from harness.kernel._hitl import parse_decisions
 from harness.kernel._loop import release, resume_loop, run_loop
@@ -40,8 +40,6 @@ __all__ = [
     "resume",
     "run",
 ]
-
-T = TypeVar("T")
 
 
 async def arun(prompt: str | None = None, /, **options: Unpack[RunOptions]) -> Result:
@@ -80,7 +78,11 @@ async def aresume(result: Result, /, *, decisions: Mapping[str, Any]) -> Result:
 
 def resume(result: Result, /, *, decisions: Mapping[str, Any]) -> Result:
     """Synchronous :func:`aresume`."""
-    return _sync(aresume(result, decisions=decisions))
+    return run_sync(
+        aresume(result, decisions=decisions),
+        called="harness.resume()",
+        instead="await harness.aresume(...)",
+    )
 
 
 async def adiscard(result: Result, /) -> None:
@@ -95,7 +97,7 @@ async def adiscard(result: Result, /) -> None:
 
 def discard(result: Result, /) -> None:
     """Synchronous :func:`adiscard`."""
-    _sync(adiscard(result))
+    run_sync(adiscard(result), called="harness.discard()", instead="await harness.adiscard(...)")
 
 
 def _paused_state(result: Result) -> State:
@@ -160,7 +162,9 @@ def _child_state(parent: State, prompt: str, overrides: dict[str, Any]) -> tuple
 
 def run(prompt: str | None = None, /, **options: Unpack[RunOptions]) -> Result:
     """Synchronous :func:`arun` (not for use inside a running event loop)."""
-    return _sync(arun(prompt, **options))
+    return run_sync(
+        arun(prompt, **options), called="harness.run()", instead="await harness.arun(...)"
+    )
 
 
 async def aextract_structured(
@@ -191,19 +195,10 @@ def extract_structured(
     **options: Unpack[RunOptions],
 ) -> Result:
     """Synchronous :func:`aextract_structured`."""
-    return _sync(
+    return run_sync(
         aextract_structured(
             prompt, schema=schema, max_retries=max_retries, instructions=instructions, **options
-        )
-    )
-
-
-def _sync(coro: Coroutine[Any, Any, T]) -> T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise HarnessError(
-        "harness.run() was called inside a running event loop; use `await harness.arun(...)`"
+        ),
+        called="harness.extract_structured()",
+        instead="await harness.aextract_structured(...)",
     )

@@ -41,6 +41,7 @@ LAYER = {
     "_plugins": 0,
     "_yaml": 0,
     "_files": 0,
+    "_sync": 0,
     "core": 1,
     "events": 1,
     "providers": 2,
@@ -66,6 +67,7 @@ ALLOWED_WITHIN_LAYER = {
     ("harness", "api"): "the root package re-exports the facade's run/arun",
     ("_plugins", "errors"): "a registry raises ConfigError for an unknown name",
     ("_yaml", "errors"): "the bounded YAML loader raises YAMLSyntaxError",
+    ("_sync", "errors"): "the one sync bridge refuses a running loop with a HarnessError",
     ("view", "report"): "the viewer shows a run with the report's own tables and charts",
 }
 

@@ -44,7 +44,7 @@ from harness.bench._outcome import (
 from harness.cassettes._transport import CassetteTransport, profile_secrets
 from harness.core._result import Result
 from harness.grading import _bfcl_worker
-from harness.grading._base import grade
+from harness.grading._base import agrade
 from harness.grading._grade import Grade
 from harness.grading._pool import GraderPool
 from harness.suites._approvals import Review, apply_approvals
@@ -325,20 +325,16 @@ async def _grade(
     cassette: CassetteTransport | None,
     pool: GraderPool,
 ) -> Grade:
-    """Grade a cell; slow graders (child processes or model calls that may take seconds) in a
-    thread, so the other cells and Ctrl-C are not held up."""
-    expect, on_error = task.expect, task.grade_on_error
-    if expect.needs("slow"):
-        return await asyncio.to_thread(
-            grade,
-            expect,
-            result,
-            workspace,
-            grade_on_error=on_error,
-            cassette=cassette,
-            pool=pool,
-        )
-    return grade(expect, result, workspace, grade_on_error=on_error, pool=pool)
+    """Grade a cell: awaited on the runner's loop (a synchronous grader that says it is slow
+    runs on a worker thread, so the other cells and Ctrl-C are not held up)."""
+    return await agrade(
+        task.expect,
+        result,
+        workspace,
+        grade_on_error=task.grade_on_error,
+        cassette=cassette,
+        pool=pool,
+    )
 
 
 def recording_metadata(cell: Cell) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """harness.grading: how a cell is judged. One pydantic model per grader kind (:class:`Grader`
-subclasses, registered in :data:`GRADERS`), the verdict (:class:`Grade`), :func:`grade`, and the
-worker processes that python graders run in.
+subclasses, registered in :data:`GRADERS`), the verdict (:class:`Grade`), :func:`agrade` (and
+its synchronous :func:`grade`), and the worker processes that python graders run in.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from harness.grading._base import GradeContext as GradeContext
     from harness.grading._base import Grader as Grader
     from harness.grading._base import GraderField as GraderField
+    from harness.grading._base import agrade as agrade
     from harness.grading._base import grade as grade
     from harness.grading._base import parse_grader as parse_grader
     from harness.grading._grade import PASS_THRESHOLD as PASS_THRESHOLD
@@ -28,6 +29,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "GradeContext",
         "Grader",
         "GraderField",
+        "agrade",
         "grade",
         "parse_grader",
     ),

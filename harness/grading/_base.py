@@ -3,17 +3,21 @@ of kinds, :data:`GraderField` (the ``expect:`` of a task: a union discriminated 
 plug-ins extend) and :func:`grade`, which judges a run.
 
 A grader kind is a subclass of :class:`Grader` with ``kind: Literal["NAME"]``, its own fields,
-and :meth:`Grader.evaluate`. It declares, as class variables, what the runner needs to know about
-it: whether it reads the workspace after the run, runs a process, may take seconds, makes model
-calls that the cell's cassette records, and whether it reads the run's answer (text graders fail
-a run that has none). Register it under its kind (entry point group ``harness.graders``, or
+and :meth:`Grader.evaluate`, a coroutine (``async def``; a plain ``def`` is accepted too, and
+:func:`agrade` runs it on a worker thread when the class says it is ``slow``). It declares, as
+class variables, what the runner needs to know about it: whether it reads the workspace after
+the run, runs a process, may take seconds, makes model calls that the cell's cassette records,
+and whether it reads the run's answer (text graders fail a run that has none). Register it
+under its kind (entry point group ``harness.graders``, or
 :meth:`GRADERS.register <harness._plugins.Registry.register>`), or name it in a suite as
 ``kind: package.module:Class``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import inspect
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
@@ -29,6 +33,7 @@ from pydantic import WrapValidator as _Wrap
 from pydantic_core import PydanticCustomError
 
 from harness._plugins import Registry, is_reference
+from harness._sync import run_sync
 from harness.core._result import Result
 from harness.errors import ConfigError
 from harness.grading._fields import field_error
@@ -40,6 +45,7 @@ __all__ = [
     "GradeContext",
     "Grader",
     "GraderField",
+    "agrade",
     "grade",
     "parse_grader",
 ]
@@ -70,7 +76,8 @@ class Grader(BaseModel):
     reads_workspace: ClassVar[bool] = False
     #: Runs a child process (the runner stops such graders on Ctrl-C).
     needs_process: ClassVar[bool] = False
-    #: May take seconds: graded on a worker thread, off the event loop.
+    #: A synchronous ``evaluate`` that may take seconds: run on a worker thread, off the event
+    #: loop (an ``async def evaluate`` never needs it: it awaits its slow parts).
     slow: ClassVar[bool] = False
     #: Makes model calls, recorded in (and replayed from) the cell's cassette.
     records_calls: ClassVar[bool] = False
@@ -106,8 +113,9 @@ class Grader(BaseModel):
         """Does this grader, or one it combines, declare ``flag`` (e.g. ``"reads_workspace"``)?"""
         return any(getattr(type(g), flag) for g in self.walk())
 
-    def evaluate(self, result: Result, context: GradeContext) -> Grade:
-        """Judge ``result``; may raise (:func:`grade` turns an exception into an error grade)."""
+    def evaluate(self, result: Result, context: GradeContext) -> Grade | Awaitable[Grade]:
+        """Judge ``result``; may raise (:func:`agrade` turns an exception into an error grade).
+        Subclasses override it as ``async def`` (the usual way) or as a plain ``def``."""
         raise NotImplementedError(f"{type(self).__name__}.evaluate")
 
 
@@ -201,7 +209,7 @@ def parse_grader(data: dict[str, Any]) -> Grader:
     return TypeAdapter(GraderField).validate_python(data)
 
 
-def grade(
+async def agrade(
     grader: Grader,
     result: Result,
     workspace: Path | None = None,
@@ -218,11 +226,44 @@ def grade(
     assistant reply of a run that stopped. A run that ended any other way has no answer (a plan
     or a critique is never one), so text graders fail it, unless ``grade_on_error`` is set."""
     context = GradeContext(workspace, grade_on_error, cassette, pool)
-    return evaluate(grader, result, context)
+    return await evaluate(grader, result, context)
 
 
-def evaluate(grader: Grader, result: Result, context: GradeContext) -> Grade:
-    """:func:`grade` with a :class:`GradeContext` (what combined graders call for their parts)."""
+def grade(
+    grader: Grader,
+    result: Result,
+    workspace: Path | None = None,
+    *,
+    grade_on_error: bool = False,
+    cassette: Any = None,
+    pool: GraderPool | None = None,
+) -> Grade:
+    """Synchronous :func:`agrade` (outside an event loop; inside one, await :func:`agrade`)."""
+    job = agrade(
+        grader, result, workspace, grade_on_error=grade_on_error, cassette=cassette, pool=pool
+    )
+    return run_sync(job, called="grade()", instead="await harness.grading.agrade(...)")
+
+
+async def _verdict(grader: Grader, result: Result, context: GradeContext) -> Grade:
+    """The grader's own verdict: the one place a synchronous ``evaluate`` is bridged (called
+    on the loop, or on a worker thread when the class is ``slow``)."""
+    method = grader.evaluate
+    answer: Any
+    if not inspect.iscoroutinefunction(method) and type(grader).slow:
+        answer = await asyncio.to_thread(method, result, context)
+    else:
+        answer = method(result, context)
+    if inspect.isawaitable(answer):  # an async def (or a def that returns an awaitable)
+        answer = await answer
+    if not isinstance(answer, Grade):
+        raise TypeError(f"evaluate returned {type(answer).__name__}, not a Grade")
+    return answer
+
+
+async def evaluate(grader: Grader, result: Result, context: GradeContext) -> Grade:
+    """:func:`agrade` with a :class:`GradeContext` (what combined graders await for their
+    parts)."""
     if type(grader).reads_answer and not result.success and not context.grade_on_error:
         reason = result.finish_reason.value
         return Grade.of(
@@ -231,7 +272,7 @@ def evaluate(grader: Grader, result: Result, context: GradeContext) -> Grade:
             "grade only runs that stop or submit (set grade_on_error: true to grade anyway)",
         )
     try:
-        verdict = grader.evaluate(result, context)
+        verdict = await _verdict(grader, result, context)
     except Exception as exc:  # a broken grader is an error cell; it never stops a matrix
         return Grade(
             False, 0.0, f"{grader.kind} grader error: {type(exc).__name__}: {exc}", error=True

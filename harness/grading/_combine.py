@@ -30,8 +30,8 @@ class _Combined(Grader):
     def parts(self) -> list[Grader]:
         return list(self.graders)
 
-    def evaluate(self, result: Result, context: GradeContext) -> Grade:
-        return combine(self.kind, [evaluate(g, result, context) for g in self.graders])
+    async def evaluate(self, result: Result, context: GradeContext) -> Grade:
+        return combine(self.kind, [await evaluate(g, result, context) for g in self.graders])
 
 
 class AllGrader(_Combined):

@@ -23,13 +23,10 @@ of a cell give the same row; the score reads the output as it was.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import math
 import re
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import ClassVar, Literal, TypeVar
 
 from pydantic import Field, model_validator
 
@@ -41,7 +38,7 @@ from harness.grading._grade import Grade
 from harness.kernel._progress import normalise_output
 from harness.tools._sandbox import Limits, SandboxUnavailable, run_command
 
-__all__ = ["DEFAULT_TIMEOUT_S", "WALL_FACTOR", "CommandGrader", "run_sync"]
+__all__ = ["DEFAULT_TIMEOUT_S", "WALL_FACTOR", "CommandGrader"]
 
 T = TypeVar("T")
 #: Seconds of CPU a grading command may use (``timeout_s`` overrides it); past them it is killed
@@ -57,7 +54,6 @@ class CommandGrader(Grader):
     kind: Literal["command"] = "command"
     reads_workspace: ClassVar[bool] = True
     needs_process: ClassVar[bool] = True
-    slow: ClassVar[bool] = True
     field_help: ClassVar[dict[str, str]] = {
         "command": "the command to run in the workspace, e.g. 'python -m pytest -q'"
     }
@@ -84,7 +80,7 @@ class CommandGrader(Grader):
                 )
         return self
 
-    def evaluate(self, result: Result, context: GradeContext) -> Grade:
+    async def evaluate(self, result: Result, context: GradeContext) -> Grade:
         """Run the command in the sandboxed workspace and judge its exit status."""
         command, workspace = self.command, context.workspace
         if workspace is None:
@@ -97,7 +93,7 @@ class CommandGrader(Grader):
         wall = timeout * WALL_FACTOR
         job = run_command(command, Path(workspace), timeout_s=wall, limits=limits)
         try:
-            done = run_sync(job)
+            done = await job
         except (SandboxUnavailable, ToolError) as exc:  # no sandbox, or no workspace folder
             return Grade(False, 0.0, f"command grader: {exc}", error=True)
         score = 1.0 if done.ok else 0.0
@@ -119,17 +115,6 @@ class CommandGrader(Grader):
             )
         status = normalise_output(done.describe())
         return Grade(done.ok, score, f"`{command}`: {status}{scored}{detail}")
-
-
-def run_sync(job: Coroutine[Any, Any, T]) -> T:
-    """Run ``job`` to the end from synchronous code, also when this thread runs an event loop
-    (``grade()`` called from a coroutine): then on a thread of its own."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(job)
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, job).result()
 
 
 def _score(regex: str, score_max: float, output: str) -> tuple[float, str]:

@@ -48,11 +48,11 @@ from typing import ClassVar, Literal
 from markdown_it import MarkdownIt
 from pydantic import Field
 
+from harness._sync import run_sync
 from harness.core._result import Result
 from harness.errors import ToolError
 from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
-from harness.grading._command import run_sync
 from harness.grading._grade import Grade
 from harness.tools._sandbox import Limits, SandboxUnavailable
 
@@ -63,6 +63,7 @@ __all__ = [
     "TIMEOUT_S",
     "HumanEvalGrader",
     "Verdict",
+    "arun_check",
     "check_program",
     "completion_for",
     "extract_code",
@@ -217,8 +218,19 @@ def _failed(kind: str, message: str, line: str | None) -> Verdict:
 
 
 def run_check(problem: dict[str, str], completion: str, *, timeout_s: float = TIMEOUT_S) -> Verdict:
-    """Run ``completion`` against ``problem``'s test in the sandbox (blocking; callable from
-    an event loop's thread too). Raises :class:`SandboxUnavailable` when there is no sandbox.
+    """Synchronous :func:`arun_check` (outside an event loop)."""
+    return run_sync(
+        arun_check(problem, completion, timeout_s=timeout_s),
+        called="run_check()",
+        instead="await arun_check(...)",
+    )
+
+
+async def arun_check(
+    problem: dict[str, str], completion: str, *, timeout_s: float = TIMEOUT_S
+) -> Verdict:
+    """Run ``completion`` against ``problem``'s test in the sandbox. Raises
+    :class:`SandboxUnavailable` when there is no sandbox.
 
     A program's verdict is kept (per process, the last :data:`REMEMBERED` programs, by the
     SHA-256 of the program and the limit): the same answer graded again (another epoch, mode
@@ -230,7 +242,7 @@ def run_check(problem: dict[str, str], completion: str, *, timeout_s: float = TI
         if known is not None:
             _verdicts.move_to_end(key)
             return known
-    verdict = _run_program(problem, program, timeout_s)
+    verdict = await _run_program(problem, program, timeout_s)
     if not verdict.kept:
         return verdict
     with _lock:
@@ -240,7 +252,7 @@ def run_check(problem: dict[str, str], completion: str, *, timeout_s: float = TI
     return verdict
 
 
-def _run_program(problem: dict[str, str], program: str, timeout_s: float) -> Verdict:
+async def _run_program(problem: dict[str, str], program: str, timeout_s: float) -> Verdict:
     from harness.tools._run_python import run_python_files
 
     try:
@@ -260,7 +272,7 @@ def _run_program(problem: dict[str, str], program: str, timeout_s: float) -> Ver
     job = run_python_files(
         files, f"python -I driver.py {timeout_s!r}", timeout_s=limit, limits=limits
     )
-    done = run_sync(job)
+    done = await job
     timed_out = Verdict(
         "timed out",
         f"timed out: the tests did not finish within the {timeout_s:g} s limit (CPU time)",
@@ -286,7 +298,6 @@ class HumanEvalGrader(Grader):
 
     kind: Literal["humaneval"] = "humaneval"
     needs_process: ClassVar[bool] = True
-    slow: ClassVar[bool] = True
     reads_answer: ClassVar[bool] = True
     field_help: ClassVar[dict[str, str]] = {"problem": "the HumanEval task id, e.g. HumanEval/12"}
 
@@ -295,7 +306,7 @@ class HumanEvalGrader(Grader):
         default=TIMEOUT_S, gt=0, description="seconds of CPU time (HumanEval's limit: 3.0)"
     )
 
-    def evaluate(self, result: Result, context: GradeContext) -> Grade:
+    async def evaluate(self, result: Result, context: GradeContext) -> Grade:
         from harness.grading._humaneval_data import problems
 
         problem = next((p for p in problems() if p.task_id == self.problem), None)
@@ -308,7 +319,7 @@ class HumanEvalGrader(Grader):
             return Grade.of(False, f"no code found: {what}")
         data = problem.as_dict()
         try:
-            verdict = run_check(data, completion_for(data, code), timeout_s=self.timeout_s)
+            verdict = await arun_check(data, completion_for(data, code), timeout_s=self.timeout_s)
         except (SandboxUnavailable, ToolError) as exc:
             return Grade(False, 0.0, f"humaneval grader: {exc}", error=True)
         return Grade.of(verdict.passed, verdict.explanation)

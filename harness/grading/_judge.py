@@ -29,7 +29,6 @@ from pydantic import Field, model_validator
 from harness.core._result import Result
 from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
-from harness.grading._command import run_sync
 from harness.grading._fields import field_error
 from harness.grading._grade import PASS_THRESHOLD, Grade
 
@@ -50,7 +49,6 @@ class JudgeGrader(Grader):
 
     kind: Literal["judge"] = "judge"
     reads_answer: ClassVar[bool] = True
-    slow: ClassVar[bool] = True
     records_calls: ClassVar[bool] = True
     field_help: ClassVar[dict[str, str]] = {
         "provider": "the judge's provider spec, e.g. 'openai:gpt-4o-mini'",
@@ -78,8 +76,8 @@ class JudgeGrader(Grader):
             raise field_error("provider", str(exc)) from None
         return self
 
-    def evaluate(self, result: Result, context: GradeContext) -> Grade:
-        return judge_grade(self, result, context.cassette)
+    async def evaluate(self, result: Result, context: GradeContext) -> Grade:
+        return await judge_grade(self, result, context.cassette)
 
 
 def _transcript(result: Result) -> str:
@@ -121,7 +119,7 @@ def _verdict(text: str) -> dict[str, Any] | None:
     return None
 
 
-def judge_grade(grader: JudgeGrader, result: Result, transport: Any = None) -> Grade:
+async def judge_grade(grader: JudgeGrader, result: Result, transport: Any = None) -> Grade:
     """Ask the judge; ``transport`` (the cell's cassette) carries its HTTP calls."""
     spec = grader.provider or ""
     opts = dict(grader.provider_opts or {})
@@ -130,7 +128,7 @@ def judge_grade(grader: JudgeGrader, result: Result, transport: Any = None) -> G
     timeout = grader.timeout_s or DEFAULT_TIMEOUT_S
     try:
         prompt = judge_prompt(grader, result)
-        judged = run_sync(_ask(spec, prompt, opts, timeout, grader.response_format))
+        judged = await _ask(spec, prompt, opts, timeout, grader.response_format)
     except Exception as exc:
         return Grade(False, 0.0, f"judge {spec}: {type(exc).__name__}: {exc}", error=True)
     cost = judged.cost_usd or 0.0

@@ -40,7 +40,7 @@ from typing import Any
 
 from harness.api import arun
 from harness.cassettes._transport import CassetteTransport
-from harness.grading import Grade, grade
+from harness.grading import Grade, agrade
 from harness.suites._approvals import apply_approvals
 from harness.suites._suite import Suite, Task
 from harness.suites._tricks import TRICKS, trick_turns
@@ -122,8 +122,7 @@ async def _attempt(
         # A judge never reaches the network here: an empty replay-only cassette answers it
         # with a miss, so a judged task does not pass (its grade is an error).
         offline = CassetteTransport(workspace / ".audit-judge.yaml", record_mode="none")
-        return await asyncio.to_thread(
-            grade,
+        return await agrade(
             task.expect,
             result,
             workspace,

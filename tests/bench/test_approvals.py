@@ -10,7 +10,7 @@ import pytest
 
 import harness
 from harness.bench._runner import apply_approvals
-from harness.grading import grade
+from harness.grading import agrade
 from harness.store._transcript import decode_transcript
 from harness.suites._approvals import Review
 from harness.suites._load import load_suites
@@ -40,7 +40,7 @@ async def _cell(
         )  # fmt: skip
         assert result.finish_reason is harness.FinishReason.INTERRUPTED
         result = await apply_approvals(task, result, reviews)
-        return result, grade(task.expect, result, Path(tmp)).passed
+        return result, (await agrade(task.expect, result, Path(tmp))).passed
 
 
 async def test_an_edit_decision_runs_but_the_models_proposal_is_graded(review: Suite) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import harness
-from harness.grading import PASS_THRESHOLD, Grade, Grader, grade, parse_grader
+from harness.grading import PASS_THRESHOLD, Grade, Grader, agrade, parse_grader
 from harness.grading._text import FileContainsGrader
 from harness.kernel.result import Result
 from harness.kernel.terminations import FinishReason
@@ -52,34 +52,40 @@ async def submitted(deliverable: Any, text: str = "") -> Result:
 
 async def test_equals() -> None:
     result = await text_result("  395\n")
-    assert grade(g(kind="equals", value="395"), result) == Grade(True, 1.0, "text equals '395'")
-    assert grade(g(kind="equals", value=["394", "395"]), result).passed
-    failed = grade(g(kind="equals", value="394"), result)
+    assert await agrade(g(kind="equals", value="395"), result) == Grade(
+        True, 1.0, "text equals '395'"
+    )
+    assert (await agrade(g(kind="equals", value=["394", "395"]), result)).passed
+    failed = await agrade(g(kind="equals", value="394"), result)
     assert failed == Grade(False, 0.0, "expected text '394', got '395'")
-    assert not grade(g(kind="equals", value="39"), result).passed
+    assert not (await agrade(g(kind="equals", value="39"), result)).passed
 
 
 async def test_equals_case_sensitivity() -> None:
     result = await text_result("Paris")
-    assert grade(g(kind="equals", value="paris"), result).passed  # default: case-insensitive
-    strict = grade(g(kind="equals", value="paris", case_sensitive=True), result)
+    assert (
+        await agrade(g(kind="equals", value="paris"), result)
+    ).passed  # default: case-insensitive
+    strict = await agrade(g(kind="equals", value="paris", case_sensitive=True), result)
     assert strict == Grade(False, 0.0, "expected text 'paris', got 'Paris'")
 
 
 async def test_contains() -> None:
     result = await text_result("The answer is 394.")
-    failed = grade(g(kind="contains", value="395"), result)
+    failed = await agrade(g(kind="contains", value="395"), result)
     assert failed == Grade(False, 0.0, "expected '395' in text, got 'The answer is 394.'")
-    assert grade(g(kind="contains", value=["395", "394"]), result).explanation == (
+    assert (await agrade(g(kind="contains", value=["395", "394"]), result)).explanation == (
         "found '394' in text"
     )
-    assert grade(g(kind="contains", value="ANSWER"), result).passed
-    assert not grade(g(kind="contains", value="ANSWER", case_sensitive=True), result).passed
+    assert (await agrade(g(kind="contains", value="ANSWER"), result)).passed
+    assert not (
+        await agrade(g(kind="contains", value="ANSWER", case_sensitive=True), result)
+    ).passed
 
 
 async def test_long_text_is_shown_by_its_end() -> None:
     result = await text_result("word " * 40 + "final: 7")
-    explanation = grade(g(kind="contains", value="8"), result).explanation
+    explanation = (await agrade(g(kind="contains", value="8"), result)).explanation
     assert explanation.startswith("expected '8' in text, got '…")
     assert explanation.endswith("word final: 7'")
     assert len(explanation) < 100
@@ -87,32 +93,32 @@ async def test_long_text_is_shown_by_its_end() -> None:
 
 async def test_regex() -> None:
     result = await text_result("Result: 36.0\n")
-    assert grade(g(kind="regex", value=r"\b36(\.0+)?\b"), result) == Grade(
+    assert await agrade(g(kind="regex", value=r"\b36(\.0+)?\b"), result) == Grade(
         True, 1.0, r"/\b36(\.0+)?\b/ matched '36.0'"
     )
-    failed = grade(g(kind="regex", value=r"^\s*36\s*$"), result)
+    failed = await agrade(g(kind="regex", value=r"^\s*36\s*$"), result)
     assert failed == Grade(False, 0.0, r"expected text matching /^\s*36\s*$/, got 'Result: 36.0\n'")
-    assert grade(g(kind="regex", value="result"), result).passed
-    assert not grade(g(kind="regex", value="result", case_sensitive=True), result).passed
+    assert (await agrade(g(kind="regex", value="result"), result)).passed
+    assert not (await agrade(g(kind="regex", value="result", case_sensitive=True), result)).passed
 
 
 async def test_target_defaults_to_the_deliverable_when_submitted() -> None:
     result = await submitted("65536", text="I will submit now")
-    assert grade(g(kind="equals", value="65536"), result).explanation == (
+    assert (await agrade(g(kind="equals", value="65536"), result)).explanation == (
         "deliverable equals '65536'"
     )
-    on_text = grade(g(kind="equals", value="65536", target="text"), result)
+    on_text = await agrade(g(kind="equals", value="65536", target="text"), result)
     assert on_text == Grade(False, 0.0, "expected text '65536', got 'I will submit now'")
     structured = await submitted({"b": 2, "a": [1, "x"]})
-    assert grade(g(kind="contains", value='"a":[1,"x"]'), structured).passed
+    assert (await agrade(g(kind="contains", value='"a":[1,"x"]'), structured)).passed
 
 
 async def test_missing_target() -> None:
     stopped = await text_result("no submission")
-    missing = grade(g(kind="equals", value="x", target="deliverable"), stopped)
+    missing = await agrade(g(kind="equals", value="x", target="deliverable"), stopped)
     assert missing == Grade(False, 0.0, "no deliverable (run ended with stop)")
     silent = await run(call("finish"))  # submitted, but nothing in it and no text
-    assert grade(g(kind="contains", value="x"), silent) == Grade(
+    assert await agrade(g(kind="contains", value="x"), silent) == Grade(
         False, 0.0, "no text (run ended with submitted)"
     )
 
@@ -126,26 +132,26 @@ OBJECT_SCHEMA = {
 
 async def test_json_schema_on_a_deliverable() -> None:
     good = await submitted({"name": "Maria", "age": 34})
-    assert grade(g(kind="json_schema", schema=OBJECT_SCHEMA), good) == Grade(
+    assert await agrade(g(kind="json_schema", schema=OBJECT_SCHEMA), good) == Grade(
         True, 1.0, "deliverable matches the schema"
     )
     bad = await submitted({"name": "Maria", "age": "34"})
-    assert grade(g(kind="json_schema", schema=OBJECT_SCHEMA), bad) == Grade(
+    assert await agrade(g(kind="json_schema", schema=OBJECT_SCHEMA), bad) == Grade(
         False, 0.0, "deliverable violates the schema at $.age: '34' is not of type 'integer'"
     )
     as_text = await submitted('{"name": "Kim", "age": 29}')  # a JSON string deliverable
-    assert grade(g(kind="json_schema", schema=OBJECT_SCHEMA), as_text).passed
+    assert (await agrade(g(kind="json_schema", schema=OBJECT_SCHEMA), as_text)).passed
 
 
 async def test_json_schema_on_text_whole_or_fenced() -> None:
     schema = g(kind="json_schema", schema={"type": "array", "items": {"type": "integer"}})
-    assert grade(schema, await text_result("[1, 2, 3]")).passed
+    assert (await agrade(schema, await text_result("[1, 2, 3]"))).passed
     fenced = await text_result('Here you go:\n```json\n[1, 2, "x"]\n```\nanything else?')
-    assert grade(schema, fenced) == Grade(
+    assert await agrade(schema, fenced) == Grade(
         False, 0.0, "text violates the schema at $[2]: 'x' is not of type 'integer'"
     )
-    assert grade(schema, await text_result("Sure!\n```\n[4, 5]\n```")).passed
-    prose = grade(schema, await text_result("one, two, three"))
+    assert (await agrade(schema, await text_result("Sure!\n```\n[4, 5]\n```"))).passed
+    prose = await agrade(schema, await text_result("one, two, three"))
     assert not prose.passed
     assert prose.explanation.startswith("text is not JSON (Expecting value: line 1 column 1")
     assert prose.explanation.endswith("'one, two, three'")
@@ -153,7 +159,7 @@ async def test_json_schema_on_text_whole_or_fenced() -> None:
 
 async def test_json_schema_required_field() -> None:
     result = await submitted({"name": "Maria"})
-    assert grade(g(kind="json_schema", schema=OBJECT_SCHEMA), result).explanation == (
+    assert (await agrade(g(kind="json_schema", schema=OBJECT_SCHEMA), result)).explanation == (
         "deliverable violates the schema at $: 'age' is a required property"
     )
 
@@ -165,11 +171,11 @@ async def test_file_contains(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     grader = g(kind="file_contains", path="out/hello.txt", value="hello, WORLD")
-    assert grade(grader, result, tmp_path) == Grade(
+    assert await agrade(grader, result, tmp_path) == Grade(
         True, 1.0, "found 'hello, WORLD' in file out/hello.txt"
     )
     wrong = g(kind="file_contains", path="out/hello.txt", value="Goodbye", case_sensitive=True)
-    assert grade(wrong, result, tmp_path) == Grade(
+    assert await agrade(wrong, result, tmp_path) == Grade(
         False, 0.0, r"expected 'Goodbye' in file out/hello.txt, got 'Hello, world!\n'"
     )
 
@@ -177,12 +183,12 @@ async def test_file_contains(tmp_path: Path) -> None:
 async def test_file_contains_missing_file_and_no_workspace(tmp_path: Path) -> None:
     result = await text_result("I did not write anything")
     grader = g(kind="file_contains", path="hello.txt", value="Hello")
-    assert grade(grader, result, tmp_path) == Grade(
+    assert await agrade(grader, result, tmp_path) == Grade(
         False, 0.0, "file hello.txt was not found in the workspace after the run"
     )
     (tmp_path / "hello.txt").mkdir()
-    assert "is a directory" in grade(grader, result, tmp_path).explanation
-    assert grade(grader, result, None) == Grade(
+    assert "is a directory" in (await agrade(grader, result, tmp_path)).explanation
+    assert await agrade(grader, result, None) == Grade(
         False, 0.0, "no workspace to read hello.txt from (the runner gave none)"
     )
 
@@ -194,13 +200,13 @@ async def test_file_contains_refuses_paths_outside_the_workspace(tmp_path: Path)
     ws.mkdir()
     os.symlink(outside, ws / "link.txt")
     result = await text_result("x")
-    via_link = grade(g(kind="file_contains", path="link.txt", value="secret"), result, ws)
+    via_link = await agrade(g(kind="file_contains", path="link.txt", value="secret"), result, ws)
     assert via_link == Grade(False, 0.0, "refused: 'link.txt' is outside the workspace")
     # Suites cannot say ../ (checked at load); a grader built in code is refused at grading.
     dotdot = FileContainsGrader.model_construct(
         kind="file_contains", path="../secret.txt", value=["top"]
     )
-    assert grade(dotdot, result, ws).explanation == (
+    assert (await agrade(dotdot, result, ws)).explanation == (
         "refused: '../secret.txt' is outside the workspace"
     )
 
@@ -220,14 +226,16 @@ async def test_finish_reason() -> None:
     )
     assert looping.finish_reason is FinishReason.ERROR_CONSECUTIVE_MISTAKES
     grader = g(kind="finish_reason", value=["error_consecutive_mistakes", "error_no_progress"])
-    assert grade(grader, looping) == Grade(True, 1.0, "finish_reason error_consecutive_mistakes")
-    assert grade(grader, stuck) == Grade(
+    assert await agrade(grader, looping) == Grade(
+        True, 1.0, "finish_reason error_consecutive_mistakes"
+    )
+    assert await agrade(grader, stuck) == Grade(
         False,
         0.0,
         "finish_reason error_during_execution, expected one of error_consecutive_mistakes, "
         "error_no_progress",
     )
-    assert grade(g(kind="finish_reason", value="stop"), await text_result("x")).passed
+    assert (await agrade(g(kind="finish_reason", value="stop"), await text_result("x"))).passed
 
 
 GRADER_MODULE = """
@@ -304,7 +312,7 @@ def grader_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 )
 async def test_python_grader(grader_module: str, function: str, expected: Grade) -> None:
     result = await text_result("395")
-    got = grade(g(kind="python", function=f"{grader_module}:{function}"), result, None)
+    got = await agrade(g(kind="python", function=f"{grader_module}:{function}"), result, None)
     assert (got.passed, got.score) == (expected.passed, expected.score)
     # A grader that gives no verdict (raises, returns garbage) is an error, not a failure.
     assert got.error == (function in {"boom", "weird", "too_big", "later", "NOT_CALLABLE"})
@@ -317,12 +325,12 @@ async def test_python_grader_gets_the_workspace(grader_module: str, tmp_path: Pa
     result = await run(call("write_file", path="marker.txt", content="yes"), {"text": "ok"},
                        cwd=tmp_path)  # fmt: skip
     grader = g(kind="python", function=f"{grader_module}:workspace_seen")
-    assert grade(grader, result, tmp_path).passed
+    assert (await agrade(grader, result, tmp_path)).passed
 
 
 async def test_python_grader_import_errors(grader_module: str) -> None:
     result = await text_result("395")
-    missing_module = grade(g(kind="python", function="no_such_module_xyz:check"), result)
+    missing_module = await agrade(g(kind="python", function="no_such_module_xyz:check"), result)
     assert missing_module == Grade(
         False,
         0.0,
@@ -330,7 +338,7 @@ async def test_python_grader_import_errors(grader_module: str) -> None:
         "No module named 'no_such_module_xyz'",
         error=True,  # the cell cannot be scored: an error cell, not a failed one
     )
-    missing_attr = grade(g(kind="python", function=f"{grader_module}:nope"), result)
+    missing_attr = await agrade(g(kind="python", function=f"{grader_module}:nope"), result)
     assert not missing_attr.passed
     assert missing_attr.error
     assert missing_attr.explanation.startswith(
@@ -350,6 +358,6 @@ async def test_file_contains_refuses_a_fifo_without_blocking(tmp_path: Path) -> 
     ws.mkdir()
     os.mkfifo(ws / "out.txt")  # a model's shell could leave one; opening it would block
     result = await text_result("x")
-    verdict = grade(g(kind="file_contains", path="out.txt", value="x"), result, ws)
+    verdict = await agrade(g(kind="file_contains", path="out.txt", value="x"), result, ws)
     assert not verdict.passed
     assert "not a regular file (a FIFO)" in verdict.explanation

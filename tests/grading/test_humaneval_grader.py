@@ -15,7 +15,7 @@ pytest.importorskip(
 )
 
 import harness
-from harness.grading import GradeContext, grade, parse_grader
+from harness.grading import agrade, grade, parse_grader
 from harness.grading._humaneval import (
     KILL_AFTER_S,
     TIMEOUT_S,
@@ -164,12 +164,12 @@ def test_printing_and_exiting_do_not_fool_the_grader() -> None:
     assert verdict.explanation.startswith("failed: SystemExit")
 
 
-def test_the_grader_runs_from_an_event_loop_s_thread_too() -> None:
+def test_the_grader_is_awaited_on_the_caller_s_event_loop() -> None:
     result = answered(mock_answer(problems()[2]))
 
     async def inside() -> Any:
         grader = parse_grader({"kind": "humaneval", "problem": "HumanEval/2"})
-        return grader.evaluate(result, GradeContext())
+        return await agrade(grader, result)
 
     assert asyncio.run(inside()).passed
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import harness
-from harness.grading import grade, parse_grader
+from harness.grading import agrade, grade, parse_grader
 from harness.grading._structured import model_calls
 from harness.grading._text import answer_number, repeats_prompt
 from harness.providers._mock import MockProvider
@@ -46,11 +46,13 @@ async def test_a_reviewers_edit_is_not_the_models_call(tmp_path: Path) -> None:
     proposal = parse_grader(
         {"kind": "tool_calls", "value": "edit_file", "arguments": {"new": 8443}}
     )
-    verdict = grade(proposal, result, tmp_path)
+    verdict = await agrade(proposal, result, tmp_path)
     assert not verdict.passed
     assert '"new": "8443"' in verdict.explanation
     files = parse_grader({"kind": "file_contains", "path": "server.ini", "value": "8443"})
-    assert grade(files, result, tmp_path).passed  # the file alone would credit the reviewer
+    assert (
+        await agrade(files, result, tmp_path)
+    ).passed  # the file alone would credit the reviewer
 
 
 async def test_the_models_own_right_proposal_passes(tmp_path: Path) -> None:
@@ -58,12 +60,12 @@ async def test_the_models_own_right_proposal_passes(tmp_path: Path) -> None:
     proposal = parse_grader(
         {"kind": "tool_calls", "value": "edit_file", "arguments": {"path": "server", "new": 8443}}
     )
-    assert grade(proposal, result, tmp_path).passed
+    assert (await agrade(proposal, result, tmp_path)).passed
     other = tmp_path / "other"
     other.mkdir()
     empty = await _edited_run(other, {})
     assert (other / "server.ini").read_text() == "port = 8443\n"  # the reviewer's edit ran
-    assert not grade(proposal, empty, other).passed  # `{}` is not a proposal
+    assert not (await agrade(proposal, empty, other)).passed  # `{}` is not a proposal
 
 
 SHOP = (

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 import harness
 from harness.bench._runner import apply_approvals
 from harness.cli import main
-from harness.grading import Grade, grade
+from harness.grading import Grade, agrade
 from harness.grading._combine import AllGrader
 from harness.grading._command import CommandGrader
 from harness.kernel.result import Result
@@ -46,7 +46,7 @@ async def run_cell(task: Task, mode: str, **override: Any) -> tuple[Result, Grad
         options.setdefault("provider_opts", task.mock_provider_opts(mode))
         result = await harness.arun(task.prompt, provider="mock", mode=mode, cwd=tmp, **options)
         result = await apply_approvals(task, result)  # as the runner answers pauses
-        return result, grade(task.expect, result, Path(tmp))
+        return result, await agrade(task.expect, result, Path(tmp))
 
 
 def test_builtin_suites_load(suites: list[Suite]) -> None:
