@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 
 import harness
+from harness.core import FinishReason, Result
 from harness.grading import PASS_THRESHOLD, Grade, Grader, grade, parse_grader
 from harness.grading._text import FileContainsGrader
-from harness.kernel.result import Result
-from harness.kernel.terminations import FinishReason
 
 
 def call(name: str, /, **arguments: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import genai_prices
 import httpx
 import pytest
 
-from harness.kernel.messages import TokenUsage
+from harness.core import TokenUsage
 from harness.providers._base import Request
 from harness.providers._chat import ChatProvider
 from harness.providers._pricing import _lookup, price_usage

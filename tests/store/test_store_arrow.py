@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.errors import StoreError
 from harness.store._arrow import column, empty_table
 from harness.store._rows import ARROW_SCHEMA, prepare_row, prepared_to_arrow
-from harness.store.errors import StoreError
 
 ROOT = Path(__file__).resolve().parents[2]
 

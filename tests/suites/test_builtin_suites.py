@@ -15,11 +15,10 @@ from click.testing import CliRunner
 import harness
 from harness.bench._runner import apply_approvals
 from harness.cli import main
+from harness.core import FinishReason, Result
 from harness.grading import Grade, grade
 from harness.grading._combine import AllGrader
 from harness.grading._command import CommandGrader
-from harness.kernel.result import Result
-from harness.kernel.terminations import FinishReason
 from harness.suites._load import load_suites
 from harness.suites._suite import Suite, Task
 

@@ -21,10 +21,10 @@ from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
-from harness.telemetry import configure_tracing, read_spans
+from harness.telemetry import LightTracerProvider, configure_tracing, read_spans
 from harness.telemetry._exporters import JsonLinesSpanExporter
+from harness.telemetry._light import LightSpan
 from harness.telemetry._otlpjson import span_to_json
-from harness.telemetry.light import LightSpan, LightTracerProvider
 
 LIMITS: dict[str, int] = {
     "max_span_attributes": 4,
