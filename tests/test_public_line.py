@@ -106,6 +106,7 @@ def test_a_lazy_package_has_one_table(name: str) -> None:
         assert getattr(package, attr) is getattr(importlib.import_module(module), attr)
 
 
+@pytest.mark.slow
 def test_importing_a_lazy_package_binds_nothing() -> None:
     code = (
         "import importlib, sys\n"

@@ -37,6 +37,9 @@ pytest.importorskip(
 from harness.suites import _bfcl_data as data
 from harness.suites._bfcl_tools import CALL_TIME_LIMIT_S
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 SLOW_ID, OTHER_IDS = "multi_turn_base_15", ("multi_turn_base_28", "multi_turn_base_31")
 SUITE = f"""\
 suite: bfcl-slow

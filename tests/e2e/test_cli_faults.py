@@ -14,6 +14,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 SUITE = """
 suite: faulty
 defaults: {tools: [calculator], max_iterations: 4}

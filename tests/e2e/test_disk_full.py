@@ -27,7 +27,7 @@ DRIVER = HERE / "disk_full_driver.py"
 SIZE = 128 * 1024 * 1024
 TASKS = 120
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 Scenario = Callable[[str, float, float], dict[str, Any]]
 

@@ -273,6 +273,7 @@ def grader_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return "suite_checks_mod"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("function", "expected"),
     [
@@ -312,6 +313,7 @@ async def test_python_grader(grader_module: str, function: str, expected: Grade)
     assert PASS_THRESHOLD == 0.5
 
 
+@pytest.mark.slow
 async def test_python_grader_gets_the_workspace(grader_module: str, tmp_path: Path) -> None:
     result = await run(call("write_file", path="marker.txt", content="yes"), {"text": "ok"},
                        cwd=tmp_path)  # fmt: skip
@@ -319,6 +321,7 @@ async def test_python_grader_gets_the_workspace(grader_module: str, tmp_path: Pa
     assert grade(grader, result, tmp_path).passed
 
 
+@pytest.mark.slow
 async def test_python_grader_import_errors(grader_module: str) -> None:
     result = await text_result("395")
     missing_module = grade(g(kind="python", function="no_such_module_xyz:check"), result)

@@ -28,6 +28,9 @@ from harness.grading._humaneval_official import official_check, official_verdict
 from harness.suites._humaneval_source import mock_answer
 from harness.tools._sandbox import sandbox_problem
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _bwrap_works() -> None:

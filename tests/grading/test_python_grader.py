@@ -16,6 +16,9 @@ from harness.grading import _python as python_grader
 from harness.providers._mock import MockProvider
 from harness.suites._load import load_suite
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 CHECKS = """
 import os, sys, time
 

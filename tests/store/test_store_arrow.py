@@ -100,6 +100,7 @@ def test_the_empty_table_has_the_schema_and_no_rows() -> None:
     assert table.num_rows == 0
 
 
+@pytest.mark.slow
 def test_a_stored_run_never_imports_pandas(tmp_path: Path) -> None:
     """pandas costs ~55 MB of a run's memory (docs/performance.md): the run path (open the store,
     write result and span shards, compact) must not import it; the report does."""

@@ -44,6 +44,7 @@ def test_fifteen_categories_with_bfcl_counts() -> None:
     assert data.entry("simple_python_0").functions[0]["description"].endswith(data.PYTHON_HINT)
 
 
+@pytest.mark.slow
 def test_loading_every_category_loads_every_entry() -> None:
     """How long it takes is measured by benchmarks/bfcl_speed.py (``load``), not here."""
     code = "from harness.suites import _bfcl_data as d\nprint(len(d.entries()))\n"
@@ -53,6 +54,7 @@ def test_loading_every_category_loads_every_entry() -> None:
     assert int(out.stdout) == sum(COUNTS.values())
 
 
+@pytest.mark.slow
 def test_tools_equal_bfcl_convert_to_tool_on_every_entry(tmp_path: Path) -> None:
     env = {**os.environ, "BFCL_PROJECT_ROOT": str(tmp_path)}  # bfcl_eval.utils writes there
     out = subprocess.run(
@@ -143,6 +145,7 @@ def test_irrelevance_categories_are_flagged() -> None:
     assert data.load_category("live_relevance")[0].kind == "relevance"
 
 
+@pytest.mark.slow
 def test_a_missing_bfcl_eval_names_the_install_command() -> None:
     code = (
         "import sys; sys.modules['bfcl_eval'] = None\n"

@@ -34,6 +34,9 @@ from harness.suites import _bfcl_data as data
 from harness.suites._bfcl_tools import build_tools
 from harness.tools._base import ToolContext
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 SLOW = ("power", {"base": 3, "exponent": 20_000_000})  # about 35 s of one core
 
 

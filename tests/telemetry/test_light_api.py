@@ -205,6 +205,7 @@ def test_flush_and_shutdown_write_unfinished_runs(tmp_path: Path) -> None:
     assert handle.force_flush() is False
 
 
+@pytest.mark.slow
 def test_a_hard_kill_loses_only_unfinished_runs(tmp_path: Path) -> None:
     """The documented bound: finished runs are on disk; an unfinished run loses its buffer."""
     path = tmp_path / "kill.jsonl"
@@ -257,6 +258,7 @@ def test_spans_ended_from_threads_are_written_once(tmp_path: Path) -> None:
     assert len(set(ids)) == len(ids)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_forked_child_does_not_write_its_parents_buffer(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"

@@ -60,6 +60,7 @@ def closed_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_resource_names_the_service_version_and_commit() -> None:
     with configure_tracing(in_memory=True) as tracing:
         harness.run("q", provider="mock", provider_opts=TURNS, tools=[lookup],
@@ -212,6 +213,7 @@ def test_handle_shutdown_is_idempotent_and_flushes(tmp_path: Path) -> None:
     assert handle.force_flush() is False
 
 
+@pytest.mark.slow
 def test_flush_at_exit_in_a_fresh_interpreter(tmp_path: Path) -> None:
     """No explicit shutdown: the atexit hook flushes the batch processor."""
     path = tmp_path / "exit.jsonl"
@@ -232,6 +234,7 @@ def test_flush_at_exit_in_a_fresh_interpreter(tmp_path: Path) -> None:
     assert all(trace_id in line for line in lines)
 
 
+@pytest.mark.slow
 def test_ctrl_c_still_flushes_the_span_file(tmp_path: Path) -> None:
     path = tmp_path / "ctrlc.jsonl"
     code = (

@@ -30,6 +30,7 @@ def _nested(root: Path, depth: int = 24) -> Path:
     return deep
 
 
+@pytest.mark.slow
 def test_repeated_double_stars_over_24_nested_folders_finish_at_once(tmp_path: Path) -> None:
     _nested(tmp_path)
     script = textwrap.dedent(

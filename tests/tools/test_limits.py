@@ -133,6 +133,7 @@ tasks:
 """
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_catastrophic_grep_exits_130_within_2s(tmp_path: Path) -> None:
     import signal
     import subprocess
@@ -175,6 +176,7 @@ def test_ctrl_c_during_a_catastrophic_grep_exits_130_within_2s(tmp_path: Path) -
                 proc.wait()
 
 
+@pytest.mark.slow
 async def test_a_call_waiting_for_the_worker_survives_another_calls_timeout() -> None:
     """One call's limit kills the shared worker: the call queued behind it runs again in a
     fresh worker instead of failing with a cancellation (a lost cell, before)."""
@@ -208,6 +210,7 @@ print("grep said:", [m.content for m in result.messages if m.role == "tool"], fl
 """
 
 
+@pytest.mark.slow
 def test_a_script_without_a_main_guard_runs_grep_once(tmp_path: Path) -> None:
     """The grep worker must not import the user's ``__main__``: with multiprocessing's spawn, a
     script with no ``if __name__ == "__main__"`` guard ran its top level again in the worker,

@@ -32,6 +32,9 @@ from harness.tools._sandbox import CommandRun, Limits, run_command, sandbox_prob
 from harness.tools._shell import ShellTool
 from harness.tools._workspace import Workspace
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 MIB = 1024 * 1024
 CAP = Limits().memory_mb * MIB
 #: One of the adversary's processes: 700 MB allocated and touched, then held.
