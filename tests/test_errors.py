@@ -102,14 +102,13 @@ def test_old_import_paths_still_work() -> None:
     from harness.kernel._compaction import CompactionError
     from harness.modes._base import ContextOverflow
     from harness.report._tables import ReportInputError
-    from harness.store.errors import SchemaTooNew, StoreError, StoreLocked
     from harness.suites._suite import MAX_ERRORS, SuiteError
     from harness.suites._yaml_nodes import YAMLSyntaxError
 
     moved: tuple[type[Exception], ...]
     moved = (CassetteCorrupt, CassetteError, CassetteMiss, SuiteError, YAMLSyntaxError)
-    moved += (CompactionError, ContextOverflow, ReportInputError, SchemaTooNew, StoreError)
-    for cls in (*moved, StoreLocked):
+    moved += (CompactionError, ContextOverflow, ReportInputError)
+    for cls in moved:
         assert getattr(errors, cls.__name__) is cls
     assert SuiteError.max_shown == MAX_ERRORS
 
@@ -173,7 +172,7 @@ def test_no_class_shadows_a_builtin() -> None:
     assert bad == []
 
 
-@pytest.mark.parametrize("module", ["harness.events", "harness.kernel.events"])
+@pytest.mark.parametrize("module", ["harness.events"])
 def test_warning_event_is_a_deprecated_alias_of_run_warning(module: str) -> None:
     mod = importlib.import_module(module)
     with pytest.warns(DeprecationWarning, match="use RunWarning"):

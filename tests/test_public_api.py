@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import harness
 from harness import events
 
@@ -37,6 +39,7 @@ def test_errors_form_one_hierarchy() -> None:
         assert issubclass(exc, harness.HarnessError)
 
 
+@pytest.mark.slow
 def test_import_does_not_pull_heavy_dependencies() -> None:
     code = (
         "import sys, harness; "
@@ -48,6 +51,7 @@ def test_import_does_not_pull_heavy_dependencies() -> None:
     assert out.stdout.strip() == ""
 
 
+@pytest.mark.slow
 def test_readme_example_runs() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from harness.bench._executors import ExecutorContext as ExecutorContext
     from harness.bench._matrix import Cell as Cell
     from harness.bench._matrix import expand as expand
+    from harness.bench._redact import run_redactor as run_redactor
     from harness.bench._runner import CellOutcome as CellOutcome
     from harness.bench._runner import MatrixSummary as MatrixSummary
     from harness.bench._runner import Runner as Runner
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "harness.bench._executors": ("EXECUTORS", "ExecutorContext"),
     "harness.bench._matrix": ("Cell", "expand"),
+    "harness.bench._redact": ("run_redactor",),
     "harness.bench._runner": ("CellOutcome", "MatrixSummary", "Runner", "RunnerOptions"),
     "harness.bench._session": ("BenchReport", "BenchRequest", "run_bench"),
 }

@@ -43,9 +43,16 @@ ExecutorFactory = Callable[[RunnerOptions, Sink, ExecutorContext], Executor]
 
 def local_executor(options: RunnerOptions, sink: Sink, context: ExecutorContext) -> Executor:
     """Cells in this process, ``options.concurrency`` at a time."""
-    if context.workers is not None or context.address is not None:
-        raise ConfigError("--workers and --ray-address: only with --executor ray")
+    refuse_ray_flags(context.workers, context.address)
     return Runner(options, sink)
+
+
+def refuse_ray_flags(workers: int | None, address: str | None) -> None:
+    """The local executor takes neither ``--workers`` nor ``--ray-address`` (the one check, for
+    the pre-flight and for the executor itself)."""
+    for flag, value in (("--workers", workers), ("--ray-address", address)):
+        if value is not None:
+            raise ConfigError(f"{flag}: only with --executor ray")
 
 
 def _factory(obj: Any, spec: str) -> ExecutorFactory:

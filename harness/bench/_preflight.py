@@ -190,16 +190,14 @@ def check_recorded_epochs(cells: Sequence[Cell], cassettes: Path, record_mode: s
 
 def check_executor(executor: str, workers: int | None, ray_address: str | None) -> None:
     """An unknown executor, or flags it does not take, are bad input (exit 2, no run row)."""
-    from harness.bench._executors import EXECUTORS
+    from harness.bench._executors import EXECUTORS, refuse_ray_flags
 
     try:
         EXECUTORS.get(executor)
     except ConfigError as exc:
         raise ConfigError(f"--executor: {exc}") from None
     if executor == "local":
-        for flag, value in (("--workers", workers), ("--ray-address", ray_address)):
-            if value is not None:
-                raise ConfigError(f"{flag}: only with --executor ray")
+        refuse_ray_flags(workers, ray_address)
         return
     if workers is not None and workers < 1:
         raise ConfigError(f"--workers: must be >= 1, got {workers}")

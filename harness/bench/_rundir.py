@@ -43,10 +43,6 @@ class RunFolder:
         self.path.mkdir(parents=True, exist_ok=True)
         write_atomic(self.path / _PID_FILE, f"{os.getpid()}\n{socket.gethostname()}\n")
 
-    def cell_dir(self) -> Path:
-        """A fresh, empty workspace folder for one cell."""
-        return Path(tempfile.mkdtemp(prefix="cell-", dir=self.path))
-
     def remove(self) -> None:
         shutil.rmtree(self.path, ignore_errors=True)
 

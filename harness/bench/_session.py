@@ -33,11 +33,11 @@ from harness.bench._preflight import (
     check_recorded_epochs,
     dedupe,
 )
+from harness.bench._redact import run_redactor
 from harness.bench._rundir import RunFolder, remove_stale
 from harness.bench._runner import RunnerOptions
 from harness.bench._scrub import scrub_summary, scrubbed
 from harness.bench._stored import StoredCells
-from harness.cassettes._secrets import Redactor, secret_values
 from harness.errors import ConfigError, DiskFull
 from harness.grading._python import DEFAULT_TIMEOUT_S
 from harness.suites._load import load_suites, suite_files
@@ -159,7 +159,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
                 log.warning("%s: pre-flight failed, its cells are not run: %s", spec, why)
         trace_file = request.trace_file or request.db.parent / "traces" / f"{run_id}.jsonl"
         # One redactor for every sink: rows, spans, the trace file, OTLP, log records.
-        redact = Redactor(secret_values(providers))
+        redact = run_redactor(providers)
 
         def start_tracing() -> Any:
             trace_file.parent.mkdir(parents=True, exist_ok=True)

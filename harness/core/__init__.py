@@ -33,9 +33,6 @@ if TYPE_CHECKING:
     from harness.core._result import UsageTotals as UsageTotals
     from harness.core._terminations import Category as Category
     from harness.core._terminations import FinishReason as FinishReason
-    from harness.core._terminations import category as category
-    from harness.core._terminations import is_error as is_error
-    from harness.core._terminations import is_success as is_success
 
 #: Each private module and the public names it exports here (``__all__`` derives from it).
 _EXPORTS: dict[str, tuple[str, ...]] = {
@@ -50,12 +47,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "UIPayload",
     ),
     "harness.core._result": ("Result", "StepCall", "TurnRecord", "UsageTotals"),
-    "harness.core._terminations": (
-        "Category",
-        "FinishReason",
-        "category",
-        "is_error",
-        "is_success",
-    ),
+    "harness.core._terminations": ("Category", "FinishReason"),
 }
 __all__, __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -3,9 +3,8 @@
 The Mode protocol with ``Continue``/``Halt``/``ContextOverflow``, the run ``State``, the model
 call (``build_request``, ``call_provider``: counted, priced, budgeted, traced), tool dispatch,
 hooks, permissions, compaction and structured output (docs/kernel.md, docs/extending.md). The
-modules are private; ``harness.kernel.terminations`` and the other old module paths (``budget``,
-``events``, ``messages``, ``result``) re-export the names now in :mod:`harness.core` and
-:mod:`harness.events`.
+modules are private but one: ``harness.kernel.terminations``, the functions of a finish reason
+(``category``, ``is_success``, ``is_error``, ``all``) at the path the design contract names.
 """
 
 from __future__ import annotations

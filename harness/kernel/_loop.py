@@ -135,58 +135,11 @@ async def _start(state: State) -> None:
 
 
 async def _loop(state: State) -> None:
-    cfg = state.config
     mode = state.mode
     signal = getattr(mode, "productivity_signal", None)
     while True:
-        # 1-5: the checks, in ExAthena's order.
-        if state.early_halt is not None:
-            state.halt(FinishReason.ERROR_HALTED, state.early_halt)
+        if _limit_reached(state) or not await _prepare_iteration(state):
             return
-        if state.iterations >= cfg.max_iterations:
-            state.halt(FinishReason.ERROR_MAX_TURNS)
-            return
-        cap = cfg.max_steps_per_turn
-        if cap is not None and state.turn_log.steps_in_turn > cap:
-            index = len(state.turn_log.records) - 1
-            state.halt(
-                FinishReason.ERROR_MAX_STEPS_PER_TURN,
-                f"user turn {index} made more than {cap} tool-calling steps",
-            )
-            return
-        if state.consecutive_mistakes >= cfg.max_consecutive_mistakes:
-            state.halt(FinishReason.ERROR_CONSECUTIVE_MISTAKES)
-            return
-        if state.budget.exceeded(cfg.max_budget_usd):
-            state.halt(FinishReason.ERROR_MAX_BUDGET_USD)
-            return
-        limit = cfg.max_unproductive_iterations
-        if limit > 0 and state.unproductive_iterations >= limit:
-            state.no_progress_snapshot = state.messages[-(limit * 4) :]
-            state.halt(FinishReason.ERROR_NO_PROGRESS)
-            return
-        # 6: compaction, Iteration, PreIteration, mode.iterate.
-        try:
-            await maybe_compact(state)
-        except CompactionError as exc:
-            state.halt(FinishReason.ERROR_COMPACTION_FAILED, str(exc))
-            return
-        state.emit(Iteration(state.iterations, state.unproductive_iterations))
-        if state.hooks.has(HookEvent.PRE_ITERATION):
-            out = await state.hooks.fire(
-                HookEvent.PRE_ITERATION,
-                {
-                    "iteration": state.iterations,
-                    "unproductive_iterations": state.unproductive_iterations,
-                    "fingerprint": state.last_fingerprint,
-                    "session_id": state.session_id,
-                    "assigns": state.ctx.assigns,
-                },
-            )
-            if out.halt is not None:
-                state.halt(FinishReason.ERROR_HALTED, out.halt)
-                return
-            state.messages.extend(out.inject)
         prev = ProgressSnapshot(
             len(state.messages),
             state.last_fingerprint,
@@ -194,20 +147,10 @@ async def _loop(state: State) -> None:
             state.iterations,
             state.tool_calls_made,
         )
-        try:
-            # cast: a user's mode may return anything; it is checked below.
-            outcome = cast(object, await mode.iterate(state))
-        except ContextOverflow as exc:
-            outcome, base = await _recover(state, str(exc))
-            # Compaction rewrote the history: the retried turn starts at the new length.
-            prev = dataclasses.replace(prev, message_count=base)
-        except ThinkingStarved as exc:
-            outcome = await escalate(state, exc)
-        except Exception as exc:
-            record_steps(state, prev.message_count)
-            state.halt(FinishReason.ERROR_DURING_EXECUTION, f"{type(exc).__name__}: {exc}")
+        ran = await _run_mode(state, prev)
+        if ran is None:
             return
-        record_steps(state, prev.message_count)
+        outcome, prev = ran
         if isinstance(outcome, Halt):
             if outcome.reason is not None and state.finish_reason is not outcome.reason:
                 state.halt(outcome.reason)
@@ -220,22 +163,108 @@ async def _loop(state: State) -> None:
                 f"mode {mode.name!r} returned {outcome!r}; expected Continue() or Halt()",
             )
             return
-        # Progress tracking, then count the iteration.
-        current = fingerprint(state.messages[prev.message_count :])
-        state.fingerprint = current
-        new = state.messages[prev.message_count :]
-        check = cfg.progress_check
-        if check == "strict":
-            productive = strict_productivity_signal(prev, new, current)
-        elif check == "lax":
-            productive = default_productivity_signal(prev, new, current)
-        elif signal is not None:
-            productive = bool(signal(prev, state))
-        else:
-            productive = default_productivity_signal(prev, new, current)
-        state.unproductive_iterations = 0 if productive else state.unproductive_iterations + 1
-        state.last_fingerprint = current
-        state.iterations += 1
+        _count_iteration(state, prev, signal)
+
+
+def _limit_reached(state: State) -> bool:
+    """Checks 1-5, in ExAthena's order: True when one of them halted the run."""
+    cfg = state.config
+    if state.early_halt is not None:
+        state.halt(FinishReason.ERROR_HALTED, state.early_halt)
+        return True
+    if state.iterations >= cfg.max_iterations:
+        state.halt(FinishReason.ERROR_MAX_TURNS)
+        return True
+    cap = cfg.max_steps_per_turn
+    if cap is not None and state.turn_log.steps_in_turn > cap:
+        index = len(state.turn_log.records) - 1
+        state.halt(
+            FinishReason.ERROR_MAX_STEPS_PER_TURN,
+            f"user turn {index} made more than {cap} tool-calling steps",
+        )
+        return True
+    if state.consecutive_mistakes >= cfg.max_consecutive_mistakes:
+        state.halt(FinishReason.ERROR_CONSECUTIVE_MISTAKES)
+        return True
+    if state.budget.exceeded(cfg.max_budget_usd):
+        state.halt(FinishReason.ERROR_MAX_BUDGET_USD)
+        return True
+    limit = cfg.max_unproductive_iterations
+    if limit > 0 and state.unproductive_iterations >= limit:
+        state.no_progress_snapshot = state.messages[-(limit * 4) :]
+        state.halt(FinishReason.ERROR_NO_PROGRESS)
+        return True
+    return False
+
+
+async def _prepare_iteration(state: State) -> bool:
+    """Step 6 up to the mode: compaction, the Iteration event, the PreIteration hook. False
+    when the run halted on the way."""
+    try:
+        await maybe_compact(state)
+    except CompactionError as exc:
+        state.halt(FinishReason.ERROR_COMPACTION_FAILED, str(exc))
+        return False
+    state.emit(Iteration(state.iterations, state.unproductive_iterations))
+    if state.hooks.has(HookEvent.PRE_ITERATION):
+        out = await state.hooks.fire(
+            HookEvent.PRE_ITERATION,
+            {
+                "iteration": state.iterations,
+                "unproductive_iterations": state.unproductive_iterations,
+                "fingerprint": state.last_fingerprint,
+                "session_id": state.session_id,
+                "assigns": state.ctx.assigns,
+            },
+        )
+        if out.halt is not None:
+            state.halt(FinishReason.ERROR_HALTED, out.halt)
+            return False
+        state.messages.extend(out.inject)
+    return True
+
+
+async def _run_mode(state: State, prev: ProgressSnapshot) -> tuple[object, ProgressSnapshot] | None:
+    """``mode.iterate``, with its recoveries (compaction after a context overflow, escalation
+    after a starved turn), and the turn's steps recorded. None when the mode raised (the run
+    halted); else the outcome and the snapshot to measure progress against."""
+    try:
+        # cast: a user's mode may return anything; the loop checks it.
+        outcome = cast(object, await state.mode.iterate(state))
+    except ContextOverflow as exc:
+        outcome, base = await _recover(state, str(exc))
+        # Compaction rewrote the history: the retried turn starts at the new length.
+        prev = dataclasses.replace(prev, message_count=base)
+    except ThinkingStarved as exc:
+        outcome = await escalate(state, exc)
+    except Exception as exc:
+        record_steps(state, prev.message_count)
+        state.halt(FinishReason.ERROR_DURING_EXECUTION, f"{type(exc).__name__}: {exc}")
+        return None
+    record_steps(state, prev.message_count)
+    return outcome, prev
+
+
+def _count_iteration(
+    state: State, prev: ProgressSnapshot, signal: Callable[[ProgressSnapshot, State], object] | None
+) -> None:
+    """Progress tracking (the check the run asked for, else the mode's own signal), then count
+    the iteration."""
+    current = fingerprint(state.messages[prev.message_count :])
+    state.fingerprint = current
+    new = state.messages[prev.message_count :]
+    check = state.config.progress_check
+    if check == "strict":
+        productive = strict_productivity_signal(prev, new, current)
+    elif check == "lax":
+        productive = default_productivity_signal(prev, new, current)
+    elif signal is not None:
+        productive = bool(signal(prev, state))
+    else:
+        productive = default_productivity_signal(prev, new, current)
+    state.unproductive_iterations = 0 if productive else state.unproductive_iterations + 1
+    state.last_fingerprint = current
+    state.iterations += 1
 
 
 async def _recover(state: State, reason: str) -> tuple[Continue | Halt, int]:

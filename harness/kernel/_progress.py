@@ -15,7 +15,6 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from harness.core._messages import Message
 
@@ -48,11 +47,6 @@ class ProgressSnapshot:
 _CANONICAL = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
 )
-
-
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no spaces: equal arguments give equal text."""
-    return _CANONICAL.encode(value)
 
 
 _UNIT = r"(?:ns|us|\u00b5s|ms|s|secs?|seconds?|mins?|minutes?|h|hours?)"

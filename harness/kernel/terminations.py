@@ -1,16 +1,14 @@
-"""Old import path of the names now in :mod:`harness.core` (module ``_terminations``), kept so that
-existing imports work.
+"""How a run ended, as functions of its finish reason: the path the design contract names
+(``harness.kernel.terminations.category(reason)``, ``is_success``, ``is_error``, ``all()``).
 
-The kernel itself imports the new home; these re-exports are for code written before the move.
+This is the one public path of these four functions. The enums they take and return,
+:class:`~harness.FinishReason` and :class:`~harness.Category`, are public in :mod:`harness`.
+They are defined in the bottom layer (``harness/core/``), because the :class:`~harness.Result`
+there needs them, and the kernel may import that layer.
 """
 
-from typing import Any
+from __future__ import annotations
 
-from harness.core import _terminations as _moved
-from harness.core._terminations import *  # noqa: F403
-from harness.core._terminations import __all__ as __all__
+from harness.core._terminations import all, category, is_error, is_success
 
-
-def __getattr__(name: str) -> Any:
-    """Names outside ``__all__`` (private helpers, deprecated aliases) come from the new home."""
-    return getattr(_moved, name)
+__all__ = ["all", "category", "is_error", "is_success"]

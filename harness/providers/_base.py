@@ -43,6 +43,20 @@ class ToolSpec:
             schema.setdefault("properties", {})
         return schema
 
+    def function_tool(self, *, object_schema: bool = False) -> dict[str, Any]:
+        """The ``{"type": "function", "function": ...}`` entry of OpenAI chat completions and
+        Ollama. ``object_schema``: the parameters as :meth:`object_schema` (Ollama validates
+        them); else as given (OpenAI: its recorded request bodies keep them so)."""
+        parameters = self.object_schema() if object_schema else self.parameters
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": parameters,
+            },
+        }
+
 
 @dataclass(slots=True)
 class Request:

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Literal
 
 from harness.core._messages import INVALID_JSON_KEY, Message, TokenUsage, ToolCall
 from harness.errors import ProviderError, kind_from_status
-from harness.providers._base import DeltaHandler, Request, Response, ToolSpec
+from harness.providers._base import DeltaHandler, Request, Response
 from harness.providers._chat import ChatProvider, StreamState
 
 __all__ = ["OllamaProvider"]
@@ -55,7 +55,7 @@ class OllamaProvider(ChatProvider):
             "stream": stream,
         }
         if request.tools:
-            body["tools"] = [_tool(t) for t in request.tools]
+            body["tools"] = [t.function_tool(object_schema=True) for t in request.tools]
         options: dict[str, Any] = {}
         if request.temperature is not None:
             options["temperature"] = request.temperature
@@ -127,17 +127,6 @@ def _messages(system_prompt: str | None, messages: list[Message]) -> list[dict[s
                 names.update((c.id, c.name) for c in m.tool_calls)
         out.append(entry)
     return out
-
-
-def _tool(spec: ToolSpec) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": spec.name,
-            "description": spec.description,
-            "parameters": spec.object_schema(),
-        },
-    }
 
 
 def _format(response_format: dict[str, Any] | None) -> str | dict[str, Any] | None:

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Literal
 
 from harness.core._messages import INVALID_JSON_KEY, Message, TokenUsage, ToolCall
 from harness.errors import ErrorKind, ProviderError, kind_from_status
-from harness.providers._base import DeltaHandler, Request, Response, ToolSpec
+from harness.providers._base import DeltaHandler, Request, Response
 from harness.providers._chat import ChatProvider, StreamState
 
 __all__ = ["OpenAIProvider"]
@@ -83,7 +83,7 @@ class OpenAIProvider(ChatProvider):
         messages.extend(_message(m) for m in request.messages)
         body: dict[str, Any] = {"model": request.model or self.model, "messages": messages}
         if request.tools:
-            body["tools"] = [_tool(spec) for spec in request.tools]
+            body["tools"] = [spec.function_tool() for spec in request.tools]
             choice = _tool_choice(request.tool_choice)
             if choice is not None:
                 body["tool_choice"] = choice
@@ -177,17 +177,6 @@ def _message(m: Message) -> dict[str, Any]:
     if m.name and _NAME_RE.match(m.name):
         out["name"] = m.name
     return out
-
-
-def _tool(spec: ToolSpec) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": spec.name,
-            "description": spec.description,
-            "parameters": spec.parameters,
-        },
-    }
 
 
 def _tool_choice(choice: str | dict[str, Any] | None) -> str | dict[str, Any] | None:

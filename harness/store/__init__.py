@@ -6,6 +6,7 @@ Importing ``harness`` never imports this package (it needs duckdb, pandas and py
 
 from __future__ import annotations
 
+from harness.errors import SchemaTooNew, StoreError, StoreLocked
 from harness.store._browse import (
     GridFilters,
     GridPage,
@@ -35,7 +36,6 @@ from harness.store._rows import cell_key, crashed_row, result_row
 from harness.store._schema import SCHEMA_VERSION
 from harness.store._transcript import decode_transcript, encode_transcript
 from harness.store._writer import DEFAULT_DB, RunStatus, Store
-from harness.store.errors import SchemaTooNew, StoreError, StoreLocked
 
 __all__ = [
     "DEFAULT_DB",

@@ -18,9 +18,9 @@ from typing import Any
 import duckdb
 
 from harness._files import write_atomic
+from harness.errors import StoreError
 from harness.store import _locking as locking
 from harness.store._damage import record_damage
-from harness.store.errors import StoreError
 
 __all__ = [
     "STORAGE_COMPATIBILITY",

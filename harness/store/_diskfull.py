@@ -33,7 +33,7 @@ from typing import TypeVar
 from tenacity import Retrying, retry_if_exception
 
 from harness._files import open_regular
-from harness.store.errors import DiskFull
+from harness.errors import DiskFull
 
 __all__ = [
     "DEFAULT_WAIT_S",

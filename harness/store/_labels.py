@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from harness._files import open_regular
-from harness.store.errors import LabelBusy, StoreError
+from harness.errors import LabelBusy, StoreError
 
 __all__ = ["LABELS_DIR", "LabelLock", "holder_of", "label_lock_path"]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from harness.store.errors import StoreLocked
+from harness.errors import StoreLocked
 
 __all__ = ["locked_error", "pid_alive"]
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import duckdb
 
+from harness.errors import StoreError
 from harness.store._schema import JSON_COLUMNS
-from harness.store.errors import StoreError
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built (a run never needs it)
     import pandas as pd

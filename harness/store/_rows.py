@@ -29,10 +29,10 @@ from pydantic import BaseModel
 from typing_extensions import TypeIs
 
 from harness.core._result import Result
+from harness.errors import StoreError
 from harness.store._arrow import column
 from harness.store._schema import JSON_COLUMNS, RESULT_COLUMNS
 from harness.store._transcript import encode_transcript
-from harness.store.errors import StoreError
 
 if TYPE_CHECKING:  # imported only where a DataFrame is built
     import pandas as pd

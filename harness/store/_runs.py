@@ -18,12 +18,12 @@ from typing import Any, Literal
 import duckdb
 
 from harness._version import __version__
+from harness.errors import DiskFull, StoreError, StoreLocked
 from harness.store._catalog import reopen_run, write_finish
 from harness.store._diskfull import DiskPatience, spend_reserve
 from harness.store._labels import LabelLock
 from harness.store._rows import json_text
 from harness.store._shards import ShardWriter, run_dir
-from harness.store.errors import DiskFull, StoreError, StoreLocked
 
 __all__ = ["RunLifecycle", "RunStatus"]
 

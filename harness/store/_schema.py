@@ -27,7 +27,7 @@ from pathlib import Path
 import duckdb
 
 from harness._version import __version__
-from harness.store.errors import SchemaTooNew
+from harness.errors import SchemaTooNew
 
 __all__ = [
     "CELL_STATUSES",

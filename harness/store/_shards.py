@@ -34,12 +34,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from harness._files import open_regular
+from harness.errors import StoreError
 from harness.store._arrow import empty_table
 from harness.store._damage import index_cells
 from harness.store._diskfull import DiskPatience, is_disk_full
 from harness.store._rows import ARROW_SCHEMA, prepared_to_arrow
 from harness.store._spans import SPAN_ARROW_SCHEMA, spans_to_parquet
-from harness.store.errors import StoreError
 
 __all__ = [
     "SCHEMA_DIR",

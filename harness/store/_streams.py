@@ -11,9 +11,9 @@ from pathlib import Path
 
 import duckdb
 
+from harness.errors import StoreError
 from harness.store._shards import ShardWriter
 from harness.store._spans import new_spans_to_parquet
-from harness.store.errors import StoreError
 
 __all__ = ["SpanStreams"]
 

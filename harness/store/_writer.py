@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Self
 import duckdb
 import pyarrow as pa
 
-from harness.errors import HarnessError
+from harness.errors import DiskFull, HarnessError, StoreError, UnknownRun
 from harness.store import _schema as schema
 from harness.store._catalog import (
     STORAGE_COMPATIBILITY,
@@ -56,7 +56,6 @@ from harness.store._rows import is_data_frame, normalize_table, prepare_row
 from harness.store._runs import RunLifecycle, RunStatus
 from harness.store._shards import ShardWriter, runs_dir, write_schema_files
 from harness.store._streams import SpanStreams
-from harness.store.errors import DiskFull, StoreError, UnknownRun
 
 if TYPE_CHECKING:  # a run never imports pandas (~55 MB): see _rows.is_data_frame
     import pandas as pd

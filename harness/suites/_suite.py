@@ -274,12 +274,6 @@ class Task(RunOverrides):
                     hint = f" (did you mean {close[0]!r}?)" if close else ""
                     raise field_error(where, f"{exc}{hint}") from None
 
-    @property
-    def prompt_text(self) -> str:
-        """Every user message of the task, joined (what an echo would copy)."""
-        rest = [t if isinstance(t, str) else t.user for t in (self.turns or [])[1:]]
-        return "\n".join([self.prompt, *rest])
-
     def with_tools(self, factory: Callable[[], dict[str, Any]]) -> None:
         """Make this task's tools per run with ``factory`` (fresh objects, by name, for every
         cell: e.g. tools bound to per-run state). ``tools:`` and ``add_tools`` name them."""

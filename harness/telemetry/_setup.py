@@ -20,7 +20,7 @@ import atexit
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -29,7 +29,7 @@ from typing import Any
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from harness._version import __version__
@@ -221,12 +221,7 @@ def configure_tracing(
     """
     if content_max_chars < 0:
         raise ConfigError("content_max_chars: must be >= 0")
-    limits = None
-    if not (
-        os.environ.get("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT")
-        or os.environ.get("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT")
-    ):
-        limits = SpanLimits(max_span_attribute_length=max(4096, content_max_chars))
+    limits = _span_limits(content_max_chars)
     path = Path(file) if file is not None else None
     hold = hold_predicate(hold_roots)
     otlp = otlp_exporter(otlp_endpoint, otlp_protocol)
@@ -250,32 +245,9 @@ def configure_tracing(
     provider = TracerProvider(
         resource=_resource(service_name), span_limits=limits, shutdown_on_exit=False
     )
-    guarded: list[Guarded] = []
-    processors: list[SpanProcessor] = []
-    memory = None
-    if path is not None:
-        guarded.append(Guarded(JsonLinesSpanExporter(path, scrub=scrub), str(path)))
-    if otlp is not None:
-        remote = otlp[0] if scrub is None else ScrubbingSpanExporter(otlp[0], scrub)
-        guarded.append(Guarded(remote, otlp[1]))
-    for g in guarded:
-        # A local file keeps up with any run; a bigger queue rides out bursts (e.g. a fast
-        # mock bench) without dropping spans. OTLP keeps the OTEL_BSP_* defaults.
-        local = isinstance(g.inner, JsonLinesSpanExporter) and not os.environ.get(
-            "OTEL_BSP_MAX_QUEUE_SIZE"
-        )
-        processors.append(BatchSpanProcessor(g, max_queue_size=16384 if local else None))
-    if in_memory:
-        memory = InMemorySpanExporter()
-        kept = memory if scrub is None else ScrubbingSpanExporter(memory, scrub)
-        processors.append(SimpleSpanProcessor(kept))
-    if hold is not None and processors:  # one wrapper: every exporter gets the same roots
-        holding = HoldingSpanProcessor(processors, hold, limits)
-        provider.add_span_processor(holding)
-        register_holder(provider, holding.release)
-    else:
-        for processor in processors:
-            provider.add_span_processor(processor)
+    guarded = _guarded_exporters(path, otlp, scrub)
+    memory = InMemorySpanExporter() if in_memory else None
+    _add_processors(provider, _processors(guarded, memory, scrub), hold, limits)
     handle = TracingHandle(
         provider,
         capture_content,
@@ -288,6 +260,69 @@ def configure_tracing(
     if guarded:
         quiet(True)
     return _register(handle, set_global)
+
+
+def _span_limits(content_max_chars: int) -> SpanLimits | None:
+    """Attribute values long enough for the captured content, unless the environment sets the
+    limit (then the SDK reads it)."""
+    if os.environ.get("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT") or os.environ.get(
+        "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"
+    ):
+        return None
+    return SpanLimits(max_span_attribute_length=max(4096, content_max_chars))
+
+
+def _guarded_exporters(
+    path: Path | None,
+    otlp: tuple[SpanExporter, str] | None,
+    scrub: Callable[[str], str] | None,
+) -> list[Guarded]:
+    """The span file and the OTLP exporter, each guarded (a failing export never fails a run)
+    and scrubbed."""
+    guarded: list[Guarded] = []
+    if path is not None:
+        guarded.append(Guarded(JsonLinesSpanExporter(path, scrub=scrub), str(path)))
+    if otlp is not None:
+        remote = otlp[0] if scrub is None else ScrubbingSpanExporter(otlp[0], scrub)
+        guarded.append(Guarded(remote, otlp[1]))
+    return guarded
+
+
+def _processors(
+    guarded: list[Guarded],
+    memory: InMemorySpanExporter | None,
+    scrub: Callable[[str], str] | None,
+) -> list[SpanProcessor]:
+    """A batch processor per guarded exporter, and a simple one for the in-memory exporter."""
+    processors: list[SpanProcessor] = []
+    for g in guarded:
+        # A local file keeps up with any run; a bigger queue rides out bursts (e.g. a fast
+        # mock bench) without dropping spans. OTLP keeps the OTEL_BSP_* defaults.
+        local = isinstance(g.inner, JsonLinesSpanExporter) and not os.environ.get(
+            "OTEL_BSP_MAX_QUEUE_SIZE"
+        )
+        processors.append(BatchSpanProcessor(g, max_queue_size=16384 if local else None))
+    if memory is not None:
+        kept = memory if scrub is None else ScrubbingSpanExporter(memory, scrub)
+        processors.append(SimpleSpanProcessor(kept))
+    return processors
+
+
+def _add_processors(
+    provider: TracerProvider,
+    processors: list[SpanProcessor],
+    hold: Callable[[Mapping[str, Any]], bool] | None,
+    limits: SpanLimits | None,
+) -> None:
+    """Attach the processors; with ``hold``, behind one holding wrapper, so that every
+    exporter gets the same roots."""
+    if hold is not None and processors:
+        holding = HoldingSpanProcessor(processors, hold, limits)
+        provider.add_span_processor(holding)
+        register_holder(provider, holding.release)
+        return
+    for processor in processors:
+        provider.add_span_processor(processor)
 
 
 def capture_content_from_env() -> bool | None:

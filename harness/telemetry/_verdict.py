@@ -187,13 +187,12 @@ class HeldRoots(Generic[S]):
         with self._lock:
             return self._spans.pop(trace_id, None)
 
-    def take_all(self, close: bool = True) -> list[S]:
-        """Every held span, oldest first; with ``close`` nothing is held any more after this."""
+    def take_all(self) -> list[S]:
+        """Every held span, oldest first; nothing is held any more after this."""
         with self._lock:
             spans = list(self._spans.values())
             self._spans.clear()
-            if close:
-                self.closed = True
+            self.closed = True
         return spans
 
     def clear(self) -> None:
@@ -334,13 +333,6 @@ class HoldingSpanProcessor(SpanProcessor):
             out = span
         self._emit(out)
         return True
-
-    def release_all(self) -> int:
-        """Export every held root unchanged (it stays open for new ones); how many."""
-        spans = self._held.take_all(close=False)
-        for span in spans:
-            self._emit(span)
-        return len(spans)
 
     def shutdown(self) -> None:
         for span in self._held.take_all():

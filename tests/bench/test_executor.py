@@ -87,6 +87,7 @@ def test_an_errored_cell_and_a_worker_error_pickle(tmp_path: Path) -> None:
     assert str(pickle.loads(pickle.dumps(err))) == str(err)
 
 
+@pytest.mark.slow
 def test_workers_and_ray_address_need_the_ray_executor(tmp_path: Path) -> None:
     db = tmp_path / "h.duckdb"
     with pytest.raises(ConfigError, match="--workers: only with --executor ray"):
@@ -96,6 +97,7 @@ def test_workers_and_ray_address_need_the_ray_executor(tmp_path: Path) -> None:
     assert not db.exists()
 
 
+@pytest.mark.slow
 def test_executor_ray_without_ray_exits_2_saying_how_to_install(tmp_path: Path) -> None:
     db = tmp_path / "h.duckdb"
     code = (

@@ -15,6 +15,9 @@ import pytest
 
 from tests import suite_files
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 PLUGIN = """\
 from harness.bench._outcome import MatrixSummary
 from harness.bench._runner import Runner

@@ -131,6 +131,7 @@ def test_missing_api_key_when_recording_is_bad_input(monkeypatch: pytest.MonkeyP
         check_providers(["openai:gpt-4o-mini"], "once")
 
 
+@pytest.mark.slow
 def test_unimportable_python_grader_exits_2_before_any_cell(suite: Path, tmp_path: Path) -> None:
     (suite.parent / "guard_checks.py").unlink()
     db = tmp_path / "h.duckdb"
@@ -150,6 +151,7 @@ def test_cells_run_in_one_run_folder_removed_at_the_end(
     assert not list(tmpdir_root.iterdir())  # the run folder is gone
 
 
+@pytest.mark.slow
 def test_stale_cell_folders_removed(suite: Path, tmp_path: Path, tmpdir_root: Path) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # fmt: skip
@@ -174,6 +176,7 @@ def test_stale_cell_folders_removed(suite: Path, tmp_path: Path, tmpdir_root: Pa
     assert legacy_new.exists()  # may belong to a cell running now
 
 
+@pytest.mark.slow
 def test_retry_errors_reruns_only_errored_cells(suite: Path, tmp_path: Path) -> None:
     db = tmp_path / "h.duckdb"
     (suite.parent / "broken").touch()

@@ -241,6 +241,7 @@ def test_cli_run_bad_suite_exits_2_naming_the_file(tmp_path: Path) -> None:
     assert "expect" in result.output
 
 
+@pytest.mark.slow
 def test_ctrl_c_mid_matrix_keeps_finished_cells_and_exits_130(tmp_path: Path) -> None:
     suite = tmp_path / "slow.yaml"
     # Each cell sleeps in a tool, so the matrix is still running when SIGINT arrives.

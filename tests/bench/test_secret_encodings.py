@@ -23,6 +23,9 @@ import yaml
 
 from tests.bench.test_secret_sinks import ENV_NAME, HALF, KEY, _leaks, _serve
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 ESCAPED = "".join(f"\\u{ord(c):04x}" for c in KEY)  # "\u0073\u006b\u002d..."
 
 SUITE = """\

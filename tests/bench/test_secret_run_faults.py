@@ -22,6 +22,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 KEY = "sk-leak-7Hq2vN9xRk4LmP0sT8wZ"
 ESCAPED = "".join(f"\\u{ord(c):04x}" for c in KEY)
 A, B = "abcdefgh12", "gh12345678"  # B starts where A ends

@@ -32,6 +32,9 @@ import duckdb
 import pytest
 import yaml
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 KEY = "sk-leak-7Hq2vN9xRk4LmP0sT8wZ"
 HALF = len(KEY) // 2
 ENV_NAME = "LEAKY_API_KEY"

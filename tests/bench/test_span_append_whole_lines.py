@@ -9,6 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from harness.store._diskfull import DiskPatience, append_whole_lines
 
 
@@ -16,6 +18,7 @@ def _line(i: int) -> str:
     return json.dumps({"spanId": f"{i:016x}", "name": f"span {i}", "pad": "x" * 200}) + "\n"
 
 
+@pytest.mark.slow
 def test_a_write_cut_short_by_the_file_system_is_cut_back_off(tmp_path: Path) -> None:
     """A real short write: the kernel stops the write at RLIMIT_FSIZE (EFBIG) part-way through
     the second batch; the file keeps the first batch, whole."""

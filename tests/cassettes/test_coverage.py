@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from harness.cassettes._coverage import system_coverage
@@ -40,6 +41,7 @@ def test_short_prompt_counts_are_found(tmp_path: Path) -> None:
     assert "9 prompt tokens for 600 system chars" in coverage.lines()["dropping"]
 
 
+@pytest.mark.slow
 def test_committed_recordings() -> None:
     coverage = system_coverage(ROOT / "cassettes")
     # llama-cpp-python's --chat_format gemma dropped every system message it was sent...

@@ -82,6 +82,7 @@ tasks:
 """
 
 
+@pytest.mark.slow
 def test_an_echoed_key_is_scrubbed_from_rows_and_traces(tmp_path: Path) -> None:
     (tmp_path / "leak.yaml").write_text(SUITE, encoding="utf-8")
     env = {"PATH": "/usr/bin:/bin", "MY_SERVICE_KEY": ECHOED}

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
@@ -41,6 +42,7 @@ def test_every_command_group_is_registered() -> None:
     assert sorted(main.commands["suites"].commands) == ["audit", "schema", "validate"]  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_importing_the_cli_loads_only_click() -> None:
     code = (
         "import sys, harness.cli; "
@@ -52,6 +54,7 @@ def test_importing_the_cli_loads_only_click() -> None:
     assert out.stdout.strip() == ""
 
 
+@pytest.mark.slow
 def test_python_dash_m_runs_the_same_command() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "harness.cli", "--help"], capture_output=True, text=True, check=True

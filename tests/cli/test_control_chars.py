@@ -18,6 +18,9 @@ import pytest
 
 from tests.bench.test_secret_sinks import _serve
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 #: Retitles the window, clears the screen, and a one-byte (C1) CSI.
 HOSTILE = "bad \x1b]0;PWNED\x07\x1b[2J\x9b31m done"
 SHOWN = "bad \\x1b]0;PWNED\\x07\\x1b[2J\\x9b31m done"

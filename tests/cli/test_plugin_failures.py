@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what must never reach the terminal
 
 MODULES = {

@@ -11,6 +11,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -13,6 +13,10 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
+
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The five quick built-in suites (not `code`, whose cells each run pytest in a sandbox, nor the

@@ -23,6 +23,9 @@ import pytest
 from harness.bench._session import BenchRequest, run_bench
 from harness.tools._sandbox import sandbox_problem
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 #: The cells: grep and glob tasks, and (with a sandbox) code tasks graded by pytest.
 TASKS = ("order-total", "find-error-log", "count-rows", "fix-add", "fix-inclusive-range")

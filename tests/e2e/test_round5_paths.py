@@ -20,7 +20,7 @@ from harness.cli import main
 from harness.store._labels import label_lock_path
 from tests import suite_files
 
-pytestmark = pytest.mark.timeout(900)  # real subprocesses, on a busy machine
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # real subprocesses, on a busy machine
 
 
 def _run_args(tmp_path: Path, *extra: str) -> list[str]:

@@ -23,7 +23,7 @@ from tests import suite_files
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = 60
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 
 def latency_suite(folder: Path) -> Path:

@@ -19,6 +19,9 @@ from harness.suites._load import load_suite
 from harness.suites._suite import SuiteError
 from harness.tools import _sandbox as sandbox
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 ADD = "def add(a, b):\n    return a - b\n"
 TESTS = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 PYTEST = "python -m pytest -q -p no:cacheprovider"

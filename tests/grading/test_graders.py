@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 
 import harness
+from harness.core import FinishReason, Result
 from harness.grading import PASS_THRESHOLD, Grade, Grader, agrade, parse_grader
 from harness.grading._text import FileContainsGrader
-from harness.kernel.result import Result
-from harness.kernel.terminations import FinishReason
 
 
 def call(name: str, /, **arguments: Any) -> dict[str, Any]:
@@ -282,6 +281,7 @@ def grader_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return "suite_checks_mod"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("function", "expected"),
     [
@@ -321,6 +321,7 @@ async def test_python_grader(grader_module: str, function: str, expected: Grade)
     assert PASS_THRESHOLD == 0.5
 
 
+@pytest.mark.slow
 async def test_python_grader_gets_the_workspace(grader_module: str, tmp_path: Path) -> None:
     result = await run(call("write_file", path="marker.txt", content="yes"), {"text": "ok"},
                        cwd=tmp_path)  # fmt: skip
@@ -328,6 +329,7 @@ async def test_python_grader_gets_the_workspace(grader_module: str, tmp_path: Pa
     assert (await agrade(grader, result, tmp_path)).passed
 
 
+@pytest.mark.slow
 async def test_python_grader_import_errors(grader_module: str) -> None:
     result = await text_result("395")
     missing_module = await agrade(g(kind="python", function="no_such_module_xyz:check"), result)

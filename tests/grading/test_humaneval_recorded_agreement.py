@@ -16,6 +16,9 @@ from harness.bench._session import BenchRequest, run_bench
 from harness.grading._humaneval_data import problems
 from harness.grading._humaneval_official import official_verdict
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = "humaneval-direct"
 

@@ -16,6 +16,9 @@ from harness.grading import _python as python_grader
 from harness.providers._mock import MockProvider
 from harness.suites._load import load_suite
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 CHECKS = """
 import os, sys, time
 
@@ -102,9 +105,7 @@ def test_python_grader_hard_exit_is_error_cell(folder: Path, result: harness.Res
 
 
 def test_python_grader_timeout_is_error_cell(folder: Path, result: harness.Result) -> None:
-    started = time.monotonic()
-    got = grade(python(folder, "loops", timeout_s=1), result)
-    assert time.monotonic() - started < 10
+    got = grade(python(folder, "loops", timeout_s=1), result)  # "loops" never returns
     assert got.error
     assert "timed out after 1s" in got.explanation
 
@@ -121,23 +122,20 @@ def test_python_grader_default_timeout_is_30s() -> None:
         parse_grader({"kind": "contains", "value": "x", "timeout_s": 3})
 
 
-def test_python_grader_stopped_by_terminate_all_within_2s(
-    folder: Path, result: harness.Result
-) -> None:
+def test_python_grader_stopped_by_terminate_all(folder: Path, result: harness.Result) -> None:
     """What Ctrl-C does: the runner calls terminate_all, and a looping grader ends at once."""
     got: list[object] = []
     worker = threading.Thread(target=lambda: got.append(grade(python(folder, "loops"), result)))
     worker.start()
     time.sleep(1.0)  # the child is running its loop
-    started = time.monotonic()
     try:
         assert python_grader.terminate_all() == 1
-        worker.join(5)
+        worker.join(60)  # a guard against a hang, not a measure
         assert not worker.is_alive()
-        assert time.monotonic() - started < 2
         verdict = got[0]
         assert isinstance(verdict, Grade)
         assert verdict.error
+        assert "timed out" not in verdict.explanation  # stopped, not its 30 s timeout
         # Stopped: no new grader starts until the next run resets.
         assert grade(python(folder, "ok"), result).error
     finally:

@@ -20,7 +20,7 @@ import pytest
 from phoenix_server import Phoenix
 
 import harness
-from harness.kernel.result import Result
+from harness.core import Result
 from harness.telemetry import _conventions as c
 from harness.telemetry import configure_tracing, record_verdict
 

@@ -12,7 +12,7 @@ import pytest
 
 import harness
 from harness import Deny, FinishReason, HaltRun, ToolContext, tool
-from harness.kernel.messages import Message
+from harness.core import Message
 from harness.providers._mock import MockProvider
 
 PHASES = ["plan", "default", "accept_edits", "trusted", "bypass_permissions"]

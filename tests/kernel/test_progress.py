@@ -9,13 +9,13 @@ import pytest
 
 import harness
 from harness import FinishReason, ToolError, tool
+from harness.core import Message, ToolCall, ToolResult
 from harness.kernel._progress import (
     ProgressSnapshot,
     default_productivity_signal,
     fingerprint,
     strict_productivity_signal,
 )
-from harness.kernel.messages import Message, ToolCall, ToolResult
 from harness.modes._react import ReAct
 from harness.providers._mock import MockProvider
 

@@ -22,9 +22,9 @@ from harness import (
     arun,
     run,
 )
+from harness.core import Message, ToolCall, ToolResult
 from harness.events import Compaction, Done, Iteration, Submitted
 from harness.kernel import terminations
-from harness.kernel.messages import Message, ToolCall, ToolResult
 
 # --------------------------------------------------------------------------------------------
 # The category table and helpers

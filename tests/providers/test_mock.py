@@ -9,8 +9,8 @@ import pytest
 
 import harness
 from harness import ConfigError, FinishReason, ProviderError, tool
+from harness.core._messages import INVALID_JSON_KEY, Message
 from harness.events import CallFinished, CallStarted, Content, Thinking, Usage
-from harness.kernel.messages import INVALID_JSON_KEY, Message
 from harness.providers._base import Request
 from harness.providers._mock import MockProvider
 

@@ -27,8 +27,8 @@ from werkzeug import Response as WResponse
 
 import harness
 from harness import ConfigError, FinishReason, ProviderError, Result, tool
+from harness.core._messages import INVALID_JSON_KEY, Message, ToolCall, ToolResult
 from harness.events import Content, Done, Event, RunWarning, Thinking
-from harness.kernel.messages import INVALID_JSON_KEY, Message, ToolCall, ToolResult
 from harness.providers._base import Request, ToolSpec
 from harness.providers._openai import OpenAIProvider
 from harness.providers._profiles import BUILTIN_PROFILES

@@ -13,7 +13,7 @@ import genai_prices
 import httpx
 import pytest
 
-from harness.kernel.messages import TokenUsage
+from harness.core import TokenUsage
 from harness.providers._base import Request
 from harness.providers._chat import ChatProvider
 from harness.providers._pricing import _lookup, price_usage
@@ -219,6 +219,7 @@ def test_pricing_never_touches_the_network(monkeypatch: pytest.MonkeyPatch) -> N
     assert not any(t.name.startswith("genai_prices") for t in threading.enumerate())
 
 
+@pytest.mark.slow
 def test_import_harness_does_not_import_genai_prices() -> None:
     code = (
         "import sys, harness, harness.providers._chat, harness.providers._pricing; "

@@ -63,6 +63,7 @@ def test_greedy_profile_overrides_temperature_and_caps_tokens(
     assert json.loads(httpserver.log[1][0].get_data())["max_tokens"] == 5
 
 
+@pytest.mark.slow
 def test_provider_opt_moves_a_profile_from_the_command_line(
     httpserver: HTTPServer, tmp_path: Path
 ) -> None:

@@ -12,8 +12,8 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 import harness
+from harness.core import Message, TokenUsage, ToolCall, ToolResult
 from harness.events import RunWarning
-from harness.kernel.messages import Message, TokenUsage, ToolCall, ToolResult
 from harness.providers._base import Capabilities, Request, Response, ToolSpec
 from harness.providers._text_tool_parse import parse_reply, parse_tool_calls
 from harness.providers._text_tools import (

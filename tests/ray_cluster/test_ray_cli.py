@@ -121,7 +121,10 @@ def _rows(db: Path) -> dict[str, tuple[object, ...]]:
     return {r[0]: r[1:] for r in rows}
 
 
-pytestmark = pytest.mark.timeout(300)  # a Ray cluster's start counts too, on 2 busy cores
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(300),
+]  # a Ray cluster's start counts too, on 2 busy cores
 
 
 def test_ray_address_run_stores_what_the_local_executor_stores(

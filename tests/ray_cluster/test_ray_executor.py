@@ -22,7 +22,10 @@ from harness.suites._load import load_suites
 from harness.suites._suite import Suite
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.timeout(300)  # a Ray cluster's start counts too, on 2 busy cores
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(300),
+]  # a Ray cluster's start counts too, on 2 busy cores
 SUITES = ROOT / "suites"
 
 

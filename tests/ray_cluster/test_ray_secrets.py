@@ -11,6 +11,9 @@ from ray_helpers import require_ray
 
 from tests.bench.test_secret_sinks import _leaks, _project
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.timeout(300)
 def test_a_ray_run_exports_and_stores_no_key(tmp_path: Path) -> None:

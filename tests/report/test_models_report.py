@@ -57,6 +57,7 @@ def test_models_are_compared_on_shared_cells(arithmetic_db: Path) -> None:
         assert 0 <= row["p_holm"] <= 1
 
 
+@pytest.mark.slow
 def test_humaneval_direct_baseline_beside_the_published_figure(tmp_path: Path) -> None:
     db = tmp_path / "h.duckdb"
     run_bench(

@@ -213,6 +213,7 @@ def _count_color(pixels: bytes, bpp: int, hex_color: str) -> int:
     return sum(1 for i in range(0, len(pixels), bpp) if pixels[i : i + 3] == rgb)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_report_renders_in_headless_chromium(results: pd.DataFrame, tmp_path: Path) -> None:
     browser = chromium_path()
@@ -323,6 +324,7 @@ def _shot_dir() -> Path | None:
     return Path(keep)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_chart_labels_do_not_overlap_in_chromium(rows: Rows, tmp_path: Path) -> None:
     """At 1,400 and 800 px, no two labels of a chart overlap (their boxes as laid out by

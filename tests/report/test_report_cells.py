@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from harness.report import (
     build_report,
@@ -85,6 +86,7 @@ def test_long_labels_widen_the_bar_charts_instead_of_being_cut(rows: Rows) -> No
     assert LEFT == 165
 
 
+@pytest.mark.slow
 def test_long_labels_are_inside_the_svg_in_chromium(rows: Rows, tmp_path: Path) -> None:
     """Measured by the browser: every label's box starts inside its SVG."""
     from tests.browser import browser_page

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.errors import StoreError
 from harness.store._arrow import column, empty_table
 from harness.store._rows import ARROW_SCHEMA, prepare_row, prepared_to_arrow
-from harness.store.errors import StoreError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,6 +100,7 @@ def test_the_empty_table_has_the_schema_and_no_rows() -> None:
     assert table.num_rows == 0
 
 
+@pytest.mark.slow
 def test_a_stored_run_never_imports_pandas(tmp_path: Path) -> None:
     """pandas costs ~55 MB of a run's memory (docs/performance.md): the run path (open the store,
     write result and span shards, compact) must not import it; the report does."""

@@ -54,6 +54,7 @@ def _cells(db: Path, run: str) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
+@pytest.mark.slow
 def test_a_truncated_shard_is_quarantined_and_only_its_run_loses_cells(
     db_path: Path, make_row: RowFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -85,6 +86,7 @@ def test_a_truncated_shard_is_quarantined_and_only_its_run_loses_cells(
     assert moved.exists()  # compaction never deletes a quarantined file
 
 
+@pytest.mark.slow
 def test_a_reader_skips_a_damaged_shard_and_leaves_it_in_place(
     db_path: Path, make_row: RowFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -139,6 +141,7 @@ def test_damage_inside_a_shard_is_quarantined_by_compaction(
     assert _cells(db_path, b) == ["b3"]
 
 
+@pytest.mark.slow
 def test_compact_repair_reads_every_shard_and_quarantines(
     db_path: Path, make_row: RowFactory
 ) -> None:

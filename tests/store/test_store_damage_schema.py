@@ -21,9 +21,13 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from harness.store import Store
 from harness.store._shards import shard_files
+
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
 
 RowFactory = Callable[..., dict[str, Any]]
 

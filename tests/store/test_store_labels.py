@@ -115,6 +115,7 @@ os._exit(0)  # the parent dies without closing anything
 """
 
 
+@pytest.mark.slow
 def test_a_forked_child_outliving_its_parent_does_not_keep_the_label(db_path: Path) -> None:
     root = Path(__file__).resolve().parents[2]
     done = db_path.parent / "child-may-end"

@@ -97,6 +97,7 @@ def read_until(proc: subprocess.Popen[str], printed: list[tuple[int, float]], n:
         printed.append((int(i), float(t)))
 
 
+@pytest.mark.slow
 def test_readers_and_a_second_writer_get_in_while_a_run_writes(db_path: Path) -> None:
     Store.open(db_path).close()
     with writing(db_path) as (proc, printed):
@@ -126,6 +127,7 @@ def test_readers_and_a_second_writer_get_in_while_a_run_writes(db_path: Path) ->
         assert len(results_df(ro, run)) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["rw", "ro"])
 def test_a_program_holding_the_file_is_named(db_path: Path, mode: str) -> None:
     """Another program (the duckdb CLI, a notebook) holds the file past the wait."""
@@ -151,6 +153,7 @@ def test_another_duckdb_connection_in_this_process(db_path: Path) -> None:
         raw.close()
 
 
+@pytest.mark.slow
 def test_a_run_ending_while_a_reader_holds_the_file_is_recorded_later(
     db_path: Path, make_row: object
 ) -> None:
@@ -172,6 +175,7 @@ def test_a_run_ending_while_a_reader_holds_the_file_is_recorded_later(
     assert not (db_path.parent / "runs" / run).exists()
 
 
+@pytest.mark.slow
 def test_sigkill_loses_at_most_the_last_second_and_duplicates_nothing(db_path: Path) -> None:
     with writing(db_path) as (proc, printed):
         read_until(proc, printed, 400)
@@ -210,6 +214,7 @@ def test_sigkill_loses_at_most_the_last_second_and_duplicates_nothing(db_path: P
     assert not shard_files(db_path.parent / "runs" / "K", "results")
 
 
+@pytest.mark.slow
 def test_a_new_database_appears_whole_so_a_reader_that_sees_it_can_open_it(
     tmp_path: Path,
 ) -> None:

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 import harness
+from harness.errors import StoreError
 from harness.store import Store, result_row, spans_df
-from harness.store.errors import StoreError
 from harness.telemetry import configure_tracing, read_spans
 
 LINE = {

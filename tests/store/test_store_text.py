@@ -95,6 +95,7 @@ tasks:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="the shell tool needs bwrap")
 def test_harness_run_with_odd_text_stores_every_cell(tmp_path: Path) -> None:
     (tmp_path / "odd.yaml").write_text(SUITE)

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from harness.errors import StoreError
 from harness.store import (
     Store,
     cells_df,
@@ -24,7 +25,6 @@ from harness.store import (
     spans_df,
     tool_calls_df,
 )
-from harness.store.errors import StoreError
 
 T0 = datetime(2026, 1, 1, 12, 0, 0)
 

@@ -66,6 +66,7 @@ def test_audit_lists_tasks_that_pass_without_work(tmp_path: Path) -> None:
     assert report.exit_code == 1
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(1800)  # three CLI subprocesses; the built-in audit runs ~1500 short runs
 def test_cli_audit_exit_codes(tmp_path: Path) -> None:
     bad = subprocess.run(

@@ -44,24 +44,17 @@ def test_fifteen_categories_with_bfcl_counts() -> None:
     assert data.entry("simple_python_0").functions[0]["description"].endswith(data.PYTHON_HINT)
 
 
-def test_loading_every_category_takes_under_two_seconds() -> None:
-    code = (
-        "import time\n"
-        "from harness.suites import _bfcl_data as d\n"
-        "t = time.perf_counter()\n"
-        "n = len(d.entries())\n"
-        "print(n, time.perf_counter() - t)\n"
-    )
-    best = float("inf")
-    for _ in range(3):  # the best of three fresh processes: the machine may be shared
-        run = [sys.executable, "-c", code]
-        out = subprocess.run(run, capture_output=True, text=True, check=True, cwd=ROOT)
-        count, seconds = out.stdout.split()
-        assert int(count) == sum(COUNTS.values())
-        best = min(best, float(seconds))
-    assert best < 2.0, f"loading took {best:.2f} s"
+@pytest.mark.slow
+def test_loading_every_category_loads_every_entry() -> None:
+    """How long it takes is measured by benchmarks/bfcl_speed.py (``load``), not here."""
+    code = "from harness.suites import _bfcl_data as d\nprint(len(d.entries()))\n"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )  # a fresh process: nothing loaded before
+    assert int(out.stdout) == sum(COUNTS.values())
 
 
+@pytest.mark.slow
 def test_tools_equal_bfcl_convert_to_tool_on_every_entry(tmp_path: Path) -> None:
     env = {**os.environ, "BFCL_PROJECT_ROOT": str(tmp_path)}  # bfcl_eval.utils writes there
     out = subprocess.run(
@@ -152,6 +145,7 @@ def test_irrelevance_categories_are_flagged() -> None:
     assert data.load_category("live_relevance")[0].kind == "relevance"
 
 
+@pytest.mark.slow
 def test_a_missing_bfcl_eval_names_the_install_command() -> None:
     code = (
         "import sys; sys.modules['bfcl_eval'] = None\n"

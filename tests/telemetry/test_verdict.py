@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import harness
-from harness.kernel.result import Result
+from harness.core import Result
 from harness.telemetry import TracingHandle, configure_tracing, read_spans, record_verdict
 from harness.telemetry import _conventions as c
 from harness.telemetry._exporters import SpanRecord

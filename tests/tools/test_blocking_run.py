@@ -18,7 +18,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bwrap")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bwrap"),
+]
 
 FIFO_SUITE = """
 suite: fifo

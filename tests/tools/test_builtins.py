@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from harness.core import UIPayload
 from harness.errors import ConfigError, ToolError
-from harness.kernel.messages import UIPayload
 from harness.tools._base import Submit, Tool, ToolContext, ToolOutput, tool
 from harness.tools._builtins import (
     CalculatorTool,

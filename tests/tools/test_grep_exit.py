@@ -11,7 +11,12 @@ import textwrap
 import weakref
 from pathlib import Path
 
+import pytest
+
 from harness.tools import _grep_worker as grep_worker
+
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
 
 SCRIPT = textwrap.dedent(
     """

@@ -35,19 +35,18 @@ async def test_catastrophic_grep_pattern_is_stopped(
 ) -> None:
     (tmp_path / "victim.txt").write_text(VICTIM)
     monkeypatch.setattr(search_tools, "GREP_TIME_LIMIT_S", 0.5)
-    started = time.monotonic()
+    # Unstopped, this search backtracks for longer than the test's timeout.
     with pytest.raises(ToolSafetyNet, match="catastrophic backtracking") as caught:
         await GrepTool().run({"pattern": EVIL}, ctx(tmp_path))
     assert not isinstance(caught.value, ToolError)  # never an error result for the model
-    assert time.monotonic() - started < 5
 
 
 async def test_the_issue_pattern_finishes_at_once(tmp_path: Path) -> None:
     (tmp_path / "victim.txt").write_text(VICTIM)
-    started = time.monotonic()
+    # An answer, not the safety net (ToolSafetyNet past GREP_TIME_LIMIT_S): the engine does not
+    # backtrack on this pattern.
     out = (await GrepTool().run({"pattern": "(a+)+$"}, ctx(tmp_path))).content
     assert "no matches" in out
-    assert time.monotonic() - started < 2
 
 
 @pytest.mark.parametrize("parallel", [False, True], ids=["alone", "beside-another-call"])
@@ -134,6 +133,7 @@ tasks:
 """
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_catastrophic_grep_exits_130_within_2s(tmp_path: Path) -> None:
     import signal
     import subprocess
@@ -160,12 +160,12 @@ def test_ctrl_c_during_a_catastrophic_grep_exits_130_within_2s(tmp_path: Path) -
             assert time.monotonic() < deadline, "the grep worker did not start within 120 s"
             time.sleep(0.1)
         time.sleep(1.0)  # the grep is running (its worker needs ~20 s of backtracking)
-        started = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=30)
+        out, _ = proc.communicate(timeout=60)  # a guard against a hang, not a measure
         assert proc.returncode == 130, out
-        assert time.monotonic() - started < 2.0
         assert "interrupted" in out
+        # Ctrl-C ended the run: it did not wait for the grep's own safety net to stop it.
+        assert "catastrophic backtracking" not in out
     finally:  # a failed check must not leave the run (and its grep worker burning a core)
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)  # the run kills its worker on the way out
@@ -176,6 +176,7 @@ def test_ctrl_c_during_a_catastrophic_grep_exits_130_within_2s(tmp_path: Path) -
                 proc.wait()
 
 
+@pytest.mark.slow
 async def test_a_call_waiting_for_the_worker_survives_another_calls_timeout() -> None:
     """One call's limit kills the shared worker: the call queued behind it runs again in a
     fresh worker instead of failing with a cancellation (a lost cell, before)."""
@@ -209,6 +210,7 @@ print("grep said:", [m.content for m in result.messages if m.role == "tool"], fl
 """
 
 
+@pytest.mark.slow
 def test_a_script_without_a_main_guard_runs_grep_once(tmp_path: Path) -> None:
     """The grep worker must not import the user's ``__main__``: with multiprocessing's spawn, a
     script with no ``if __name__ == "__main__"`` guard ran its top level again in the worker,

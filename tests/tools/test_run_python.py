@@ -17,6 +17,9 @@ from harness.tools._run_python import RunPythonTool, mask_python_folders
 from harness.tools._sandbox import sandbox_problem
 from harness.tools._workspace import Workspace
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _bwrap_works() -> None:

@@ -32,6 +32,9 @@ from harness.tools._sandbox import CommandRun, Limits, run_command, sandbox_prob
 from harness.tools._shell import ShellTool
 from harness.tools._workspace import Workspace
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 MIB = 1024 * 1024
 CAP = Limits().memory_mb * MIB
 #: One of the adversary's processes: 700 MB allocated and touched, then held.
@@ -174,7 +177,6 @@ async def test_three_700_mb_processes_stop_at_the_memory_cap(ws: Path, memory_wa
     assert done.stopped == f"killed: memory cap of 1024 MiB for the command's processes ({how})"
     assert "all-three-done" not in done.output
     assert not done.ok
-    assert done.duration_s < 15  # the hogs hold their memory for 30 s
     assert done.peak_memory_bytes is not None
     if memory_way == "cgroup":  # the kernel never lets the cgroup past the cap
         assert done.peak_memory_bytes <= CAP

@@ -28,6 +28,9 @@ from harness.tools._sandbox import (
 from harness.tools._shell import ShellTool
 from harness.tools._workspace import Workspace
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module", autouse=True)
 def _bwrap_works() -> None:

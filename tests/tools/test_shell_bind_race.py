@@ -30,6 +30,9 @@ from harness.tools._sandbox import sandbox_problem
 from harness.tools._shell import ShellTool
 from harness.tools._workspace import Workspace
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 SECRET = "HOST-SECRET-7d2e"
 RUNS = 300  # shell commands started at least (bwrap starts in 10 to 30 ms)
 MAX_RUNS = 1_000

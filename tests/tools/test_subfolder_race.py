@@ -27,6 +27,9 @@ from harness.tools._base import ToolContext, ToolOutput
 from harness.tools._builtins import ListDirTool, ReadFileTool, WriteFileTool
 from harness.tools._workspace import Workspace
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 SECRET = "HOST-SECRET-51c9"
 ROUNDS = 3_000  # spawns at least
 MAX_ROUNDS = 40_000

@@ -106,6 +106,7 @@ async def _content(tool: object, ctx: ToolContext, **args: str) -> tuple[str, bo
     return (out.content if isinstance(out, ToolOutput) else str(out)), True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lookup", ["openat2", "walk"])
 def test_reads_and_writes_racing_a_symlink_swap_never_leave_the_workspace(
     arena: tuple[Path, Path], lookup: str, monkeypatch: pytest.MonkeyPatch

@@ -16,6 +16,9 @@ import pytest
 
 from tests.browser import browser_page
 
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def page() -> Iterator[Any]:

@@ -40,6 +40,7 @@ def verdict_of(server: str, run: str) -> str:
         time.sleep(0.2)
 
 
+@pytest.mark.slow
 def test_run_page_opens_on_the_reports_verdict(
     server: str, bench_db: tuple[Path, str, str]
 ) -> None:
@@ -65,6 +66,7 @@ def test_run_page_opens_on_the_reports_verdict(
     assert order[-len(expected) :] == expected
 
 
+@pytest.mark.slow
 def test_text_search_finds_answers_and_transcripts(
     server: str, bench_db: tuple[Path, str, str]
 ) -> None:
@@ -99,6 +101,7 @@ def test_text_search_finds_answers_and_transcripts(
     assert {c.replace("%2F", "/") for c in chips} <= set(by_tool)
 
 
+@pytest.mark.slow
 def test_mode_filter_narrows_the_grid_and_the_charts(
     server: str, bench_db: tuple[Path, str, str]
 ) -> None:
@@ -120,6 +123,7 @@ def test_mode_filter_narrows_the_grid_and_the_charts(
     assert "reflexion / mock" in unfiltered.text.split('id="charts"')[1]
 
 
+@pytest.mark.slow
 def test_compare_opens_on_groups_and_flips(server: str, bench_db: tuple[Path, str, str]) -> None:
     db, first, second = bench_db
     with Store.open(db, read_only=True) as store:
@@ -151,6 +155,7 @@ def test_compare_opens_on_groups_and_flips(server: str, bench_db: tuple[Path, st
     assert 'id="no-rows"' in same.text
 
 
+@pytest.mark.slow
 def test_cell_page_leads_with_the_transcript(server: str, bench_db: tuple[Path, str, str]) -> None:
     db, first, _ = bench_db
     with Store.open(db, read_only=True) as store:

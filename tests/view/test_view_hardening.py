@@ -30,6 +30,7 @@ def test_is_loopback() -> None:
     assert not any(map(is_loopback, ["0.0.0.0", "::", "192.168.1.4", "example.org"]))
 
 
+@pytest.mark.slow
 def test_foreign_host_headers_are_refused(server: str) -> None:
     port = server.rsplit(":", 1)[1]
     for good in (f"127.0.0.1:{port}", f"localhost:{port}", "localhost", f"[::1]:{port}"):
@@ -41,6 +42,7 @@ def test_foreign_host_headers_are_refused(server: str) -> None:
         assert "not allowed" in page.text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "query", ["page=922337203685477580", "page=-5", "page=abc", "page=1e9",
               "page=99999999999999999999999", "sort=zzz", "status=zzz&page=3"],
@@ -72,6 +74,7 @@ def _stop(proc: subprocess.Popen[str]) -> None:
     proc.wait(10)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_port_0_prints_the_real_port(bench_db: tuple[Path, str, str]) -> None:
     proc, err = _start("--db", str(bench_db[0]), "--port", "0")
@@ -95,6 +98,7 @@ def test_port_0_prints_the_real_port(bench_db: tuple[Path, str, str]) -> None:
         _stop(proc)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_binding_beyond_loopback_warns_and_allow_host_adds_names(
     bench_db: tuple[Path, str, str],

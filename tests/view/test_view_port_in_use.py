@@ -9,6 +9,10 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
+
+#: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
+pytestmark = pytest.mark.slow
 
 PROBE = """
 import sys

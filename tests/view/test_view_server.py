@@ -21,6 +21,7 @@ def get(url: str) -> httpx.Response:
     return httpx.get(url, timeout=30)
 
 
+@pytest.mark.slow
 def test_runs_page_lists_both_runs(server: str, bench_db: tuple[Path, str, str]) -> None:
     _, first, second = bench_db
     page = get(server + "/")
@@ -31,6 +32,7 @@ def test_runs_page_lists_both_runs(server: str, bench_db: tuple[Path, str, str])
     assert "second" in page.text
 
 
+@pytest.mark.slow
 def test_run_page_grid_is_filtered_and_paginated(
     server: str, bench_db: tuple[Path, str, str]
 ) -> None:
@@ -70,6 +72,7 @@ def test_separating_sort_puts_tasks_that_split_the_modes_first(
     assert names == sorted(names)
 
 
+@pytest.mark.slow
 def test_cell_page_shows_transcript_verdict_calls_and_spans(
     server: str, bench_db: tuple[Path, str, str]
 ) -> None:
@@ -92,6 +95,7 @@ def test_cell_page_shows_transcript_verdict_calls_and_spans(
     assert f"http://localhost:16686/trace/{cell['trace_id']}" in page.text
 
 
+@pytest.mark.slow
 def test_unknown_cell_and_run_answer_404_pages(
     server: str, bench_db: tuple[Path, str, str]
 ) -> None:
@@ -102,6 +106,7 @@ def test_unknown_cell_and_run_answer_404_pages(
     assert "no run &#39;no-such-run&#39;" in missing.text
 
 
+@pytest.mark.slow
 def test_compare_lists_flips_and_cost_deltas(server: str, bench_db: tuple[Path, str, str]) -> None:
     _, first, second = bench_db
     page = get(f"{server}/compare?a={first}&b={second}")
@@ -111,6 +116,7 @@ def test_compare_lists_flips_and_cost_deltas(server: str, bench_db: tuple[Path, 
     assert '<th class="r">delta</th>' in page.text
 
 
+@pytest.mark.slow
 def test_a_locked_store_gives_a_page_that_says_so(tmp_path: Path) -> None:
     """Another process holds the DuckDB file read-write (a user's `duckdb` shell; harness's own
     writers hold it only for a moment): the page answers 503 and says the store is locked
@@ -157,6 +163,7 @@ def test_view_command_checks_its_input(tmp_path: Path) -> None:
     assert "{trace_id}" in out.output
 
 
+@pytest.mark.slow
 def test_importing_harness_does_not_import_the_viewer() -> None:
     code = (
         "import sys, harness; "
@@ -166,6 +173,7 @@ def test_importing_harness_does_not_import_the_viewer() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_harness_view_serves_until_stopped(bench_db: tuple[Path, str, str]) -> None:
     """The command itself: a real process listening on the port it was given."""

@@ -71,6 +71,7 @@ def _first_lines(*args: str) -> tuple[subprocess.Popen[str], list[str]]:
     raise AssertionError("\n".join(lines))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(90)
 def test_harness_view_prepares_runs_before_its_url_unless_told_not_to(
     bench_db: tuple[Path, str, str],
