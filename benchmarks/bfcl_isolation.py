@@ -10,6 +10,9 @@ processes. This script grades the ground truths of the multi-turn entries that u
 that fail (flips: every ground truth passes alone) and the results with too few digits.
 
     python benchmarks/bfcl_isolation.py --gradings 10000
+
+A line every ``--every`` gradings says how far it got; Ctrl-C (or SIGTERM) stops it and prints
+the figure for the gradings finished so far.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import argparse
 import asyncio
 import itertools
 import re
+import signal
+import sys
 import threading
 import time
 
@@ -30,6 +35,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gradings", type=int, default=10_000)
     parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--every", type=int, default=250, help="a progress line every N gradings")
     args = parser.parse_args()
     entries = [
         e
@@ -47,13 +53,26 @@ def main() -> None:
     counter = itertools.count()
     flips: list[str] = []
     done = threading.Event()
+    graded = 0
+    tally = threading.Lock()
+    started = time.monotonic()
 
     def grader() -> None:
-        while (n := next(counter)) < args.gradings:
+        nonlocal graded
+        while not done.is_set() and (n := next(counter)) < args.gradings:
             e, names, turns = jobs[n % len(jobs)]
             verdict = grade_multi_turn(e.raw, names, e.ground_truth, turns)
-            if not verdict.passed:
-                flips.append(f"{e.id}: {verdict.explanation[:200]}")
+            with tally:
+                graded += 1
+                if not verdict.passed:
+                    flips.append(f"{e.id}: {verdict.explanation[:200]}")
+                if graded % args.every == 0:
+                    took = time.monotonic() - started
+                    print(
+                        f"  {graded:,} gradings, {calls:,} calls, {took:.0f} s:"
+                        f" {len(flips)} flips, {len(short)} short",
+                        flush=True,
+                    )
 
     short: list[str] = []
     calls = 0
@@ -72,24 +91,31 @@ def main() -> None:
     def loop() -> None:
         asyncio.run(caller())
 
-    started = time.monotonic()
+    def stop(signum: int, frame: object) -> None:
+        done.set()  # the gradings running now finish; no new one starts
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
     threads = [threading.Thread(target=grader) for _ in range(args.threads)]
     tool = threading.Thread(target=loop)
     tool.start()
     for t in threads:
         t.start()
     for t in threads:
-        t.join()
+        while t.is_alive():
+            t.join(0.5)
     done.set()
     tool.join()
     took = time.monotonic() - started
     print(
-        f"{args.gradings:,} gradings of {len(jobs)} MathAPI ground truths ({args.threads} threads) "
+        f"{graded:,} gradings of {len(jobs)} MathAPI ground truths ({args.threads} threads) "
         f"and {calls:,} logarithm(precision=3000) calls at once, {took:.0f} s: "
         f"{len(flips)} verdict flips, {len(short)} short results"
     )
     for line in flips[:5] + short[:5]:
         print("  ", line)
+    if graded < args.gradings:
+        print(f"stopped early: {graded:,} of {args.gradings:,} gradings", file=sys.stderr)
 
 
 if __name__ == "__main__":

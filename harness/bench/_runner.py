@@ -24,7 +24,7 @@ import shlex
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +75,8 @@ class RunnerOptions:
     record_mode: str = "none"
     concurrency: int = 4
     #: Cells at once per provider; default: ``concurrency`` when replaying, 1 when recording
-    #: (a local model server answers one request at a time anyway).
+    #: (a local model server answers one request at a time anyway). A cell holds its provider's
+    #: slot while it talks to the model, not while it is graded (unless its grader calls a model).
     provider_concurrency: int | None = None
     tracer_provider: TracerProvider | None = None
     #: Hosts never recorded into cassettes (the OTLP collector, ...).
@@ -148,12 +149,12 @@ class Runner:
         async def worker() -> None:
             while queue and not self._stop.is_set():
                 cell = queue.popleft()
-                async with provider_slot(cell):
+                async with _Held(provider_slot(cell)) as held:
                     if opts.slots is None:
-                        outcome = await self._cell(cell)
+                        outcome = await self._cell(cell, held.let_go)
                     else:
                         async with opts.slots:
-                            outcome = await self._cell(cell)
+                            outcome = await self._cell(cell, held.let_go)
                 record(outcome)
                 # Cells on the in-process mock never suspend: yield so the loop can run
                 # timers and signal handlers (Ctrl-C) between cells.
@@ -204,7 +205,11 @@ class Runner:
             tolerate_drift=True,
         )
 
-    async def _cell(self, cell: Cell) -> CellOutcome:
+    async def _cell(
+        self, cell: Cell, done_talking: Callable[[], None] = lambda: None
+    ) -> CellOutcome:
+        """Run and grade one cell; ``done_talking`` lets its provider slot go once the model
+        is done (before grading, unless the grader calls a model too)."""
         opts = self.options
         task = cell.task
         root = opts.work_root
@@ -245,7 +250,11 @@ class Runner:
             )
             reviews: list[Review] = []
             result = await apply_approvals(task, result, reviews)
-            if task.expect.needs("records_calls"):  # a judge's calls go in the cell's cassette
+            if not task.expect.needs("records_calls"):
+                # A grading that calls no model (BFCL re-executing calls for up to a minute,
+                # a test command) must not keep the next cell from its provider.
+                done_talking()
+            else:  # a judge's calls go in the cell's cassette
                 if transport is None:
                     cassette = cell.cassette(opts.cassettes, judge=True)
                     assert cassette is not None
@@ -316,6 +325,27 @@ class Runner:
             reads = task.expect.needs("reads_workspace")
             found = self._workspace_graders[key] = (task, files or reads)
         return found[1]
+
+
+class _Held:
+    """A provider slot one cell holds: let go once, when its conversation ends or at its end."""
+
+    def __init__(self, slot: asyncio.Semaphore) -> None:
+        self._slot = slot
+        self._held = False
+
+    async def __aenter__(self) -> _Held:
+        await self._slot.acquire()
+        self._held = True
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.let_go()
+
+    def let_go(self) -> None:
+        if self._held:
+            self._held = False
+            self._slot.release()
 
 
 async def _grade(

@@ -59,6 +59,19 @@ def warm_up() -> None:
     bfcl_module(_CHECKER)
 
 
+class _Lease:
+    """One worker lent to one call: its warm-up (``None`` when it is warm already) and the
+    call."""
+
+    def __init__(self, worker: GrepWorker, warming: concurrent.futures.Future[None] | None):
+        self.worker = worker
+        self.warming = warming
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
+        future: concurrent.futures.Future[T] = self.worker.get().submit(fn, *args)
+        return future
+
+
 class BfclWorkers:
     """The killable BFCL worker processes of one owner: one per call running now, idle ones
     kept for the next calls."""
@@ -87,41 +100,37 @@ class BfclWorkers:
                 return
         worker.kill()
 
-    async def call(self, fn: Callable[..., T], *args: Any, timeout_s: float) -> T:
-        """``fn(*args)`` in a worker; ``TimeoutError`` past ``timeout_s``. A timeout or a cancel
-        kills the worker (the call stops at once); ``WorkerStopped`` after :meth:`kill_all`."""
+    @contextlib.contextmanager
+    def _lease(self) -> Iterator[_Lease]:
+        """A worker for one call, given back (kept warm) when the call returned, killed when
+        it raised, timed out or was cancelled; a dead worker's error becomes
+        :class:`WorkerStopped` (after :meth:`kill_all`) or ``RuntimeError``."""
         worker, fresh = self._take()
         keep = False
         try:
             try:
-                if fresh:
-                    started = worker.get().submit(warm_up)
-                    await asyncio.wait_for(asyncio.wrap_future(started), WARM_UP_LIMIT_S)
-                future: concurrent.futures.Future[T] = worker.get().submit(fn, *args)
-                result = await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
+                yield _Lease(worker, worker.get().submit(warm_up) if fresh else None)
             except _dead() as exc:
                 raise self._broken(exc) from exc
             keep = True
-            return result
         finally:
             self._give(worker, keep)
 
+    async def call(self, fn: Callable[..., T], *args: Any, timeout_s: float) -> T:
+        """``fn(*args)`` in a worker; ``TimeoutError`` past ``timeout_s``. A timeout or a cancel
+        kills the worker (the call stops at once); ``WorkerStopped`` after :meth:`kill_all`."""
+        with self._lease() as lease:
+            if lease.warming is not None:
+                await asyncio.wait_for(asyncio.wrap_future(lease.warming), WARM_UP_LIMIT_S)
+            future = lease.submit(fn, *args)
+            return await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
+
     def call_sync(self, fn: Callable[..., T], *args: Any, timeout_s: float) -> T:
         """:meth:`call` for a thread: blocks until the result, the limit or :meth:`kill_all`."""
-        worker, fresh = self._take()
-        keep = False
-        try:
-            try:
-                if fresh:
-                    self._wait(worker.get().submit(warm_up), WARM_UP_LIMIT_S)
-                submitted: concurrent.futures.Future[T] = worker.get().submit(fn, *args)
-                result = self._wait(submitted, timeout_s)
-            except _dead() as exc:
-                raise self._broken(exc) from exc
-            keep = True
-            return result
-        finally:
-            self._give(worker, keep)
+        with self._lease() as lease:
+            if lease.warming is not None:
+                self._wait(lease.warming, WARM_UP_LIMIT_S)
+            return self._wait(lease.submit(fn, *args), timeout_s)
 
     def _wait(self, future: concurrent.futures.Future[T], timeout_s: float) -> T:
         """The future's result, waiting in short steps: :meth:`kill_all` ends the wait at

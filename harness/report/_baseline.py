@@ -191,6 +191,13 @@ def load_baseline(path: str | Path) -> Baseline:
         if not isinstance(cell["passed"], bool):
             raise ReportInputError(f"{p}: field cells[{i}].passed: expected true or false")
         _check_numbers(p, i, cell)
+    # Each cost is finite, but their sum may not be (two of 1.7e308): the gate's tables then
+    # failed with OverflowError. Costs are 0 or more, so every partial sum is at most this.
+    if not math.isfinite(sum(float(c.get("cost_usd") or 0) for c in cells)):
+        raise ReportInputError(
+            f"{p}: field cells[*].cost_usd: the costs add up past the largest number "
+            "(not a cost in dollars)"
+        )
     frame = pd.DataFrame(cells, columns=list(_CELL_FIELDS))
     frame["cost_usd"] = frame["cost_usd"].astype("float64")
     prepared, _ = prepare_results(frame, source=str(p))

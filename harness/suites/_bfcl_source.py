@@ -81,7 +81,7 @@ class BfclGrader(Grader):
     def _an_entry_id(cls, value: str) -> str:
         """An entry id of a known category, checked when the suite is validated (a path such
         as ``../../../etc/passwd`` passed ``suites validate`` and failed only when grading)."""
-        if not _ENTRY_ID.match(value):
+        if not _ENTRY_ID.fullmatch(value):  # match() took "simple_python_0\n" ($ before a \n)
             raise ValueError(f"{value!r} is not a BFCL entry id (CATEGORY_N, e.g. simple_python_0)")
         if category_of(value) not in CATEGORIES:
             raise ValueError(

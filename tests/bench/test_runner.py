@@ -307,7 +307,7 @@ def test_global_and_per_provider_limits_hold(
     peak: dict[str, int] = {}
     total_peak = 0
 
-    async def fake_cell(self: Runner, cell: Cell) -> CellOutcome:
+    async def fake_cell(self: Runner, cell: Cell, *_: object) -> CellOutcome:
         nonlocal total_peak
         in_flight[cell.provider] = in_flight.get(cell.provider, 0) + 1
         peak[cell.provider] = max(peak.get(cell.provider, 0), in_flight[cell.provider])

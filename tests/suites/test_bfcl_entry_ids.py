@@ -19,6 +19,8 @@ from harness.grading import parse_grader
         ("../../../etc/passwd", "is not a BFCL entry id"),
         ("simple_python_0/../../x", "is not a BFCL entry id"),
         ("no_such_category_3", "unknown BFCL category 'no_such_category'"),
+        # YAML's "\n": a real id then a line break passed (``$`` matches before a last \n)
+        ("simple_python_0\\n", "is not a BFCL entry id"),
     ],
 )
 def test_a_bad_bfcl_entry_fails_suites_validate(tmp_path: Path, entry: str, said: str) -> None:
