@@ -42,7 +42,7 @@ from harness.bench._ray_reaper import start_reaper
 from harness.bench._ray_worker import Batch, CellSpec, CellWorker, WorkerOptions, spec_of
 from harness.bench._runner import RunnerOptions
 from harness.cassettes._secrets import Redactor
-from harness.errors import ConfigError, DiskFull
+from harness.errors import ConfigError, DiskFull, HarnessError
 from harness.store._diskfull import DiskPatience, append_whole_lines
 from harness.suites._suite import Suite
 
@@ -295,6 +295,13 @@ def _connect(ray: Any, address: str | None) -> bool:
         raise ConfigError(
             f"{where}: cannot start or reach Ray: {_first_line(exc)}; start a cluster with "
             "`ray start --head` and pass the address it prints"
+        ) from None
+    except Exception as exc:  # Ray raises a bare Exception when its node does not start in time
+        where = f"--ray-address {address}" if address else "--executor ray (local cluster)"
+        raise HarnessError(
+            f"{where}: Ray did not start: {_first_line(exc)} (a loaded machine can make its node "
+            "miss Ray's start-up limit); run again, or start a cluster with `ray start --head` "
+            "and pass the address it prints with --ray-address"
         ) from None
     return True
 

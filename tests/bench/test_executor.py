@@ -114,3 +114,32 @@ def test_executor_ray_without_ray_exits_2_saying_how_to_install(tmp_path: Path) 
     assert "Ray is not installed" in proc.stderr
     assert "pip install 'athena-harness[ray]'" in proc.stderr
     assert not db.exists()  # checked before any run row
+
+
+class _RayThatDoesNotStart:
+    """A stand-in for the ``ray`` module whose local node misses Ray's start-up limit, as Ray
+    2.60 did here at load 9-14 (it raises a bare ``Exception``)."""
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **kwargs: object) -> None:
+        raise Exception(  # what Ray itself raises
+            "The current node timed out during startup. This could happen because some of the "
+            "raylet failed to startup or the GCS has become overloaded."
+        )
+
+
+def test_a_ray_node_that_does_not_start_is_one_line_not_a_traceback() -> None:
+    from harness.bench._ray_executor import _connect
+    from harness.errors import HarnessError
+
+    with pytest.raises(HarnessError) as caught:
+        _connect(_RayThatDoesNotStart(), None)
+    message = str(caught.value)
+    assert message.startswith(
+        "--executor ray (local cluster): Ray did not start: The current node timed out during "
+        "startup."
+    )
+    assert "ray start --head" in message
+    assert "\n" not in message

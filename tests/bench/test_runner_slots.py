@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from harness.api import arun as harness_arun
 from harness.bench import _runner
 from harness.bench._matrix import expand
 from harness.bench._runner import Runner, RunnerOptions
@@ -43,7 +44,7 @@ def test_the_next_cell_talks_to_the_provider_while_the_last_one_is_graded(
     (tmp_path / "two.yaml").write_text(SUITE, encoding="utf-8")
     cells = expand(load_suites([tmp_path / "two.yaml"]), ["react"], ["mock"], 1)
     log: list[tuple[str, str]] = []
-    real_arun, real_grade = _runner.arun, _runner._grade
+    real_arun, real_grade = harness_arun, _runner._grade
 
     async def arun(prompt: str, **kw: Any) -> Any:
         log.append(("talk", prompt))
