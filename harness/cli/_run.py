@@ -45,19 +45,6 @@ class _Scrubbed:
         return getattr(sys.stderr, name)
 
 
-def _redactor(providers: list[str], cassettes: Path) -> Redactor:
-    """The secrets of the providers named (with ``auto``: of every provider with cassettes)
-    and of the environment (see :func:`~harness.cassettes._secrets.secret_values`)."""
-    from harness.cassettes._secrets import Redactor, secret_values
-
-    specs = list(providers)
-    if "auto" in specs and cassettes.is_dir():
-        specs += [
-            p.name for suite in cassettes.iterdir() if suite.is_dir() for p in suite.iterdir()
-        ]
-    return Redactor(secret_values(specs))
-
-
 @click.command("run")
 @click.argument("suite_paths", metavar="SUITE...", nargs=-1, required=True)
 @click.option("--modes", default="react,plan_and_solve,reflexion", show_default=True)
@@ -174,6 +161,7 @@ def run_cmd(
     the rest), 130 interrupted (finished cells are kept; the resume command is printed)."""
     from rich.markup import escape
 
+    from harness.bench._redact import run_redactor
     from harness.bench._session import run_bench
     from harness.cli._console import SafeConsole
     from harness.cli._progress import drive, show_log
@@ -182,7 +170,7 @@ def run_cmd(
 
     if provider_opts:
         _set_provider_opts(provider_opts)
-    redact = _redactor(_csv(providers), Path(cassettes_dir))
+    redact = run_redactor(_csv(providers), Path(cassettes_dir))
     console = SafeConsole(stderr=True, file=_Scrubbed(redact))  # type: ignore[arg-type]
     if resume and not label:
         raise click.BadParameter("--resume needs --label", param_hint="--resume")
