@@ -88,6 +88,10 @@ class BfclGrader(Grader):
                 f"{value!r}: unknown BFCL category {category_of(value)!r}; the categories are: "
                 f"{', '.join(CATEGORIES)}"
             )
+        try:  # a well-formed id that BFCL's data lacks (simple_python_99999) fails here too
+            entry(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
         return value
 
     def evaluate(self, result: Result, context: GradeContext) -> Grade:

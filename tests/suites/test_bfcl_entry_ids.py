@@ -21,6 +21,8 @@ from harness.grading import parse_grader
         ("no_such_category_3", "unknown BFCL category 'no_such_category'"),
         # YAML's "\n": a real id then a line break passed (``$`` matches before a last \n)
         ("simple_python_0\\n", "is not a BFCL entry id"),
+        # well formed, but BFCL has no such entry (adversary round 6): failed only when grading
+        ("simple_python_99999", "no BFCL entry 'simple_python_99999' in category 'simple_python'"),
     ],
 )
 def test_a_bad_bfcl_entry_fails_suites_validate(tmp_path: Path, entry: str, said: str) -> None:
