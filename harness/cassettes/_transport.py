@@ -27,7 +27,8 @@ deltas then arrive at once), stored as one string, and replayed byte-for-byte as
 so a replayed run parses exactly the recorded events. Failed connections (timeouts, resets) are
 not recorded: only HTTP responses are.
 
-The cassette is saved on ``aclose()`` (the provider closes its client at the end of a run) or
+The cassette is saved on ``aclose()`` (the provider closes its client at the end of a run;
+not when the run was cancelled: a conversation cut short is never written) or
 :meth:`CassetteTransport.save`, atomically (a temporary file, then ``os.replace``); ``none``
 never writes. A request without a recorded answer raises :class:`CassetteMiss` (a
 :class:`~harness.errors.HarnessError`, so the HTTP layer does not retry it) naming the file and
@@ -253,8 +254,13 @@ class CassetteTransport(httpx.AsyncBaseTransport):
         if self._closed:
             return
         self._closed = True
+        task = asyncio.current_task()
         try:
-            await asyncio.to_thread(self.save)
+            # A conversation cut short by a cancel (Ctrl-C, a stopped recording, a cell's
+            # timeout) is never saved: a replay of it would miss its later requests, and a
+            # recording that resumes records the whole cell again.
+            if task is None or not task.cancelling():
+                await asyncio.to_thread(self.save)
         finally:
             if self._real is not None:
                 real, self._real = self._real, None

@@ -819,3 +819,40 @@ def test_a_cassette_yaml_bomb_fails_its_load_with_a_clear_error(tmp_path: Path) 
         lines.append(f"{name}: &{name} [{','.join([f'*{prev}'] * 9)}]")
     with pytest.raises(YAMLSyntaxError, match=r"cassette:5: aliases expand to more than 10,000"):
         deserialize("\n".join([*lines, "interactions: []", ""]))
+
+
+async def test_a_cell_cancelled_mid_conversation_writes_no_cassette(
+    own_server: HTTPServer, tmp_path: Path
+) -> None:
+    """A stopped recording (Ctrl-C) used to save the conversation so far: the cassette of a
+    cell cut short, whose replay then missed its later requests ("played already") and which a
+    resumed recording skipped as done. Seen on 2026-11-27 with a multi-turn BFCL cell."""
+    model = Model()
+    second = threading.Event()
+    release = threading.Event()
+
+    def slow_second(request: WRequest) -> WResponse:
+        body = json.loads(request.get_data())
+        if any(m["role"] == "tool" for m in body["messages"]):
+            second.set()
+            release.wait(30)  # the answer comes only after the cancel
+        return model(request)
+
+    own_server.expect_request(PATH, method="POST").respond_with_handler(slow_second)
+    path = tmp_path / "cut.yaml"
+    cell = asyncio.create_task(run_cell(transport(path, "all"), base_url(own_server), 4))
+    try:
+        assert await asyncio.to_thread(second.wait, 30), "the second request never came"
+        cell.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cell
+    finally:
+        release.set()
+    assert not path.exists()
+
+    # The same cell left to finish is saved whole, and replays.
+    whole = tmp_path / "whole.yaml"
+    release.set()
+    done = await run_cell(transport(whole, "all"), base_url(own_server), 4)
+    assert done.text == "Cell 4: the answer is 13."
+    assert len(interactions(whole)) == 2
