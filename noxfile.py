@@ -244,6 +244,7 @@ def perf(session: nox.Session) -> None:
     session.run("python", "benchmarks/bench_ray.py")
     session.run("python", "benchmarks/view_pages.py")
     session.run("python", "benchmarks/bfcl_speed.py")
+    session.run("python", "benchmarks/first_run.py")
 
 
 @nox.session(default=False)

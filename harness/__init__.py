@@ -16,6 +16,7 @@ from harness.api import (
     extract_structured,
     resume,
     run,
+    warm_up,
 )
 from harness.core._budget import CallRecord
 from harness.core._messages import Message, TokenUsage, ToolCall, ToolResult, UIPayload
@@ -77,5 +78,6 @@ __all__ = [
     "extract_structured",
     "resume",
     "run",
+    "warm_up",
     "tool",
 ]

@@ -39,6 +39,7 @@ __all__ = [
     "extract_structured",
     "resume",
     "run",
+    "warm_up",
 ]
 
 
@@ -202,3 +203,23 @@ def extract_structured(
         called="harness.extract_structured()",
         instead="await harness.aextract_structured(...)",
     )
+
+
+def warm_up() -> None:
+    """Load now what the first run of a process would load on its way: the provider profiles
+    (``pyproject.toml`` / ``harness.toml``), the mock provider, the plug-in registries' entry
+    points and the default mode. ``import harness`` defers them so that it stays cheap; call
+    this where start-up time is free (a server starting, a test session) and the first
+    :func:`arun` then costs about what the later ones do (docs/performance.md). Safe to call
+    from any thread and more than once; a run never needs it."""
+    from harness.modes._base import MODES
+    from harness.providers._kinds import PROVIDER_KINDS
+    from harness.providers._mock import MockProvider
+    from harness.providers._profiles import resolve_profile
+    from harness.tools._registry import TOOLS
+
+    for registry in (MODES, PROVIDER_KINDS, TOOLS):
+        registry.names()
+    MODES.get("react")
+    resolve_profile("mock")
+    del MockProvider
