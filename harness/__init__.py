@@ -78,6 +78,6 @@ __all__ = [
     "extract_structured",
     "resume",
     "run",
-    "warm_up",
     "tool",
+    "warm_up",
 ]
