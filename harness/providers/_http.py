@@ -15,11 +15,12 @@ retries with backoff, streaming (SSE and NDJSON), and the HTTP error taxonomy.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -166,19 +167,25 @@ class HTTPClient:
         finally:
             await response.aclose()
 
-    async def get_json(self, path: str, *, timeout_s: float = 10.0) -> Any:
-        """GET ``path`` once (no retries) and decode its JSON; ProviderError when the server
-        cannot be reached, answers an error status or something that is not JSON."""
+    @contextlib.contextmanager
+    def _transport_errors(self) -> Iterator[None]:
+        """httpx's timeouts and transport failures as ProviderError (kind timeout/transport)."""
         try:
-            response = await self._client.get(
-                path, timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
-            )
+            yield
         except httpx.TimeoutException as exc:
             raise ProviderError(
                 "timeout", f"no answer from {self.base_url}: {_describe(exc)}"
             ) from exc
         except httpx.TransportError as exc:
             raise ProviderError("transport", f"{self.base_url}: {_describe(exc)}") from exc
+
+    async def get_json(self, path: str, *, timeout_s: float = 10.0) -> Any:
+        """GET ``path`` once (no retries) and decode its JSON; ProviderError when the server
+        cannot be reached, answers an error status or something that is not JSON."""
+        with self._transport_errors():
+            response = await self._client.get(
+                path, timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
+            )
         if response.status_code >= 400:
             raise error_from_response(response)
         try:
@@ -194,15 +201,9 @@ class HTTPClient:
             if timeout_s is not None
             else httpx.USE_CLIENT_DEFAULT
         )
-        try:
+        with self._transport_errors():
             request = self._client.build_request("POST", path, json=body, timeout=timeout)
             response = await self._client.send(request, stream=stream)
-        except httpx.TimeoutException as exc:
-            raise ProviderError(
-                "timeout", f"no answer from {self.base_url}: {_describe(exc)}"
-            ) from exc
-        except httpx.TransportError as exc:
-            raise ProviderError("transport", f"{self.base_url}: {_describe(exc)}") from exc
         if response.status_code >= 400:
             try:
                 await response.aread()
