@@ -12,19 +12,26 @@ error result past 100,000 directories listed or :data:`GLOB_MAX_NAMES` names loo
 
 Every limit whose result the model sees counts work (directories, names, bytes, matches), never
 time, so a replay gives the same results on an idle machine and on one at full load. grep's
-wall-clock bound, :data:`GREP_TIME_LIMIT_S`, is only a safety net against a pattern that
-backtracks catastrophically: its expiry raises :class:`~harness.errors.ToolSafetyNet`, which
-ends the run as ``error_during_execution`` (an infrastructure error of the cell), never a tool
-result.
+bound, :data:`GREP_TIME_LIMIT_S` seconds of the search's CPU time (a ``SIGPROF`` timer in the
+worker), is only a safety net against a pattern that backtracks catastrophically: its expiry
+raises :class:`~harness.errors.ToolSafetyNet`, which ends the run as ``error_during_execution``
+(an infrastructure error of the cell), never a tool result. CPU time, not wall-clock time: a
+plain search queued behind other cells' searches on a machine at load 20 spends milliseconds
+of CPU however long it waits, so it never meets the net (with a wall-clock net of 30 s it did,
+on Ray at load 21). A wall-clock bound, ten minutes, remains for a worker that hangs without
+computing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import os
 import re
+import signal
 import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,10 +55,12 @@ from harness.tools._workspace import Workspace
 
 __all__ = ["GLOB_MAX_NAMES", "GREP_MAX_CHARS", "GREP_TIME_LIMIT_S", "GlobTool", "GrepTool"]
 
-#: grep's wall-clock safety net: past it the worker process searching is killed and the run
+#: grep's safety net, in seconds of the search's CPU time: past it the search stops and the run
 #: ends as ``error_during_execution`` (:class:`~harness.errors.ToolSafetyNet`). Generous: a
-#: search the work caps allow finishes far sooner, even on a machine at full load.
+#: search the work caps allow spends far less, and load does not make it spend more.
 GREP_TIME_LIMIT_S = 30.0
+#: Wall-clock last resort (queueing included): a worker that neither finishes nor computes.
+_WALL_LIMIT_S = 600.0
 #: Seconds grep's worker process may take to start (beyond the kernel's tool timeout, 60 s by
 #: default, which then ends the call first).
 _START_LIMIT_S = 120.0
@@ -244,13 +253,20 @@ class GrepTool(BuiltinTool):
             ) from None
         try:
             where, searched, out, capped = await run_killable(
-                _grep_in_worker, ws, path, pattern, GREP_MAX_CHARS, timeout_s=GREP_TIME_LIMIT_S
-            )
+                _grep_in_worker, ws, path, pattern, GREP_MAX_CHARS, GREP_TIME_LIMIT_S,
+                timeout_s=_WALL_LIMIT_S,
+            )  # fmt: skip
+        except CpuLimitReached:
+            raise ToolSafetyNet(
+                f"grep: pattern {pattern!r} still searching after {GREP_TIME_LIMIT_S:g} s of "
+                "CPU time (catastrophic backtracking); a safety net, so the cell is an "
+                "infrastructure error, not a result for the model"
+            ) from None
         except TimeoutError:
             raise ToolSafetyNet(
-                f"grep: pattern {pattern!r} still searching after {GREP_TIME_LIMIT_S:g} s "
-                "(catastrophic backtracking, or a machine too loaded to search); a wall-clock "
-                "safety net, so the cell is an infrastructure error, not a result for the model"
+                f"grep: no answer from its worker process within {_WALL_LIMIT_S:g} s (wall "
+                "clock); a safety net, so the cell is an infrastructure error, not a result "
+                "for the model"
             ) from None
         truncated = len(out) > MAX_MATCHES
         del out[MAX_MATCHES:]
@@ -275,12 +291,48 @@ class GrepTool(BuiltinTool):
 _MATCH_LINE = re.compile(r"^(.*?):(\d+):(.*)$", re.DOTALL)  # grep's path:line:text
 
 
+class CpuLimitReached(Exception):
+    """Raised in grep's worker when the search has spent its CPU time (pickled back)."""
+
+
+def _cpu_spent(signum: int, frame: object) -> None:
+    raise CpuLimitReached
+
+
+@contextlib.contextmanager
+def _cpu_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`CpuLimitReached` in this process once the block has used ``seconds`` of
+    CPU time (``ITIMER_PROF``: user and system time; the regex engines check for signals while
+    they backtrack). Only in a main thread where the timer exists (the worker process's)."""
+    if (
+        not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+    previous = signal.signal(signal.SIGPROF, _cpu_spent)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
 def _grep_in_worker(
+    ws: Workspace, path: str, pattern: str, max_chars: int, cpu_limit_s: float
+) -> tuple[str, int, list[str], bool]:
+    """Runs in grep's worker process (see :mod:`harness.tools._grep_worker`), stopped by
+    :class:`CpuLimitReached` after ``cpu_limit_s`` of CPU time: the shown top path, the files
+    searched, the matching lines (one past the cap means "more") and whether the search
+    stopped at ``max_chars`` of text read (the file that crossed it is searched)."""
+    with _cpu_limit(cpu_limit_s):
+        return _grep(ws, path, pattern, max_chars)
+
+
+def _grep(
     ws: Workspace, path: str, pattern: str, max_chars: int
 ) -> tuple[str, int, list[str], bool]:
-    """Runs in grep's worker process (see :mod:`harness.tools._grep_worker`): the shown top
-    path, the files searched, the matching lines (one past the cap means "more") and whether
-    the search stopped at ``max_chars`` of text read (the file that crossed it is searched)."""
     b = ws.beneath(path)
     parts = ws.parts(path)
     try:

@@ -9,11 +9,6 @@ times."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +17,7 @@ import pytest
 
 from harness.bench._session import BenchRequest, run_bench
 from harness.tools._sandbox import sandbox_problem
+from tests.load import busy_cores
 
 #: Spawns processes, sandboxes, browsers, clusters or servers (the fast loop skips it).
 pytestmark = pytest.mark.slow
@@ -34,21 +30,6 @@ COLUMNS = (
     "finish_reason, iterations, tool_calls, llm_calls, input_tokens, output_tokens, text, "
     "deliverable, error_diagnostic"
 )
-
-
-@contextmanager
-def busy_cores() -> Iterator[None]:
-    """One process spinning on each core until the block ends."""
-    burners = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"])
-        for _ in range(os.cpu_count() or 2)
-    ]
-    try:
-        yield
-    finally:
-        for burner in burners:
-            burner.kill()
-            burner.wait()
 
 
 def replay(db: Path) -> list[tuple[Any, ...]]:

@@ -22,11 +22,14 @@ import duckdb
 import pytest
 from ray_helpers import latency_suite, require_ray
 
+from harness.tools._sandbox import sandbox_problem
+from tests.load import busy_cores
+
 ROOT = Path(__file__).resolve().parents[2]
 SUITES = ROOT / "suites"
 COLUMNS = (
     "cell_key, passed, status, finish_reason, tool_calls, llm_calls, iterations, input_tokens, "
-    "output_tokens, cost_usd, text"
+    "output_tokens, cost_usd, text, grader_explanation, error_diagnostic, deliverable"
 )
 
 
@@ -148,6 +151,38 @@ def test_ray_address_run_stores_what_the_local_executor_stores(
     got, want = _rows(ray_db), _rows(local_db)
     assert len(got) > 50
     assert got == want
+
+
+@pytest.mark.timeout(1800)  # two replays, one of them on cores kept busy
+def test_a_ray_replay_while_every_core_is_busy_stores_what_a_quiet_local_one_stores(
+    ray_head: tuple[str, dict[str, str]], tmp_path: Path
+) -> None:
+    """Issue 33.5: grep and glob cells, code cells graded by pytest in the sandbox (when there
+    is one), on the mock and on the recorded Qwen server, replayed on Ray with one busy process
+    per core: the same rows as a quiet local replay, explanations included."""
+    address, env = ray_head
+    suites = [str(SUITES / f"{name}.yaml") for name in ("lookup", "files")]
+    if sandbox_problem() is None:
+        suites.append(str(SUITES / "code.yaml"))
+    common = [
+        *suites, "--providers", "mock,llamaserver-qwen-chat", "--cassettes",
+        str(ROOT / "cassettes"), "--record-mode", "none", "--tasks",
+        "order-total,find-error-log,count-rows,fix-add,fix-inclusive-range",
+    ]  # fmt: skip
+    quiet_db, loaded_db = tmp_path / "quiet.duckdb", tmp_path / "loaded.duckdb"
+    local = _harness([*common, "--db", str(quiet_db)], env, ROOT)
+    _, err = local.communicate(timeout=300)
+    assert local.returncode == 0, err
+    with busy_cores():
+        remote = _harness(
+            [*common, "--executor", "ray", "--ray-address", address, "--workers", "2", "--db",
+             str(loaded_db)], env, ROOT,
+        )  # fmt: skip
+        _, err = remote.communicate(timeout=1500)
+    assert remote.returncode == 0, err
+    quiet, loaded = _rows(quiet_db), _rows(loaded_db)
+    assert len(quiet) >= 3 * 2 * 3  # three tasks or more, three modes, two providers
+    assert loaded == quiet
 
 
 def test_ctrl_c_keeps_finished_cells_and_resume_runs_the_rest_once(

@@ -1,4 +1,4 @@
-"""Resource limits of the builtin tools: a catastrophic grep pattern is stopped by its wall-clock
+"""Resource limits of the builtin tools: a catastrophic grep pattern is stopped by its CPU-time
 safety net (and never holds the interpreter lock), which ends the run as an infrastructure error
 rather than showing the model a load-dependent result; grep's work cap; writes and new files are
 capped."""
@@ -39,6 +39,17 @@ async def test_catastrophic_grep_pattern_is_stopped(
     with pytest.raises(ToolSafetyNet, match="catastrophic backtracking") as caught:
         await GrepTool().run({"pattern": EVIL}, ctx(tmp_path))
     assert not isinstance(caught.value, ToolError)  # never an error result for the model
+
+
+def test_the_safety_net_counts_cpu_time_not_waiting() -> None:
+    """The net is CPU time: waiting (a search queued behind others on a loaded machine) spends
+    none, so only computing meets it. On Ray at load 21 a 30 s wall-clock net stopped a plain
+    search and the replay differed."""
+    with search_tools._cpu_limit(0.2):
+        time.sleep(1.0)  # five times the limit in wall-clock time, no CPU
+    with pytest.raises(search_tools.CpuLimitReached), search_tools._cpu_limit(0.2):
+        while True:
+            pass
 
 
 async def test_the_issue_pattern_finishes_at_once(tmp_path: Path) -> None:
