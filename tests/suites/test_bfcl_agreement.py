@@ -335,6 +335,7 @@ def zero_shot_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+@pytest.mark.timeout(900)  # the fixture replays every recorded zero-shot cell (450 and the mock's)
 def test_every_recorded_zero_shot_cell_agrees_with_bfcls_checker(zero_shot_db: Path) -> None:
     recorded = {
         p.relative_to(CASSETTES / "bfcl-zero-shot").parts[0]
