@@ -175,8 +175,14 @@ class Runner:
                     [*pending, stopper], return_when=asyncio.FIRST_COMPLETED
                 )
                 pending = [w for w in workers if not w.done()]
-            if stopper in done:
-                summary.interrupted = bool(queue) or not all(w.done() for w in workers)
+            if stopper in done or self._stop.is_set():
+                # A worker cancelled by the stop left its cell unstored (a KeyboardInterrupt
+                # raised in a cell stops the run so, after the last cell was taken).
+                summary.interrupted = (
+                    bool(queue)
+                    or not all(w.done() for w in workers)
+                    or any(w.cancelled() for w in workers)
+                )
                 for w in workers:
                     w.cancel()
             results = await asyncio.gather(*workers, return_exceptions=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from typing import cast
 
 from harness._plugins import described
 from harness.bench._matrix import Cell
@@ -95,10 +96,10 @@ def _not_an_outcome(value: object) -> str | None:
     if not isinstance(value, CellOutcome):
         return f"{type(value).__name__}, not a CellOutcome"
     # A plug-in's outcome holds whatever it put there, whatever the annotations say.
-    cell: object = value.cell
+    cell = cast(object, value.cell)
     if not isinstance(cell, Cell):
         return f"an outcome whose cell is {type(cell).__name__}, not a Cell"
-    result: object = value.result
+    result = cast(object, value.result)
     if result is not None and not isinstance(result, Result):
         return f"an outcome of {cell.key} whose result is {type(result).__name__}, not a Result"
     return None

@@ -142,3 +142,83 @@ def test_a_mode_raising_keyboard_interrupt_is_an_interrupt_exit_130(
     assert "interrupted" in out
     if where == "iterate":  # the run is closed as interrupted, nothing stored for its cells
         assert _stored(tmp_path) == []
+
+
+TOOLS_AND_GRADERS = """\
+from typing import Literal
+
+import harness
+from harness.grading import Grader
+
+
+class Boom(BaseException):
+    pass
+
+
+@harness.tool
+def interrupting(x: str) -> str:
+    \"\"\"A tool.\"\"\"
+    raise KeyboardInterrupt
+
+
+@harness.tool
+def booming(x: str) -> str:
+    \"\"\"A tool.\"\"\"
+    raise Boom("tool")
+
+
+class G(Grader):
+    kind: Literal["booming"] = "booming"
+
+    async def evaluate(self, result, context):
+        raise Boom("grader")
+"""
+
+
+def _suite(tool: str | None, grader: str) -> str:
+    turns = "[{text: hi}]"
+    tools = "[]"
+    if tool:
+        tools = f"['plug_tg:{tool}']"
+        turns = f"[{{tool_calls: [{{name: {tool}, arguments: {{x: y}}}}]}}, {{text: hi}}]"
+    return (
+        "suite: s\ntasks:\n"
+        f"  - {{id: a, prompt: hi, tools: {tools}, expect: {grader}, mock: {{turns: {turns}}}}}\n"
+        "  - {id: b, prompt: hi, expect: {kind: contains, value: hi},"
+        " mock: {turns: [{text: hi}]}}\n"
+    )
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("case", ["tool-KeyboardInterrupt", "tool-own-BaseException",
+                                  "grader-own-BaseException"])  # fmt: skip
+def test_a_tool_or_grader_raising_what_is_not_an_exception(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """Before: `Aborted!` and exit 1 (a tool's KeyboardInterrupt), a traceback and the cause
+    `internal error: Boom: tool` (a tool's own BaseException), a traceback and exit 1 (a
+    grader's)."""
+    (tmp_path / "plug_tg.py").write_text(TOOLS_AND_GRADERS)
+    contains = "{kind: contains, value: hi}"
+    suite = {
+        "tool-KeyboardInterrupt": _suite("interrupting", contains),
+        "tool-own-BaseException": _suite("booming", contains),
+        "grader-own-BaseException": _suite(None, "{kind: 'plug_tg:G'}"),
+    }[case]
+    (tmp_path / "s.yaml").write_text(suite)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    args = ["run", "s.yaml", "--modes", "react", "--providers", "mock", "--db", "h.duckdb",
+            "--no-progress", "--concurrency", "1"]  # fmt: skip
+    done = CliRunner().invoke(main, args)
+    out = done.output
+    assert "Traceback" not in out
+    assert "internal error" not in out
+    if case == "tool-KeyboardInterrupt":  # a stops the run as Ctrl-C: b never starts
+        assert done.exit_code == 130, out
+        assert "interrupted" in out
+        assert _stored(tmp_path) == []
+    else:
+        assert done.exit_code == 3, out
+        assert "Boom: " in out
+        assert _stored(tmp_path) == [("a", "error"), ("b", "passed")]

@@ -40,5 +40,5 @@ def test_a_fifo_or_link_at_the_write_ahead_log_is_refused(
     assert done.exit_code == 2, done.output
     assert f"h.duckdb.wal is {kind}, not a regular file" in " ".join(done.output.split())
     assert victim.read_text() == "keep me"
-    report = CliRunner().invoke(main, ["report", "--db", "h.duckdb", "-o", "out"])
+    report = CliRunner().invoke(main, ["report", "--db", "h.duckdb", "--out", "out"])
     assert report.exit_code == 2, report.output
