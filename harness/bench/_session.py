@@ -233,10 +233,11 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
             try:
                 with redact.scrubbing_logs():
                     told = (drive or drive_plain)(runner, cells, request.progress)
-            except (HarnessError, KeyboardInterrupt, GeneratorExit):
+            except HarnessError:
                 raise
-            except BaseException as exc:  # an executor plug-in raising mid-run (its SystemExit
-                # ended `harness run` with exit 0 and its cells lost; anything else, a traceback)
+            except (Exception, SystemExit) as exc:  # an executor plug-in raising mid-run (its
+                # SystemExit ended `harness run` with exit 0, its cells lost; else a traceback).
+                # Other BaseExceptions (a test runner's timeout, say) go on up.
                 crashed = redact.text(crashed_executor(request.executor, exc))
                 log.error("harness: %s; the cells it stored are kept", crashed)
                 told = MatrixSummary(total=len(cells))
