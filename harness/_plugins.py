@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from harness.errors import ConfigError
 
-__all__ = ["PluginInfo", "Registry", "import_reference", "is_reference"]
+__all__ = ["PluginInfo", "Registry", "described", "import_reference", "is_reference"]
 
 T = TypeVar("T")
 
@@ -52,9 +52,12 @@ def import_reference(spec: str, *, what: str) -> Any:
             f"{what}: cannot import {module_name!r} for {spec!r}: {exc}; install the package "
             "that provides it, or check the spelling"
         ) from None
-    except (Exception, SystemExit) as exc:  # the plug-in's own code failed as it was imported
+    except KeyboardInterrupt:  # Ctrl-C during a slow import: the CLI exits 130
+        raise
+    except BaseException as exc:  # the plug-in's own code failed as it was imported: any
+        # exception, SystemExit, GeneratorExit or a BaseException subclass of its own
         raise ConfigError(
-            f"{what}: importing {module_name!r} for {spec!r} raised {_described(exc)}; fix or "
+            f"{what}: importing {module_name!r} for {spec!r} raised {described(exc)}; fix or "
             "remove the plug-in"
         ) from None
     for part in attr.split("."):
@@ -64,18 +67,27 @@ def import_reference(spec: str, *, what: str) -> Any:
             raise ConfigError(
                 f"{what}: module {module_name!r} has no attribute {attr!r} (from {spec!r})"
             ) from None
-        except Exception as exc:  # a module __getattr__ or a property that raises
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a module __getattr__ or a property that raises
             raise ConfigError(
                 f"{what}: reading {attr!r} of {module_name!r} (from {spec!r}) raised "
-                f"{_described(exc)}"
+                f"{described(exc)}"
             ) from None
     return target
 
 
-def _described(exc: BaseException) -> str:
-    """``RuntimeError: boom``, on one line (a message spanning lines is joined)."""
-    text = " ".join(str(exc).split()) if str(exc) else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+def described(exc: BaseException) -> str:
+    """``RuntimeError: boom``, on one line (a message spanning lines is joined): what a
+    plug-in raised, for a one-line error. Never raises itself: an exception whose ``__str__``
+    raises (or returns no string) is described by its type alone."""
+    name = type(exc).__name__
+    try:
+        text = str(exc)
+    except Exception:
+        return f"{name} (its message could not be read)"
+    text = " ".join(text.split())
+    return f"{name}: {text}" if text else name
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,10 +204,10 @@ class Registry(Generic[T]):
             return obj  # type: ignore[no-any-return]
         try:
             return self._check(obj, spec)
-        except ConfigError:
+        except (ConfigError, KeyboardInterrupt):
             raise
-        except Exception as exc:  # e.g. a plug-in class whose constructor raises
-            said = _described(exc)
+        except BaseException as exc:  # e.g. a plug-in class whose constructor raises, exits...
+            said = described(exc)
             raise ConfigError(f"{self.kind} {spec!r}: loading it raised {said}") from None
 
     def unknown(self, spec: str) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness._plugins import Registry
+from harness._plugins import Registry, described
 from harness.bench._runner import Executor, Runner, RunnerOptions, Sink
 from harness.errors import ConfigError, HarnessError
 from harness.suites._suite import Suite
@@ -81,9 +81,9 @@ def make_executor(
     factory = EXECUTORS.get(name)
     try:
         return factory(options, sink, context)
-    except HarnessError:
+    except (HarnessError, KeyboardInterrupt):
         raise
-    except Exception as exc:
+    except BaseException as exc:  # SystemExit and a plug-in's own BaseException too
         raise ConfigError(
-            f"--executor {name!r}: making the executor raised {type(exc).__name__}: {exc}"
+            f"--executor {name!r}: making the executor raised {described(exc)}"
         ) from None

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness._plugins import described
 from harness.api import arun
 from harness.bench._matrix import Cell
 from harness.bench._outcome import (
@@ -174,8 +175,14 @@ class Runner:
                     [*pending, stopper], return_when=asyncio.FIRST_COMPLETED
                 )
                 pending = [w for w in workers if not w.done()]
-            if stopper in done:
-                summary.interrupted = bool(queue) or not all(w.done() for w in workers)
+            if stopper in done or self._stop.is_set():
+                # A worker cancelled by the stop left its cell unstored (a KeyboardInterrupt
+                # raised in a cell stops the run so, after the last cell was taken).
+                summary.interrupted = (
+                    bool(queue)
+                    or not all(w.done() for w in workers)
+                    or any(w.cancelled() for w in workers)
+                )
                 for w in workers:
                     w.cancel()
             results = await asyncio.gather(*workers, return_exceptions=True)
@@ -279,8 +286,18 @@ class Runner:
             # Not cancelled by us: a cancellation leaked from inside the cell (a timeout in a
             # tool, say). It must not end the worker and silently drop the cell.
             return CellOutcome(cell, cassette, error="CancelledError: leaked from the cell")
-        except Exception as exc:  # a crashing cell is a failed outcome; the matrix goes on
-            crashed = CellOutcome(cell, cassette, error=f"{type(exc).__name__}: {exc}")
+        except GeneratorExit:
+            raise
+        except KeyboardInterrupt:
+            # Raised inside a cell (Ctrl-C reaches the CLI's runs as request_stop, so this is
+            # a plug-in's own, or a Ctrl-C through the Python API): the run stops as
+            # interrupted, finished cells kept; this one is not stored (--resume runs it).
+            self.request_stop()
+            raise asyncio.CancelledError from None
+        except BaseException as exc:  # a crashing cell is a failed outcome; the matrix goes on.
+            # A plug-in's SystemExit (it used to end `harness run` at once, exit 0, its cells
+            # lost) or its own BaseException subclass too.
+            crashed = CellOutcome(cell, cassette, error=described(exc))
             self._verdict_to_trace(result, crashed, 0.0, task.expect.kind)
             return crashed
         finally:

@@ -14,12 +14,14 @@ import asyncio
 import dataclasses
 import logging
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from harness._plugins import described
 from harness.bench._discover import discover_providers, recorded
 from harness.bench._live import preflight
 from harness.bench._matrix import Cell, expand
@@ -37,8 +39,8 @@ from harness.bench._redact import run_redactor
 from harness.bench._rundir import RunFolder, remove_stale
 from harness.bench._runner import RunnerOptions
 from harness.bench._scrub import scrub_summary, scrubbed
-from harness.bench._stored import StoredCells
-from harness.errors import ConfigError, DiskFull
+from harness.bench._stored import StoredCells, crashed_executor
+from harness.errors import ConfigError, DiskFull, HarnessError
 from harness.grading._python import DEFAULT_TIMEOUT_S
 from harness.suites._load import load_suites, suite_files
 from harness.suites._suite import Suite, SuiteError
@@ -109,6 +111,8 @@ class BenchReport:
     refused: dict[str, str] = field(default_factory=dict)
     #: How many cells those were (not stored: ``--resume`` runs them).
     refused_cells: int = 0
+    #: Why the executor stopped before its end (it raised): the run is ``failed``, exit 3.
+    crashed: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -117,7 +121,7 @@ class BenchReport:
         not an error)."""
         if self.summary.interrupted:
             return EXIT_INTERRUPTED
-        return EXIT_ERRORED if self.summary.errored or self.refused else 0
+        return EXIT_ERRORED if self.summary.errored or self.refused or self.crashed else 0
 
 
 def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchReport:
@@ -190,10 +194,17 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         stored = StoredCells({c.key for c in cells})
 
         def sink(outcome: CellOutcome) -> None:
-            if not stored.admit(outcome):  # a cell twice, or one this run never had
+            if not stored.admit(outcome):  # a cell twice, one this run never had, not an outcome
                 return
             try:
-                store.write_result(scrubbed(_row(outcome, run_id), redact))
+                row = scrubbed(_row(outcome, run_id), redact)
+            except Exception as exc:  # an executor plug-in's outcome that makes no row
+                stored.forget(outcome)
+                log.warning("harness: the outcome of %s makes no row (%s); not stored",
+                            outcome.cell.key, described(exc))  # fmt: skip
+                return
+            try:
+                store.write_result(row)
             except DiskFull as exc:  # not stored: the run stops; a --resume runs the cell again
                 stored.forget(outcome)
                 disk_full.append(exc)
@@ -215,11 +226,28 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         folder = store.disk.call(lambda: RunFolder(run_id), "creating the run folder")
         options.work_root = folder.path
         runner = _executor(request, options, sink, suites, trace_file, redact.secrets)
+        crashed: str | None = None
+        started = time.perf_counter()
         try:
-            with redact.scrubbing_logs():
-                told = (drive or drive_plain)(runner, cells, request.progress)
+            told: object
+            try:
+                with redact.scrubbing_logs():
+                    told = (drive or drive_plain)(runner, cells, request.progress)
+            except HarnessError:
+                raise
+            except (Exception, SystemExit) as exc:  # an executor plug-in raising mid-run (its
+                # SystemExit ended `harness run` with exit 0, its cells lost; else a traceback).
+                # Other BaseExceptions (a test runner's timeout, say) go on up.
+                crashed = redact.text(crashed_executor(request.executor, exc))
+                log.error("harness: %s; the cells it stored are kept", crashed)
+                told = MatrixSummary(total=len(cells))
             # What the run stored, not what the executor says (a plug-in's summary may not hold)
-            report.summary = stored.summary(told, cells, request.executor)
+            report.summary = stored.summary(
+                told, cells, request.executor, time.perf_counter() - started
+            )
+            if crashed is not None:
+                report.summary.errors.insert(0, crashed)
+                report.crashed = crashed
             scrub_summary(report.summary, redact)
             status = "interrupted" if report.summary.interrupted else "finished"
         finally:
@@ -230,7 +258,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
                 redact.file(trace_file)  # e.g. spans a Ray driver appended
             except Exception as exc:  # spans are a bonus; never lose the results for them
                 log.warning("spans not ingested: %s", exc)
-            error = f"the disk was full: {disk_full[0]}" if disk_full else None
+            error = f"the disk was full: {disk_full[0]}" if disk_full else crashed
             store.finish_run(run_id, "failed" if error else status, error=error)  # type: ignore[arg-type]
             store.compact_or_warn()
         if disk_full:

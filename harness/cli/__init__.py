@@ -36,7 +36,8 @@ __all__ = ["main"]
 
 class _Root(click.Group):
     """The root group. Click's own error messages (a bad option value, a missing file) quote
-    what was passed: they are shown with control characters escaped too."""
+    what was passed: they are shown with control characters escaped too. A
+    ``KeyboardInterrupt`` that reaches it ends the command with exit 130."""
 
     def invoke(self, ctx: click.Context) -> object:
         try:
@@ -45,6 +46,12 @@ class _Root(click.Group):
             # setattr: newer click marks ``message`` Final (set once, in __init__)
             setattr(exc, "message", safe_text(exc.message))  # noqa: B010
             raise
+        except KeyboardInterrupt:
+            # Ctrl-C outside a run's own handling (while suites load, a plug-in imports, a
+            # report is written), or a plug-in raising it: exit 130 as documented, not
+            # click's "Aborted!" and 1.
+            click.echo("interrupted", err=True)
+            raise SystemExit(130) from None
 
 
 @click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})

@@ -32,7 +32,7 @@ from pydantic import (
 from pydantic import WrapValidator as _Wrap
 from pydantic_core import PydanticCustomError
 
-from harness._plugins import Registry, is_reference
+from harness._plugins import Registry, described, is_reference
 from harness._sync import run_sync
 from harness.core._result import Result
 from harness.errors import ConfigError
@@ -175,11 +175,10 @@ def _pick(value: Any, handler: ValidatorFunctionWrapHandler) -> Grader:
         if is_reference(kind):  # the class's own Literal kind, whatever the suite called it
             data["kind"] = cls.model_fields["kind"].default or kind
         return cls.model_validate(data)
-    except (ValidationError, PydanticCustomError):
+    except (ValidationError, PydanticCustomError, KeyboardInterrupt):
         raise
-    except Exception as exc:  # a plug-in grader's own validator failed: one line
-        what = f"{type(exc).__name__}: {exc}"
-        raise field_error("kind", f"grader {kind!r} raised {what}") from None
+    except BaseException as exc:  # a plug-in grader's own validator failed: one line
+        raise field_error("kind", f"grader {kind!r} raised {described(exc)}") from None
 
 
 def _unused(name: str, kind: str, allowed: list[str]) -> str:

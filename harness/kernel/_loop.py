@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
+from harness._plugins import described
 from harness.core._result import Result, UsageTotals
 from harness.core._terminations import FinishReason
 from harness.errors import ThinkingStarved
@@ -53,8 +54,8 @@ async def run_loop(state: State, *, owns_provider: bool = False) -> Result:
     except cancellation, which is re-raised after Done is emitted."""
 
     async def first_part() -> None:
-        await _start(state)
-        await _loop(state)
+        if await _start(state):
+            await _loop(state)
 
     return await _drive(state, first_part, owns_provider)
 
@@ -81,14 +82,12 @@ async def _drive(state: State, body: Callable[[], Awaitable[None]], owns_provide
     try:
         await body()
     except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt | SystemExit) or _is_cancel(exc):
+        if _passes_through(exc):
             cancelled = exc
             state.halt(FinishReason.ERROR_HALTED, f"cancelled: {type(exc).__name__}")
         else:
             log.exception("harness: internal error in run %s", state.session_id)
-            state.halt(
-                FinishReason.ERROR_DURING_EXECUTION, f"internal error: {type(exc).__name__}: {exc}"
-            )
+            state.halt(FinishReason.ERROR_DURING_EXECUTION, f"internal error: {described(exc)}")
     finally:
         if state.finish_reason is FinishReason.INTERRUPTED:  # kept for harness.resume
             state.meta["owns_provider"] = owns_provider
@@ -112,13 +111,23 @@ async def release(state: State, owns_provider: bool) -> None:
     state.ctx.workspace.cleanup()
 
 
+def _passes_through(exc: BaseException) -> bool:
+    """What a mode's code raises that ends more than its run: Ctrl-C, ``sys.exit``, a
+    cancellation, a closed coroutine (the caller decides: see :func:`_drive`; the bench runner
+    makes such a cell an error cell). Anything else a mode raises halts its run with
+    ``error_during_execution``."""
+    return isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit) or _is_cancel(exc)
+
+
 def _is_cancel(exc: BaseException) -> bool:
     import asyncio
 
     return isinstance(exc, asyncio.CancelledError)
 
 
-async def _start(state: State) -> None:
+async def _start(state: State) -> bool:
+    """The prompt and SessionStart hooks, then the mode's ``init(state)``; False when that
+    raised (the run halted, as when ``iterate`` raises)."""
     hooks = state.hooks
     log = state.turn_log
     if log.conversation and log.current is not None:
@@ -129,9 +138,19 @@ async def _start(state: State) -> None:
         if out.halt is not None and state.early_halt is None:
             state.early_halt = out.halt
     # The mode primes its state last, as in ExAthena: hooks see the user's own prompt.
-    init = state.mode.init(state)
-    if inspect.isawaitable(init):  # an async init(state) is allowed too
-        await init
+    try:
+        init = state.mode.init(state)
+        if inspect.isawaitable(init):  # an async init(state) is allowed too
+            await init
+    except BaseException as exc:
+        if _passes_through(exc):
+            raise
+        name = getattr(state.mode, "name", type(state.mode).__name__)
+        state.halt(
+            FinishReason.ERROR_DURING_EXECUTION, f"mode {name!r}: init raised {described(exc)}"
+        )
+        return False
+    return True
 
 
 async def _loop(state: State) -> None:
@@ -237,9 +256,11 @@ async def _run_mode(state: State, prev: ProgressSnapshot) -> tuple[object, Progr
         prev = dataclasses.replace(prev, message_count=base)
     except ThinkingStarved as exc:
         outcome = await escalate(state, exc)
-    except Exception as exc:
+    except BaseException as exc:  # a plug-in's own BaseException subclass too, never a traceback
+        if _passes_through(exc):
+            raise
         record_steps(state, prev.message_count)
-        state.halt(FinishReason.ERROR_DURING_EXECUTION, f"{type(exc).__name__}: {exc}")
+        state.halt(FinishReason.ERROR_DURING_EXECUTION, described(exc))
         return None
     record_steps(state, prev.message_count)
     return outcome, prev

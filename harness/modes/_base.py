@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from harness._plugins import Registry, is_reference
+from harness._plugins import Registry, described, is_reference
 from harness.errors import ConfigError
 from harness.kernel._mode import ContextOverflow, Continue, Halt, Mode
 
@@ -62,12 +62,10 @@ def check_mode_spec(spec: str) -> str:
     label (:func:`mode_label`)."""
     try:
         resolve_mode(spec)
-    except ConfigError:
+    except (ConfigError, KeyboardInterrupt):
         raise
-    except Exception as exc:  # a plug-in object that raises as it is looked at (its repr...)
-        raise ConfigError(
-            f"mode {spec!r}: checking it raised {type(exc).__name__}: {exc}"
-        ) from None
+    except BaseException as exc:  # a plug-in object that raises as it is looked at (its repr...)
+        raise ConfigError(f"mode {spec!r}: checking it raised {described(exc)}") from None
     return mode_label(spec)
 
 
@@ -85,9 +83,12 @@ def resolve_mode(spec: Any) -> Mode:
     if isinstance(spec, type):
         try:
             spec = spec()
-        except Exception as exc:  # a plug-in's constructor: any failure is one line
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a plug-in's constructor: any failure is one line (its
+            # SystemExit too: it must not end the command, with exit 0, before any cell)
             raise ConfigError(
-                f"mode: cannot instantiate {spec.__name__}(): {type(exc).__name__}: {exc}"
+                f"mode: cannot instantiate {spec.__name__}(): {described(exc)}"
             ) from None
     if not (callable(getattr(spec, "iterate", None)) and callable(getattr(spec, "init", None))):
         raise ConfigError(

@@ -9,6 +9,7 @@ import json
 import os
 import secrets
 import socket
+import stat
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -17,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from harness._files import write_atomic
+from harness._files import file_kind, write_atomic
 from harness.errors import StoreError
 from harness.store import _locking as locking
 from harness.store._damage import record_damage
@@ -72,7 +73,10 @@ def create_in_place(
 
 
 def connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
-    """Open the file; another process's lock is waited for up to ``wait_s``."""
+    """Open the file; another process's lock is waited for up to ``wait_s``. The file (links
+    followed) and its write-ahead log (``PATH.wal``, never a link) must be regular files or
+    absent: DuckDB blocks for ever opening a FIFO, and writes through a link at the log."""
+    _check_files(path)
     config: dict[str, str | bool | int | float | list[str]] = (
         {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
     )
@@ -95,6 +99,22 @@ def connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnec
             raise StoreError(f"cannot open {path}: {exc}") from exc
     con.execute("SET TimeZone = 'UTC'")
     return con
+
+
+def _check_files(path: Path) -> None:
+    """A :class:`StoreError` when ``path`` or its write-ahead log is there but is not a regular
+    file (round 7: a FIFO at ``h.duckdb.wal`` hung ``harness run`` until killed)."""
+    wal = Path(f"{path}.wal")
+    for name, look in ((path, os.stat), (wal, os.lstat)):
+        try:
+            mode = look(name).st_mode
+        except OSError:  # absent (DuckDB makes it), or a dangling link: DuckDB says so
+            continue
+        if not stat.S_ISREG(mode):
+            raise StoreError(
+                f"cannot open {path}: {name} is {file_kind(mode)}, not a regular file; "
+                "refused (remove it)"
+            )
 
 
 def recover_stale_runs(con: duckdb.DuckDBPyConnection, runs: Path, live: set[str]) -> None:

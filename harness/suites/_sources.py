@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from harness._plugins import Registry
+from harness._plugins import Registry, described
 from harness.errors import ConfigError, SuiteError
 from harness.suites._suite import Suite
 
@@ -65,10 +65,10 @@ def load_source(
         raise
     except ConfigError as exc:
         raise SuiteError([f"{where}: {exc}"]) from None
-    except (Exception, SystemExit) as exc:  # a plug-in's own failure: one line, never a traceback
-        raise SuiteError(
-            [f"{where}: task source {name!r} raised {type(exc).__name__}: {exc}"]
-        ) from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # a plug-in's own failure: one line, never a traceback
+        raise SuiteError([f"{where}: task source {name!r} raised {described(exc)}"]) from None
     if not isinstance(suite, Suite):
         raise SuiteError(
             [f"{where}: task source {name!r} returned {type(suite).__name__}, not a Suite"]
