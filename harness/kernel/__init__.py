@@ -2,9 +2,12 @@
 
 The Mode protocol with ``Continue``/``Halt``/``ContextOverflow``, the run ``State``, the model
 call (``build_request``, ``call_provider``: counted, priced, budgeted, traced), tool dispatch,
-hooks, permissions, compaction and structured output (docs/kernel.md, docs/extending.md). The
-modules are private but one: ``harness.kernel.terminations``, the functions of a finish reason
-(``category``, ``is_success``, ``is_error``, ``all``) at the path the design contract names.
+hooks, permissions, compaction and structured output (docs/kernel.md, docs/extending.md); the
+run options, each declared once in a group (``SetupOptions``, ``SamplingOptions``,
+``ConversationOptions``, ``LimitOptions``, ``ToolOptions``, ``TracingOptions``), held flat by
+``RunConfig`` and typed for ``**options`` by ``RunOptions``. The modules are private but one:
+``harness.kernel.terminations``, the functions of a finish reason (``category``, ``is_success``,
+``is_error``, ``all``) at the path the design contract names.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ from typing import TYPE_CHECKING
 from harness._exports import lazy_exports
 
 if TYPE_CHECKING:
-    from harness.errors import ContextOverflow as ContextOverflow
     from harness.kernel._calls import build_request as build_request
     from harness.kernel._calls import call_provider as call_provider
     from harness.kernel._compaction import compact as compact
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     from harness.kernel._replies import emit_text as emit_text
     from harness.kernel._replies import handle_provider_error as handle_provider_error
     from harness.kernel._run_options import RunOptions as RunOptions
+    from harness.kernel._state import ContextOverflow as ContextOverflow
     from harness.kernel._state import Continue as Continue
     from harness.kernel._state import Halt as Halt
     from harness.kernel._state import Mode as Mode
@@ -80,9 +83,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "harness.kernel._progress": ("ProgressSnapshot", "normalise_output"),
     "harness.kernel._replies": ("emit_text", "handle_provider_error"),
     "harness.kernel._run_options": ("RunOptions",),
-    "harness.kernel._state": ("Continue", "Halt", "Mode", "State", "Subscriber"),
+    "harness.kernel._state": ("ContextOverflow", "Continue", "Halt", "Mode", "State", "Subscriber"),
     "harness.kernel._structured": ("StructuredMode", "parse_json_reply"),
     "harness.kernel._user_turns": ("UserTurn",),
-    "harness.errors": ("ContextOverflow",),
 }
 __all__, __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -14,10 +14,11 @@ its per-turn state. ``max_steps_per_turn`` caps the tool-calling steps (model re
 calls) of one turn: a turn that goes past it ends the run as ``error_max_steps_per_turn`` (the
 check runs before each iteration, so the cap's (N+1)-th step has run, as BFCL counts it).
 
-:class:`TurnLog` keeps the per-turn records (``Result.turns``): the user text, the tools added,
-the calls of each step as the model made them, the reply. A conversation (a run with follow-up
-turns) frames each turn with ``TurnStarted`` / ``TurnEnded`` events; a single-turn run emits
-neither, so its events and trace are unchanged.
+The State's :class:`~harness.kernel._user_turns.TurnLog` keeps the per-turn records
+(``Result.turns``): the user text, the tools added, the calls of each step as the model made
+them, the reply. A conversation (a run with follow-up turns) frames each turn with
+``TurnStarted`` / ``TurnEnded`` events; a single-turn run emits neither, so its events and trace
+are unchanged.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from harness.core._budget import Budget
 from harness.core._messages import Message, ToolCall
 from harness.core._terminations import FinishReason
+from harness.errors import ContextOverflow
 from harness.events import Event
 from harness.kernel._hooks import Hooks
 from harness.kernel._permissions import Permissions
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from harness.providers._base import Provider, ToolSpec
     from harness.tools._base import Tool, ToolContext
 
-__all__ = ["ChildFactory", "Continue", "Halt", "Mode", "State", "Subscriber"]
+__all__ = ["ChildFactory", "ContextOverflow", "Continue", "Halt", "Mode", "State", "Subscriber"]
 
 
 @dataclass(slots=True, frozen=True)
