@@ -17,7 +17,7 @@ __all__ = ["RunOptions"]
 
 class RunOptions(TypedDict, total=False):
     """Keyword options of :func:`harness.run` / :func:`harness.arun`, for type checkers (generated
-    from the groups of :mod:`harness.kernel._options`, which define and validate them)."""
+    from the option groups such as :class:`LimitOptions`, which define and validate them)."""
 
     # SetupOptions -- what runs and where: the provider and model, the mode, the workspace and the
     # session.
