@@ -23,11 +23,10 @@ from harness.core._messages import Message, TokenUsage, ToolCall, ToolResult, UI
 from harness.core._result import Result, TurnRecord, UsageTotals
 from harness.core._terminations import Category, FinishReason
 from harness.errors import ConfigError, HarnessError, ProviderError, ToolError
-from harness.kernel._conversation import UserTurn
 from harness.kernel._hooks import Augment, Deny, HaltRun, HookEvent, HookMatcher, Inject, Transform
-from harness.kernel._mode import Continue, Halt, Mode
 from harness.kernel._permissions import Phase
-from harness.kernel._state import State
+from harness.kernel._state import Continue, Halt, Mode, State
+from harness.kernel._user_turns import UserTurn
 from harness.providers._base import Capabilities, Provider, Request, Response
 from harness.tools._base import Submit, Tool, ToolContext, ToolOutput, tool
 

@@ -16,13 +16,15 @@ from harness._sync import run_sync
 from harness.core._result import Result
 from harness.core._terminations import FinishReason
 from harness.errors import ConfigError
-from harness.kernel._conversation import UserTurn, plan_turns
+from harness.kernel._conversation import plan_turns
 from harness.kernel._hitl import parse_decisions
 from harness.kernel._loop import release, resume_loop, run_loop
-from harness.kernel._options import RunConfig, RunOptions, parse_options
+from harness.kernel._options import RunConfig, parse_options
+from harness.kernel._run_options import RunOptions
 from harness.kernel._setup import check_inputs, new_state
 from harness.kernel._state import State, Subscriber
 from harness.kernel._structured import StructuredMode
+from harness.kernel._user_turns import UserTurn
 from harness.modes._base import resolve_mode
 from harness.providers._registry import resolve_provider
 from harness.telemetry import tracing_subscriber

@@ -81,12 +81,12 @@ def gate(
 
     def action() -> int:
         from harness.report._gate import (
-            GateThresholds,
             find_pyproject,
             run_gate,
             thresholds_from_pyproject,
             write_step_summary,
         )
+        from harness.report._gate_result import GateThresholds
 
         config = thresholds_from_pyproject(pyproject or find_pyproject())
         thresholds = GateThresholds().with_overrides(**config)

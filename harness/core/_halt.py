@@ -2,7 +2,7 @@
 
 Hooks, the ``can_use_tool`` callback and tools return it; the kernel acts on it. It sits in the
 bottom layer because tools, below the kernel, return it. A mode ends a run differently, by
-returning :class:`~harness.kernel._mode.Halt` from ``iterate``.
+returning :class:`~harness.kernel.Halt` from ``iterate``.
 """
 
 from __future__ import annotations

@@ -2,9 +2,12 @@
 
 The Mode protocol with ``Continue``/``Halt``/``ContextOverflow``, the run ``State``, the model
 call (``build_request``, ``call_provider``: counted, priced, budgeted, traced), tool dispatch,
-hooks, permissions, compaction and structured output (docs/kernel.md, docs/extending.md). The
-modules are private but one: ``harness.kernel.terminations``, the functions of a finish reason
-(``category``, ``is_success``, ``is_error``, ``all``) at the path the design contract names.
+hooks, permissions, compaction and structured output (docs/kernel.md, docs/extending.md); the
+run options, each declared once in a group (``SetupOptions``, ``SamplingOptions``,
+``ConversationOptions``, ``LimitOptions``, ``ToolOptions``, ``TracingOptions``), held flat by
+``RunConfig`` and typed for ``**options`` by ``RunOptions``. The modules are private but one:
+``harness.kernel.terminations``, the functions of a finish reason (``category``, ``is_success``,
+``is_error``, ``all``) at the path the design contract names.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ if TYPE_CHECKING:
     from harness.kernel._calls import build_request as build_request
     from harness.kernel._calls import call_provider as call_provider
     from harness.kernel._compaction import compact as compact
-    from harness.kernel._conversation import UserTurn as UserTurn
     from harness.kernel._dispatch import TurnOutcome as TurnOutcome
     from harness.kernel._dispatch import dispatch as dispatch
     from harness.kernel._hooks import Augment as Augment
@@ -28,12 +30,13 @@ if TYPE_CHECKING:
     from harness.kernel._hooks import Inject as Inject
     from harness.kernel._hooks import Transform as Transform
     from harness.kernel._loop import run_loop as run_loop
-    from harness.kernel._mode import ContextOverflow as ContextOverflow
-    from harness.kernel._mode import Continue as Continue
-    from harness.kernel._mode import Halt as Halt
-    from harness.kernel._mode import Mode as Mode
+    from harness.kernel._options import ConversationOptions as ConversationOptions
+    from harness.kernel._options import LimitOptions as LimitOptions
     from harness.kernel._options import RunConfig as RunConfig
-    from harness.kernel._options import RunOptions as RunOptions
+    from harness.kernel._options import SamplingOptions as SamplingOptions
+    from harness.kernel._options import SetupOptions as SetupOptions
+    from harness.kernel._options import ToolOptions as ToolOptions
+    from harness.kernel._options import TracingOptions as TracingOptions
     from harness.kernel._permissions import Denial as Denial
     from harness.kernel._permissions import Permissions as Permissions
     from harness.kernel._permissions import Phase as Phase
@@ -41,16 +44,21 @@ if TYPE_CHECKING:
     from harness.kernel._progress import normalise_output as normalise_output
     from harness.kernel._replies import emit_text as emit_text
     from harness.kernel._replies import handle_provider_error as handle_provider_error
+    from harness.kernel._run_options import RunOptions as RunOptions
+    from harness.kernel._state import ContextOverflow as ContextOverflow
+    from harness.kernel._state import Continue as Continue
+    from harness.kernel._state import Halt as Halt
+    from harness.kernel._state import Mode as Mode
     from harness.kernel._state import State as State
     from harness.kernel._state import Subscriber as Subscriber
     from harness.kernel._structured import StructuredMode as StructuredMode
     from harness.kernel._structured import parse_json_reply as parse_json_reply
+    from harness.kernel._user_turns import UserTurn as UserTurn
 
 #: Each private module and the public names it exports here (``__all__`` derives from it).
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "harness.kernel._calls": ("build_request", "call_provider"),
     "harness.kernel._compaction": ("compact",),
-    "harness.kernel._conversation": ("UserTurn",),
     "harness.kernel._dispatch": ("TurnOutcome", "dispatch"),
     "harness.kernel._hooks": (
         "Augment",
@@ -62,12 +70,21 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Transform",
     ),
     "harness.kernel._loop": ("run_loop",),
-    "harness.kernel._mode": ("ContextOverflow", "Continue", "Halt", "Mode"),
-    "harness.kernel._options": ("RunConfig", "RunOptions"),
+    "harness.kernel._options": (
+        "ConversationOptions",
+        "LimitOptions",
+        "RunConfig",
+        "SamplingOptions",
+        "SetupOptions",
+        "ToolOptions",
+        "TracingOptions",
+    ),
     "harness.kernel._permissions": ("Denial", "Permissions", "Phase"),
     "harness.kernel._progress": ("ProgressSnapshot", "normalise_output"),
     "harness.kernel._replies": ("emit_text", "handle_provider_error"),
-    "harness.kernel._state": ("State", "Subscriber"),
+    "harness.kernel._run_options": ("RunOptions",),
+    "harness.kernel._state": ("ContextOverflow", "Continue", "Halt", "Mode", "State", "Subscriber"),
     "harness.kernel._structured": ("StructuredMode", "parse_json_reply"),
+    "harness.kernel._user_turns": ("UserTurn",),
 }
 __all__, __getattr__ = lazy_exports(__name__, _EXPORTS)

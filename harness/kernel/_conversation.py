@@ -14,10 +14,11 @@ its per-turn state. ``max_steps_per_turn`` caps the tool-calling steps (model re
 calls) of one turn: a turn that goes past it ends the run as ``error_max_steps_per_turn`` (the
 check runs before each iteration, so the cap's (N+1)-th step has run, as BFCL counts it).
 
-:class:`TurnLog` keeps the per-turn records (``Result.turns``): the user text, the tools added,
-the calls of each step as the model made them, the reply. A conversation (a run with follow-up
-turns) frames each turn with ``TurnStarted`` / ``TurnEnded`` events; a single-turn run emits
-neither, so its events and trace are unchanged.
+The State's :class:`~harness.kernel._user_turns.TurnLog` keeps the per-turn records
+(``Result.turns``): the user text, the tools added, the calls of each step as the model made
+them, the reply. A conversation (a run with follow-up turns) frames each turn with
+``TurnStarted`` / ``TurnEnded`` events; a single-turn run emits neither, so its events and trace
+are unchanged.
 """
 
 from __future__ import annotations
@@ -25,79 +26,28 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.core._messages import Message
-from harness.core._result import StepCall, TurnRecord
 from harness.core._terminations import FinishReason
 from harness.errors import ConfigError
 from harness.events import TurnEnded, TurnStarted
 from harness.kernel._hooks import HookEvent
+from harness.kernel._user_turns import PendingTurn
 from harness.providers._base import ToolSpec
 
 if TYPE_CHECKING:
-    from harness.kernel._mode import Mode
-    from harness.kernel._state import State
+    from harness.kernel._state import Mode, State
     from harness.tools._base import Tool
 
 __all__ = [
-    "PendingTurn",
-    "TurnLog",
-    "UserTurn",
     "end_turn",
     "fire_prompt_hook",
     "next_turn",
-    "parse_turn",
     "plan_turns",
     "record_steps",
     "reopen_turn",
 ]
-
-
-@dataclass(slots=True, frozen=True)
-class UserTurn:
-    """A follow-up user turn: the message, and the tools it adds (tool objects or builtin
-    names). ``turns=`` also takes a plain string or a mapping ``{"user": ..., "add_tools":
-    [...]}``."""
-
-    user: str
-    add_tools: tuple[Any, ...] = ()
-
-
-def parse_turn(item: Any, where: str) -> UserTurn:
-    """One ``turns=`` item as a :class:`UserTurn`; ValueError naming ``where`` otherwise."""
-    if isinstance(item, UserTurn):
-        return item
-    if isinstance(item, str):
-        return UserTurn(item)
-    if isinstance(item, Mapping):
-        unknown = sorted(str(k) for k in item if k not in ("user", "add_tools"))
-        if unknown:
-            raise ValueError(f"{where}: unknown key {unknown[0]!r} (a turn has user, add_tools)")
-        user, tools = item.get("user"), item.get("add_tools")
-    elif hasattr(item, "user"):
-        user, tools = item.user, getattr(item, "add_tools", None)
-    else:
-        raise ValueError(
-            f"{where}: expected a string or {{user: str, add_tools: [...]}}, got "
-            f"{type(item).__name__}"
-        )
-    if not isinstance(user, str):
-        raise ValueError(f"{where}.user: expected a string, got {type(user).__name__}")
-    if tools is None:
-        return UserTurn(user)
-    if isinstance(tools, str | bytes) or not isinstance(tools, Sequence):
-        raise ValueError(f"{where}.add_tools: expected a list of tools or tool names")
-    return UserTurn(user, tuple(tools))
-
-
-@dataclass(slots=True, frozen=True)
-class PendingTurn:
-    """A follow-up turn with its added tools resolved (by the facade) and checked."""
-
-    user: str
-    tools: tuple[Tool, ...] = ()
 
 
 def plan_turns(
@@ -123,54 +73,6 @@ def plan_turns(
             seen.add(t.name)
         planned.append(PendingTurn(user, tuple(added)))
     return planned
-
-
-@dataclass(slots=True, eq=False)
-class _Open:
-    """The mutable record of a turn while it runs."""
-
-    index: int
-    user: str
-    added_tools: tuple[str, ...] = ()
-    steps: list[list[StepCall]] = field(default_factory=list)
-    reply: str | None = None
-    finish_reason: FinishReason | None = None
-
-    def freeze(self) -> TurnRecord:
-        return TurnRecord.model_construct(
-            index=self.index,
-            user=self.user,
-            added_tools=list(self.added_tools),
-            steps=[list(s) for s in self.steps],
-            reply=self.reply,
-            finish_reason=self.finish_reason,
-        )
-
-
-@dataclass(slots=True, eq=False)
-class TurnLog:
-    """A run's user turns: those to come and the records of those started."""
-
-    pending: list[PendingTurn] = field(default_factory=list)
-    records: list[_Open] = field(default_factory=list)
-    #: True when the run has follow-up turns: then turns are framed by events.
-    conversation: bool = False
-
-    def start(self, user: str, added: tuple[str, ...] = ()) -> _Open:
-        record = _Open(len(self.records), user, added)
-        self.records.append(record)
-        return record
-
-    @property
-    def current(self) -> _Open | None:
-        return self.records[-1] if self.records else None
-
-    @property
-    def steps_in_turn(self) -> int:
-        return len(self.records[-1].steps) if self.records else 0
-
-    def frozen(self) -> list[TurnRecord]:
-        return [r.freeze() for r in self.records]
 
 
 def record_steps(state: State, start: int) -> None:

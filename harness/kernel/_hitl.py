@@ -18,18 +18,15 @@ import dataclasses
 import fnmatch
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.core._messages import ToolCall, ToolResult
 from harness.core._terminations import FinishReason
 from harness.errors import ConfigError
 from harness.events import ToolCallEvent, ToolResultEvent
 from harness.kernel._dispatch import dispatch
-from harness.kernel._mode import Continue, Halt
+from harness.kernel._state import Continue, Halt, State
 from harness.kernel._turns import close_turn
-
-if TYPE_CHECKING:
-    from harness.kernel._state import State
 
 __all__ = ["apply_decisions", "interrupt", "needs_approval", "parse_decisions"]
 

@@ -21,7 +21,7 @@ from typing import Any, cast
 from harness._plugins import described
 from harness.core._result import Result, UsageTotals
 from harness.core._terminations import FinishReason
-from harness.errors import ThinkingStarved
+from harness.errors import ContextOverflow, ThinkingStarved
 from harness.events import Done, Iteration, RunWarning, Submitted, TurnStarted
 from harness.kernel._compaction import CompactionError, compact, maybe_compact
 from harness.kernel._conversation import (
@@ -33,7 +33,6 @@ from harness.kernel._conversation import (
 )
 from harness.kernel._hitl import apply_decisions
 from harness.kernel._hooks import HookEvent
-from harness.kernel._mode import ContextOverflow, Continue, Halt
 from harness.kernel._progress import (
     ProgressSnapshot,
     default_productivity_signal,
@@ -42,7 +41,7 @@ from harness.kernel._progress import (
     strict_productivity_signal,
 )
 from harness.kernel._starvation import escalate
-from harness.kernel._state import State
+from harness.kernel._state import Continue, Halt, State
 
 __all__ = ["release", "resume_loop", "run_loop"]
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.core._terminations import FinishReason
-from harness.errors import ProviderError
+from harness.errors import ContextOverflow, ProviderError
 from harness.events import Content, Thinking
-from harness.kernel._mode import ContextOverflow, Halt
+from harness.kernel._state import Halt, State
 
 if TYPE_CHECKING:
-    from harness.kernel._state import State
     from harness.providers._base import Response
 
 __all__ = ["emit_text", "handle_provider_error"]

@@ -15,13 +15,12 @@ from typing import Any
 
 from harness.core._messages import Message, message_from_dict
 from harness.errors import ConfigError
-from harness.kernel._conversation import PendingTurn, TurnLog
 from harness.kernel._hooks import Hooks
-from harness.kernel._mode import Mode
 from harness.kernel._options import RunConfig
 from harness.kernel._permissions import Permissions, Phase
-from harness.kernel._state import State, Subscriber
+from harness.kernel._state import Mode, State, Subscriber
 from harness.kernel._subagents import run_subagent
+from harness.kernel._user_turns import PendingTurn, TurnLog
 from harness.providers._base import Provider, ToolSpec
 from harness.tools._base import Tool, ToolContext
 from harness.tools._workspace import Workspace

@@ -20,10 +20,9 @@ from harness.core._terminations import FinishReason
 from harness.errors import ThinkingStarved
 from harness.events import MaxTokensEscalation
 from harness.kernel._compaction import _estimate, context_window
-from harness.kernel._mode import Continue, Halt
+from harness.kernel._state import Continue, Halt, State
 
 if TYPE_CHECKING:
-    from harness.kernel._state import State
     from harness.providers._base import Request, Response
 
 __all__ = [

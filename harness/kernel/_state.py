@@ -1,29 +1,74 @@
-"""The mutable state of one run, shared by the kernel and the mode driving it."""
+"""What a mode is written against: the run's :class:`State`, the :class:`Mode` protocol that
+drives it, and the :class:`Continue` / :class:`Halt` an iteration returns. They refer to each
+other (a State holds its Mode, a Mode's methods take the State, ``State.halt`` returns a Halt),
+so they live together.
+
+A mode implements ``init(state)`` (once, before the first iteration) and
+``async iterate(state) -> Continue | Halt``; optionally
+``productivity_signal(prev: ProgressSnapshot, state) -> bool`` replaces the kernel's default
+no-progress check. A mode ends the run by returning :class:`Halt` with the reason:
+``return state.halt(FinishReason.STOP)`` records the reason (and an optional detail) on the state
+and returns ``Halt(FinishReason.STOP)``. A bare ``Halt()`` ends the run with
+``state.finish_reason`` (``stop`` when unset). Raising :class:`~harness.errors.ContextOverflow`
+asks the kernel for reactive compaction and one retry; any other exception ends the run as
+``error_during_execution``.
+
+Conversations (``turns=``): each user turn runs until the mode halts with ``stop``; then the
+kernel appends the next user message and calls the mode's optional ``on_user_turn(state)``
+(sync or async) to reset per-turn state; iterate goes on as before. A mode that cannot take
+follow-up turns sets the class attribute ``supports_turns = False`` (the run is refused with
+ConfigError).
+
+Per-run data belongs in ``state.mode_state``, so one mode object can serve many runs. The protocol
+lives in the kernel, which drives it; the builtin modes (:mod:`harness.modes`) sit above it.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from harness.core._budget import Budget
 from harness.core._messages import Message, ToolCall
 from harness.core._terminations import FinishReason
+from harness.errors import ContextOverflow
 from harness.events import Event
-from harness.kernel._conversation import TurnLog
 from harness.kernel._hooks import Hooks
-from harness.kernel._mode import Halt
 from harness.kernel._permissions import Permissions
 from harness.kernel._progress import Fingerprint
+from harness.kernel._user_turns import TurnLog
 
 if TYPE_CHECKING:
-    from harness.kernel._mode import Mode
     from harness.kernel._options import RunConfig
     from harness.providers._base import Provider, ToolSpec
     from harness.tools._base import Tool, ToolContext
 
-__all__ = ["ChildFactory", "State", "Subscriber"]
+__all__ = ["ChildFactory", "ContextOverflow", "Continue", "Halt", "Mode", "State", "Subscriber"]
+
+
+@dataclass(slots=True, frozen=True)
+class Continue:
+    """Keep looping (the kernel checks its caps before the next iteration)."""
+
+
+@dataclass(slots=True, frozen=True)
+class Halt:
+    """Stop: the run ends with ``reason``; without one, with ``state.finish_reason`` (``stop`` when
+    unset)."""
+
+    reason: FinishReason | None = None
+
+
+@runtime_checkable
+class Mode(Protocol):
+    name: str
+
+    def init(self, state: State) -> Awaitable[None] | None: ...
+
+    async def iterate(self, state: State) -> Continue | Halt: ...
+
 
 Subscriber = Callable[[Event], None]
 

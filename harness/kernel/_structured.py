@@ -15,18 +15,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.core._messages import Message
 from harness.core._terminations import FinishReason
 from harness.errors import ConfigError, ProviderError
 from harness.events import StructuredRetry
 from harness.kernel._calls import build_request, call_provider
-from harness.kernel._mode import Continue, Halt
 from harness.kernel._replies import emit_text, handle_provider_error
-
-if TYPE_CHECKING:
-    from harness.kernel._state import State
+from harness.kernel._state import Continue, Halt, State
 
 __all__ = ["StructuredMode", "parse_json_reply"]
 

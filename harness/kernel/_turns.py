@@ -5,15 +5,11 @@ the run when an ``until_tool`` call succeeded."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from harness.core._messages import Message, ToolCall, ToolResult
 from harness.core._terminations import FinishReason
 from harness.kernel._dispatch import TurnOutcome
-from harness.kernel._mode import Continue, Halt
-
-if TYPE_CHECKING:
-    from harness.kernel._state import State
+from harness.kernel._state import Continue, Halt, State
 
 __all__ = ["close_turn"]
 

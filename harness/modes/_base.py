@@ -2,7 +2,7 @@
 into the mode a run uses (:data:`BUILTIN_MODES` lists the names).
 
 The Mode protocol itself, with ``Continue``, ``Halt`` and ``ContextOverflow``, lives in
-:mod:`harness.kernel._mode`, which drives it; they are re-exported here for existing imports.
+:mod:`harness.kernel._state`, which drives it; they are re-exported here for existing imports.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import inspect
 from typing import Any
 
 from harness._plugins import Registry, described, is_reference
-from harness.errors import ConfigError
-from harness.kernel._mode import ContextOverflow, Continue, Halt, Mode
+from harness.errors import ConfigError, ContextOverflow
+from harness.kernel._state import Continue, Halt, Mode
 
 __all__ = [
     "BUILTIN_MODES",

@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 from harness.core._messages import Message, ToolResult
 from harness.core._terminations import FinishReason
 from harness.errors import ToolError
-from harness.kernel._mode import Continue, Halt
 from harness.kernel._progress import ProgressSnapshot
+from harness.kernel._state import Continue, Halt, State
 from harness.kernel._subagents import run_subagent
 from harness.modes._react import ReAct
 from harness.providers._base import ToolSpec
@@ -38,7 +38,6 @@ from harness.tools._subagent import SpawnAgentTool
 from harness.tools._todos import TodoWriteTool, render_todos
 
 if TYPE_CHECKING:
-    from harness.kernel._state import State
     from harness.tools._base import Tool
 
 __all__ = ["ORCHESTRATION_PROTOCOL", "WORKER_CONTRACT", "Orchestrate"]

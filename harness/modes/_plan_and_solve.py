@@ -3,18 +3,13 @@ conversation, a new plan at the start of every user turn."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from harness.core._messages import Message
 from harness.errors import ProviderError
 from harness.kernel._calls import build_request, call_provider
-from harness.kernel._mode import Continue, Halt
 from harness.kernel._replies import emit_text, handle_provider_error
 from harness.kernel._starvation import check_starvation
+from harness.kernel._state import Continue, Halt, State
 from harness.modes._react import ReAct
-
-if TYPE_CHECKING:
-    from harness.kernel._state import State
 
 __all__ = ["PLANNING_INSTRUCTIONS", "PlanAndSolve"]
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from harness.core._messages import Message
 from harness.core._terminations import FinishReason
 from harness.errors import ProviderError
@@ -11,14 +9,11 @@ from harness.kernel._calls import build_request, call_provider
 from harness.kernel._dispatch import dispatch
 from harness.kernel._hitl import interrupt, needs_approval
 from harness.kernel._hooks import HookEvent
-from harness.kernel._mode import Continue, Halt
 from harness.kernel._progress import ProgressSnapshot, strict_productivity_signal
 from harness.kernel._replies import emit_text, handle_provider_error
 from harness.kernel._starvation import check_starvation
+from harness.kernel._state import Continue, Halt, State
 from harness.kernel._turns import close_turn
-
-if TYPE_CHECKING:
-    from harness.kernel._state import State
 
 __all__ = ["ReAct", "handle_provider_error"]
 

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from harness.core._messages import Message
 from harness.errors import ProviderError
 from harness.events import MaxTokensEscalation, RunWarning
 from harness.kernel._calls import build_request, call_provider
-from harness.kernel._mode import Continue, Halt
 from harness.kernel._replies import emit_text
 from harness.kernel._starvation import headroom_target, starved_info
+from harness.kernel._state import Continue, Halt, State
 from harness.modes._react import ReAct
-
-if TYPE_CHECKING:
-    from harness.kernel._state import State
 
 __all__ = ["CRITIQUE_MAX_TOKENS", "MAX_REFLECTIONS_CAP", "REFLECTION_PROMPT", "Reflexion"]
 

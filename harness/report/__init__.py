@@ -25,14 +25,8 @@ from harness.report._build import Report, build_report
 from harness.report._cells import failing_cells_frame, task_grid_frame
 from harness.report._compare import paired_comparisons
 from harness.report._diff import baseline_diff, diff_counts
-from harness.report._gate import (
-    GateCheck,
-    GateResult,
-    GateThresholds,
-    run_gate,
-    thresholds_from_pyproject,
-    write_step_summary,
-)
+from harness.report._gate import run_gate, thresholds_from_pyproject, write_step_summary
+from harness.report._gate_result import GateCheck, GateResult, GateThresholds
 from harness.report._headline import Verdict
 from harness.report._loader import load_run
 from harness.report._power import mdd_floor, minimum_detectable_difference, sign_test_power

@@ -18,7 +18,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -407,17 +407,17 @@ def shot_duplicates(category: str) -> dict[str, str]:
     if not shots:
         return {}
     shot_ids = {s.id for s in shots}
+    keys: tuple[tuple[str, Callable[[BfclEntry], str | None]], ...] = (
+        ("question", lambda x: question_key(x.question)),
+        ("answer", lambda x: answer_key(x.ground_truth)),
+    )
     out: dict[str, str] = {}
     for e in _load(category):
         if e.id in shot_ids:
             continue
         found = []
         for shot in shots:
-            same = [
-                what
-                for what, key in (("question", question_key), ("answer", answer_key))
-                if key(e) is not None and key(e) == key(shot)
-            ]
+            same = [what for what, key in keys if key(e) is not None and key(e) == key(shot)]
             if same:
                 found.append(f"{shot.id} ({' and '.join(same)})")
         if found:

@@ -36,7 +36,7 @@ from pydantic import (
 from harness.errors import ConfigError, SuiteError
 from harness.grading._base import Grader, GraderField
 from harness.grading._fields import field_error, relative_path_ok
-from harness.kernel._options import parse_options
+from harness.kernel._options import ProgressCheck, RunConfig, parse_options
 from harness.kernel._permissions import Phase
 from harness.providers._mock import MockProvider
 from harness.suites._tools import ToolCatalog
@@ -110,27 +110,42 @@ class MockScript(BaseModel):
         return self
 
 
+def _option(name: str) -> Any:
+    """A suite field for the run option ``name``: None unless given, with the option's bounds
+    (``ge``, ``gt``, ``le``, ``lt``) taken from its one declaration, so the two never differ."""
+    bounds = {
+        key: getattr(m, key)
+        for m in RunConfig.model_fields[name].metadata
+        for key in ("ge", "gt", "le", "lt")
+        if getattr(m, key, None) is not None
+    }
+    return Field(default=None, **bounds)
+
+
 class RunOverrides(BaseModel):
-    """Run options a suite's ``defaults`` or a task may set (keyword options of harness.arun)."""
+    """Run options a suite's ``defaults`` or a task may set (keyword options of harness.arun).
+
+    Each is unset (None) unless given, typed as YAML gives it, and bounded as the option is in
+    its group (:mod:`harness.kernel._options`, where each option is declared once)."""
 
     model_config = _STRICT
 
     tools: list[str] | None = None
-    max_iterations: int | None = Field(default=None, ge=1)
-    max_consecutive_mistakes: int | None = Field(default=None, ge=1)
-    max_unproductive_iterations: int | None = Field(default=None, ge=0)
-    progress_check: Literal["mode", "strict", "lax"] | None = None
-    max_budget_usd: float | None = Field(default=None, gt=0)
+    max_iterations: int | None = _option("max_iterations")
+    max_consecutive_mistakes: int | None = _option("max_consecutive_mistakes")
+    max_unproductive_iterations: int | None = _option("max_unproductive_iterations")
+    progress_check: ProgressCheck | None = None
+    max_budget_usd: float | None = _option("max_budget_usd")
     system_prompt: str | None = None
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    max_tokens: int | None = Field(default=None, gt=0)
-    tool_timeout_s: float | None = Field(default=None, gt=0)
+    temperature: float | None = _option("temperature")
+    max_tokens: int | None = _option("max_tokens")
+    tool_timeout_s: float | None = _option("tool_timeout_s")
     phase: str | None = None
     allowed_tools: list[str] | None = None
     disallowed_tools: list[str] | None = None
     until_tool: list[str] | None = None
     until_tool_success: bool | None = None
-    max_reflections: int | None = Field(default=None, ge=0)
+    max_reflections: int | None = _option("max_reflections")
     interrupt_before: list[str] | None = None  # pauses answered by the task's ``approvals``
     #: Few-shot conversations sent before each tool-offering call (the profile Example form:
     #: ``{messages: [...], tools: [...]}``), rendered through the provider's tool protocol.
@@ -221,7 +236,7 @@ class Task(RunOverrides):
     #: by the mode until a text reply, with the same tools and workspace; a turn may add tools.
     turns: list[str | UserTurn] | None = None
     #: Tool-calling steps allowed per user turn (the run ends error_max_steps_per_turn past it).
-    max_steps_per_turn: int | None = Field(default=None, ge=1)
+    max_steps_per_turn: int | None = _option("max_steps_per_turn")
     expect: GraderField
     workspace: Workspace | None = None
     mock: MockScript | None = None

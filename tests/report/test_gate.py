@@ -403,7 +403,7 @@ def test_failing_rows_print_enough_digits_to_show_the_change(rows: Rows) -> None
     text = result.to_text()
     assert "$0.762 " not in text
     assert "$0.7620000  $0.7620001  +0.000013%" in text
-    from harness.report._gate_output import check_message
+    from harness.report._gate_result import check_message
 
     assert check_message(check) == (
         "cost (total) rose by 0.000013%: $0.7620000 -> $0.7620001 (limit +0%)"

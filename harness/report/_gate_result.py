@@ -1,11 +1,14 @@
-"""How a gate result is shown: a terminal table, Markdown for a PR / step summary, and GitHub
-workflow annotations (``::error::`` lines)."""
+"""A gate's result: the thresholds it applied (:class:`GateThresholds`), its checks
+(:class:`GateCheck`), the verdict with the cells responsible (:class:`GateResult`), and how it is
+shown: a terminal table, Markdown for a PR / step summary, and GitHub workflow annotations
+(``::error::`` lines). :mod:`harness.report._gate` computes it."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from harness.report._format import (
     cell_name,
@@ -16,11 +19,15 @@ from harness.report._format import (
     md_text,
     text_table,
 )
+from harness.report._tables import ReportInputError
 
 if TYPE_CHECKING:
-    from harness.report._gate import GateCheck, GateResult
+    import pandas as pd
 
 __all__ = [
+    "GateCheck",
+    "GateResult",
+    "GateThresholds",
     "check_message",
     "distinct_pair",
     "fmt_change_pct",
@@ -29,6 +36,86 @@ __all__ = [
     "gate_text",
     "github_annotations",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class GateThresholds:
+    """How much worse a run may be than the baseline before the gate fails."""
+
+    max_cost_increase: float = 0.10
+    max_pass_rate_drop: float = 0.05
+    allow_flips: int = 0
+    #: Baseline cells the run may lack before the gate fails (completeness check).
+    allow_missing: int = 0
+    #: Live providers: a regression must also be significant on the paired tasks (sign test
+    #: for pass rate and flips, Wilcoxon signed-rank for cost, p < 0.05) to fail the gate.
+    significance: bool = False
+
+    def __post_init__(self) -> None:
+        if not (self.max_cost_increase >= 0 and math.isfinite(self.max_cost_increase)):
+            raise ReportInputError(f"max_cost_increase must be >= 0, got {self.max_cost_increase}")
+        if not 0 <= self.max_pass_rate_drop <= 1:
+            raise ReportInputError(
+                f"max_pass_rate_drop must be between 0 and 1, got {self.max_pass_rate_drop}"
+            )
+        if self.allow_flips < 0:
+            raise ReportInputError(f"allow_flips must be >= 0, got {self.allow_flips}")
+        if self.allow_missing < 0:
+            raise ReportInputError(f"allow_missing must be >= 0, got {self.allow_missing}")
+
+    def with_overrides(self, **overrides: float | int | bool | None) -> GateThresholds:
+        """A copy with the non-None ``overrides`` applied."""
+        changes: dict[str, Any] = {k: v for k, v in overrides.items() if v is not None}
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class GateCheck:
+    """One comparison: ``change`` is relative for cost, absolute (a drop) for pass rate, a count
+    for flips; ``ok`` is False when it is past ``limit``."""
+
+    name: str
+    scope: str
+    baseline: float
+    current: float
+    change: float
+    limit: float
+    ok: bool
+    detail: str
+
+
+@dataclass
+class GateResult:
+    """The verdict, the checks, the cells responsible and the warnings."""
+
+    checks: list[GateCheck]
+    offending: pd.DataFrame
+    warnings: list[str]
+    thresholds: GateThresholds
+    counts: dict[str, int] = field(default_factory=dict)
+    baseline_source: str = "baseline"
+
+    @property
+    def passed(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the gate passes, 1 on a regression."""
+        return 0 if self.passed else 1
+
+    def failed_checks(self) -> list[GateCheck]:
+        return [c for c in self.checks if not c.ok]
+
+    def to_text(self, max_cells: int = 30) -> str:
+        return gate_text(self, max_cells)
+
+    def to_markdown(self, max_cells: int = 50) -> str:
+        return gate_markdown(self, max_cells)
+
+    def annotations(self) -> list[str]:
+        return github_annotations(self)
+
 
 _CHECK_HEADERS = ["", "check", "scope", "baseline", "now", "change", "limit"]
 _CELL_HEADERS = ["reason", "cell", "baseline", "now", "cost baseline", "cost now", "cost change"]
