@@ -187,8 +187,9 @@ class SandboxUnavailable(ToolError):
 
 class ToolSafetyNet(HarnessError):
     """A tool's safety net expired (grep still searching after ``GREP_TIME_LIMIT_S`` seconds of
-    CPU time, or its worker silent for ten minutes). Not a :class:`ToolError`: the kernel ends the run as
-    ``error_during_execution`` instead of showing the model a result that depends on load."""
+    CPU time, or its worker silent for ten minutes). Not a :class:`ToolError`: the kernel ends
+    the run as ``error_during_execution`` instead of showing the model a result that depends
+    on load."""
 
 
 class WorkerStopped(HarnessError):

@@ -253,6 +253,7 @@ class Runner:
                     "harness.epoch": cell.epoch,
                     **({"harness.bench.run_id": opts.run_id} if opts.run_id else {}),
                 },
+                on_tool_timeout="end_run",  # a wall-clock expiry is the machine's, not the model's
                 **task.run_options(),
             )
             reviews: list[Review] = []

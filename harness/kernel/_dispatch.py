@@ -145,6 +145,12 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
         async with asyncio.timeout(timeout_s):
             value = await tool.run(as_sent(call.arguments), call_ctx)
     except TimeoutError:
+        if state.config.on_tool_timeout == "end_run":
+            raise ToolSafetyNet(
+                f"tool call '{name}' did not finish within {timeout_s:g} s (wall clock; "
+                "on_tool_timeout='end_run'): an infrastructure error of the cell, not a result "
+                "for the model"
+            ) from None
         await _fire_failure(state, call, "timeout")
         result = ToolResult(
             call.id, f"error: tool call '{name}' timed out after {timeout_s:g}s", True

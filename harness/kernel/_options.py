@@ -170,6 +170,12 @@ class ToolOptions(_Group):
     hooks: dict[str, Any] | None = None
     phase: str = "default"
     tool_timeout_s: float = Field(default=60.0, gt=0)
+    #: What a call past ``tool_timeout_s`` (wall clock) becomes: ``"tell_model"``, an error
+    #: result the model sees (ExAthena's behaviour), or ``"end_run"``, a
+    #: :class:`~harness.errors.ToolSafetyNet` that ends the run as ``error_during_execution``
+    #: (an infrastructure error). A wall-clock expiry depends on the machine's load, so the
+    #: bench runs cells with ``"end_run"``: what the model sees never depends on load.
+    on_tool_timeout: Literal["tell_model", "end_run"] = "tell_model"
     max_concurrency: int = Field(default=4, ge=1)
     until_tool: OneOrMany = None
     until_tool_success: bool = True

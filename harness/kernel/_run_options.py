@@ -72,6 +72,7 @@ class RunOptions(TypedDict, total=False):
     hooks: Mapping[str, Any] | None
     phase: str
     tool_timeout_s: float
+    on_tool_timeout: Literal["tell_model", "end_run"]
     max_concurrency: int
     until_tool: str | Sequence[str] | None
     until_tool_success: bool

@@ -62,7 +62,7 @@ GREP_TIME_LIMIT_S = 30.0
 #: Wall-clock last resort (queueing included): a worker that neither finishes nor computes.
 _WALL_LIMIT_S = 600.0
 #: Seconds grep's worker process may take to start (beyond the kernel's tool timeout, 60 s by
-#: default, which then ends the call first).
+#: default, which then ends the call first: in the bench, as an infrastructure error).
 _START_LIMIT_S = 120.0
 #: Characters of file text one grep call reads; past them it opens no further file (and says so).
 GREP_MAX_CHARS = 64_000_000

@@ -491,3 +491,38 @@ def test_submit_from_a_parallel_call_ends_the_run() -> None:
     assert result.finish_reason is FinishReason.SUBMITTED
     assert result.deliverable == 7
     assert order == ["s1"]
+
+
+async def test_on_tool_timeout_end_run_makes_the_expiry_an_infrastructure_error() -> None:
+    """Issue 33.5: a wall-clock expiry depends on the machine's load; with ``end_run`` (what the
+    bench uses) the model never sees it: the run ends ``error_during_execution``. Under load 21
+    a replayed mock cell was told "tool call 'grep' timed out after 60s" and its tokens
+    differed from a quiet replay's."""
+
+    @tool
+    async def nap() -> str:
+        """Sleeps past the limit."""
+        await asyncio.sleep(5)
+        return "rested"
+
+    turns = [calls_turn(("nap", {})), {"text": "carried on"}]
+    told = await harness.arun(
+        "go", provider="mock", provider_opts={"turns": turns}, tools=[nap], tool_timeout_s=0.2
+    )
+    assert [r.content for r in results(told.messages)] == [
+        "error: tool call 'nap' timed out after 0.2s"
+    ]
+    assert told.text == "carried on"
+    ended = await harness.arun(
+        "go",
+        provider="mock",
+        provider_opts={"turns": turns},
+        tools=[nap],
+        tool_timeout_s=0.2,
+        on_tool_timeout="end_run",
+    )
+    assert ended.finish_reason == FinishReason.ERROR_DURING_EXECUTION
+    assert ended.halted_reason is not None and "ToolSafetyNet" in ended.halted_reason
+    assert "did not finish within 0.2 s" in ended.halted_reason
+    assert results(ended.messages) == []  # nothing about the expiry reached the model
+    assert ended.text != "carried on"

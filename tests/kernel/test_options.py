@@ -44,6 +44,7 @@ DEFAULTS: dict[str, Any] = {
     "max_budget_usd": None, "max_steps_per_turn": None, "max_reflections": 3,
     "max_agent_depth": 1, "tools": "all", "allowed_tools": None, "disallowed_tools": None,
     "can_use_tool": None, "hooks": None, "phase": "default", "tool_timeout_s": 60.0,
+    "on_tool_timeout": "tell_model",
     "max_concurrency": 4, "until_tool": None, "until_tool_success": True,
     "interrupt_before": None, "on_event": None, "tracer_provider": None,
     "capture_content": None, "trace_attributes": None,
@@ -71,7 +72,7 @@ def test_each_option_is_declared_in_one_group_and_run_config_declares_none() -> 
         TracingOptions,
     ) == OPTION_GROUPS
     declared = [name for group in OPTION_GROUPS for name in vars(group)["__annotations__"]]
-    assert len(declared) == len(set(declared)) == 48  # no option in two groups
+    assert len(declared) == len(set(declared)) == 49  # no option in two groups
     assert set(declared) == set(RunConfig.model_fields)  # and none outside a group
     assert "__annotations__" not in vars(RunConfig)
     assert not [
