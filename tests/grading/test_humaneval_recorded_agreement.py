@@ -20,19 +20,28 @@ from harness.grading._humaneval_official import official_verdict
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-SUITE = "humaneval-direct"
 
 
-@pytest.mark.timeout(1800)
-def test_every_recorded_answer_gets_the_official_verdict(tmp_path: Path) -> None:
-    recorded = sorted((ROOT / "cassettes" / SUITE).glob("*/react/*.e0.yaml"))
+@pytest.mark.timeout(3600)
+@pytest.mark.parametrize(
+    ("suite", "file", "modes"),
+    [
+        ("humaneval-direct", "humaneval_direct.yaml", ("react",)),
+        ("humaneval", "humaneval.yaml", ("react", "plan_and_solve", "reflexion")),
+    ],
+    ids=["direct", "with-run_python"],
+)
+def test_every_recorded_answer_gets_the_official_verdict(
+    tmp_path: Path, suite: str, file: str, modes: tuple[str, ...]
+) -> None:
+    recorded = sorted((ROOT / "cassettes" / suite).glob("*/*/*.e0.yaml"))
     providers = sorted({p.parts[-3] for p in recorded})
-    assert recorded, f"no recorded cassettes under cassettes/{SUITE}"
+    assert recorded, f"no recorded cassettes under cassettes/{suite}"
     db = tmp_path / "h.duckdb"
     run_bench(
         BenchRequest(
-            suites=[str(ROOT / "suites" / "humaneval_direct.yaml")],
-            modes=("react",),
+            suites=[str(ROOT / "suites" / file)],
+            modes=modes,
             providers=tuple(providers),
             epochs=1,
             cassettes=ROOT / "cassettes",
@@ -43,16 +52,17 @@ def test_every_recorded_answer_gets_the_official_verdict(tmp_path: Path) -> None
     rows = (
         duckdb.connect(str(db), read_only=True)
         .execute(
-            "select provider, task_id, passed, status, text from results order by provider, task_id"
+            "select provider, task_id, mode, passed, status, text from results "
+            "where provider <> 'mock' order by provider, task_id, mode"
         )
         .fetchall()
     )
     assert len(rows) == len(recorded)
     by_id = {p.task_id: p.as_dict() for p in problems()}
     disagreements = []
-    for provider, task_id, passed, status, text in rows:
-        assert status != "error", f"{provider}/{task_id} could not be scored"
+    for provider, task_id, mode, passed, status, text in rows:
+        assert status != "error", f"{provider}/{task_id}/{mode} could not be scored"
         official = official_verdict(by_id[task_id], text or "")
         if bool(official["passed"]) != bool(passed):
-            disagreements.append((provider, task_id, passed, official["result"]))
+            disagreements.append((provider, task_id, mode, passed, official["result"]))
     assert disagreements == []

@@ -522,7 +522,8 @@ async def test_on_tool_timeout_end_run_makes_the_expiry_an_infrastructure_error(
         on_tool_timeout="end_run",
     )
     assert ended.finish_reason == FinishReason.ERROR_DURING_EXECUTION
-    assert ended.halted_reason is not None and "ToolSafetyNet" in ended.halted_reason
+    assert ended.halted_reason is not None
+    assert "ToolSafetyNet" in ended.halted_reason
     assert "did not finish within 0.2 s" in ended.halted_reason
     assert results(ended.messages) == []  # nothing about the expiry reached the model
     assert ended.text != "carried on"
