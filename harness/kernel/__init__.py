@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from harness.kernel._calls import call_provider as call_provider
     from harness.kernel._compaction import compact as compact
     from harness.kernel._conversation import UserTurn as UserTurn
-    from harness.kernel._dispatch import TurnOutcome as TurnOutcome
     from harness.kernel._dispatch import dispatch as dispatch
     from harness.kernel._hooks import Augment as Augment
     from harness.kernel._hooks import Deny as Deny
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
     from harness.kernel._hooks import HookMatcher as HookMatcher
     from harness.kernel._hooks import Inject as Inject
     from harness.kernel._hooks import Transform as Transform
-    from harness.kernel._loop import run_loop as run_loop
     from harness.kernel._mode import ContextOverflow as ContextOverflow
     from harness.kernel._mode import Continue as Continue
     from harness.kernel._mode import Halt as Halt
@@ -42,8 +40,6 @@ if TYPE_CHECKING:
     from harness.kernel._replies import emit_text as emit_text
     from harness.kernel._replies import handle_provider_error as handle_provider_error
     from harness.kernel._state import State as State
-    from harness.kernel._state import Subscriber as Subscriber
-    from harness.kernel._structured import StructuredMode as StructuredMode
     from harness.kernel._structured import parse_json_reply as parse_json_reply
 
 #: Each private module and the public names it exports here (``__all__`` derives from it).
@@ -51,7 +47,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "harness.kernel._calls": ("build_request", "call_provider"),
     "harness.kernel._compaction": ("compact",),
     "harness.kernel._conversation": ("UserTurn",),
-    "harness.kernel._dispatch": ("TurnOutcome", "dispatch"),
+    "harness.kernel._dispatch": ("dispatch",),
     "harness.kernel._hooks": (
         "Augment",
         "Deny",
@@ -61,13 +57,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Inject",
         "Transform",
     ),
-    "harness.kernel._loop": ("run_loop",),
     "harness.kernel._mode": ("ContextOverflow", "Continue", "Halt", "Mode"),
     "harness.kernel._options": ("RunConfig", "RunOptions"),
     "harness.kernel._permissions": ("Denial", "Permissions", "Phase"),
     "harness.kernel._progress": ("ProgressSnapshot", "normalise_output"),
     "harness.kernel._replies": ("emit_text", "handle_provider_error"),
-    "harness.kernel._state": ("State", "Subscriber"),
-    "harness.kernel._structured": ("StructuredMode", "parse_json_reply"),
+    "harness.kernel._state": ("State",),
+    "harness.kernel._structured": ("parse_json_reply",),
 }
 __all__, __getattr__ = lazy_exports(__name__, _EXPORTS)
