@@ -10,6 +10,7 @@ import importlib
 import inspect
 import pickle
 import pkgutil
+import typing
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -194,3 +195,16 @@ def test_warning_alias_works_as_a_from_import() -> None:
     assert Old is RunWarning
     assert seen[0].filename == __file__  # the warning points at the importing line
     assert RunWarning("careful").source == "kernel"
+
+
+def test_every_http_status_maps_to_a_declared_error_kind() -> None:
+    """``kind_from_status`` answers only kinds of ``ErrorKind`` (what code matching on
+    ``ProviderError.kind`` can rely on), and ``ProviderError.from_status`` keeps the status."""
+    kinds = set(typing.get_args(errors.ErrorKind))
+    seen = {errors.kind_from_status(status, "") for status in range(100, 600)}
+    seen.add(errors.kind_from_status(400, "maximum context length exceeded"))
+    assert seen <= kinds
+    assert {"unauthorized", "not_found", "timeout", "rate_limited", "bad_request"} <= seen
+    assert {"server_error", "context_length_exceeded", "unknown"} <= seen
+    err = errors.ProviderError.from_status(429, "slow down")
+    assert (err.kind, err.status) == ("rate_limited", 429)

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from harness.bench._runner import MatrixSummary as MatrixSummary
     from harness.bench._runner import Runner as Runner
     from harness.bench._runner import RunnerOptions as RunnerOptions
-    from harness.bench._session import BenchReport as BenchReport
     from harness.bench._session import BenchRequest as BenchRequest
     from harness.bench._session import run_bench as run_bench
 
@@ -32,6 +31,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "harness.bench._matrix": ("Cell", "expand"),
     "harness.bench._redact": ("run_redactor",),
     "harness.bench._runner": ("CellOutcome", "MatrixSummary", "Runner", "RunnerOptions"),
-    "harness.bench._session": ("BenchReport", "BenchRequest", "run_bench"),
+    "harness.bench._session": ("BenchRequest", "run_bench"),
 }
 __all__, __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -17,18 +17,14 @@ from typing import TYPE_CHECKING
 from harness._exports import lazy_exports
 
 if TYPE_CHECKING:
-    from harness.core._budget import Budget as Budget
-    from harness.core._budget import CallPurpose as CallPurpose
     from harness.core._budget import CallRecord as CallRecord
     from harness.core._halt import HaltRun as HaltRun
     from harness.core._messages import Message as Message
-    from harness.core._messages import Role as Role
     from harness.core._messages import TokenUsage as TokenUsage
     from harness.core._messages import ToolCall as ToolCall
     from harness.core._messages import ToolResult as ToolResult
     from harness.core._messages import UIPayload as UIPayload
     from harness.core._result import Result as Result
-    from harness.core._result import StepCall as StepCall
     from harness.core._result import TurnRecord as TurnRecord
     from harness.core._result import UsageTotals as UsageTotals
     from harness.core._terminations import Category as Category
@@ -36,17 +32,10 @@ if TYPE_CHECKING:
 
 #: Each private module and the public names it exports here (``__all__`` derives from it).
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "harness.core._budget": ("Budget", "CallPurpose", "CallRecord"),
+    "harness.core._budget": ("CallRecord",),
     "harness.core._halt": ("HaltRun",),
-    "harness.core._messages": (
-        "Message",
-        "Role",
-        "TokenUsage",
-        "ToolCall",
-        "ToolResult",
-        "UIPayload",
-    ),
-    "harness.core._result": ("Result", "StepCall", "TurnRecord", "UsageTotals"),
+    "harness.core._messages": ("Message", "TokenUsage", "ToolCall", "ToolResult", "UIPayload"),
+    "harness.core._result": ("Result", "TurnRecord", "UsageTotals"),
     "harness.core._terminations": ("Category", "FinishReason"),
 }
 __all__, __getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from harness.grading._base import GRADERS as GRADERS
     from harness.grading._base import GradeContext as GradeContext
     from harness.grading._base import Grader as Grader
-    from harness.grading._base import GraderField as GraderField
     from harness.grading._base import agrade as agrade
     from harness.grading._base import grade as grade
     from harness.grading._base import parse_grader as parse_grader
@@ -28,7 +27,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "GRADERS",
         "GradeContext",
         "Grader",
-        "GraderField",
         "agrade",
         "grade",
         "parse_grader",

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from harness.kernel._calls import build_request as build_request
     from harness.kernel._calls import call_provider as call_provider
     from harness.kernel._compaction import compact as compact
-    from harness.kernel._dispatch import TurnOutcome as TurnOutcome
     from harness.kernel._dispatch import dispatch as dispatch
     from harness.kernel._hooks import Augment as Augment
     from harness.kernel._hooks import Deny as Deny
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
     from harness.kernel._hooks import HookMatcher as HookMatcher
     from harness.kernel._hooks import Inject as Inject
     from harness.kernel._hooks import Transform as Transform
-    from harness.kernel._loop import run_loop as run_loop
     from harness.kernel._options import ConversationOptions as ConversationOptions
     from harness.kernel._options import LimitOptions as LimitOptions
     from harness.kernel._options import RunConfig as RunConfig
@@ -50,8 +48,6 @@ if TYPE_CHECKING:
     from harness.kernel._state import Halt as Halt
     from harness.kernel._state import Mode as Mode
     from harness.kernel._state import State as State
-    from harness.kernel._state import Subscriber as Subscriber
-    from harness.kernel._structured import StructuredMode as StructuredMode
     from harness.kernel._structured import parse_json_reply as parse_json_reply
     from harness.kernel._user_turns import UserTurn as UserTurn
 
@@ -59,7 +55,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "harness.kernel._calls": ("build_request", "call_provider"),
     "harness.kernel._compaction": ("compact",),
-    "harness.kernel._dispatch": ("TurnOutcome", "dispatch"),
+    "harness.kernel._dispatch": ("dispatch",),
     "harness.kernel._hooks": (
         "Augment",
         "Deny",
@@ -69,7 +65,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Inject",
         "Transform",
     ),
-    "harness.kernel._loop": ("run_loop",),
     "harness.kernel._options": (
         "ConversationOptions",
         "LimitOptions",
@@ -83,8 +78,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "harness.kernel._progress": ("ProgressSnapshot", "normalise_output"),
     "harness.kernel._replies": ("emit_text", "handle_provider_error"),
     "harness.kernel._run_options": ("RunOptions",),
-    "harness.kernel._state": ("ContextOverflow", "Continue", "Halt", "Mode", "State", "Subscriber"),
-    "harness.kernel._structured": ("StructuredMode", "parse_json_reply"),
+    "harness.kernel._state": ("ContextOverflow", "Continue", "Halt", "Mode", "State"),
+    "harness.kernel._structured": ("parse_json_reply",),
     "harness.kernel._user_turns": ("UserTurn",),
 }
 __all__, __getattr__ = lazy_exports(__name__, _EXPORTS)

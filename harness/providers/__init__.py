@@ -1,5 +1,5 @@
 """harness.providers: the Provider protocol, Request/Response, the builtin wire formats (OpenAI,
-Anthropic, Ollama, mock), the shared HTTP client, profiles and pricing (docs/providers.md).
+Anthropic, Ollama, mock), profiles and pricing (docs/providers.md).
 
 A provider for a new wire format usually subclasses :class:`ChatProvider` (docs/extending.md).
 """
@@ -19,11 +19,8 @@ if TYPE_CHECKING:
     from harness.providers._base import Response as Response
     from harness.providers._base import ToolSpec as ToolSpec
     from harness.providers._chat import ChatProvider as ChatProvider
-    from harness.providers._http import HTTPClient as HTTPClient
-    from harness.providers._http import RetryPolicy as RetryPolicy
     from harness.providers._kinds import PROVIDER_KINDS as PROVIDER_KINDS
     from harness.providers._mock import MockProvider as MockProvider
-    from harness.providers._mock import MockTurn as MockTurn
     from harness.providers._ollama import OllamaProvider as OllamaProvider
     from harness.providers._openai import OpenAIProvider as OpenAIProvider
     from harness.providers._pricing import price_usage as price_usage
@@ -32,7 +29,6 @@ if TYPE_CHECKING:
     from harness.providers._profiles import ProviderProfile as ProviderProfile
     from harness.providers._profiles import load_profiles as load_profiles
     from harness.providers._profiles import resolve_profile as resolve_profile
-    from harness.providers._registry import resolve_provider as resolve_provider
 
 #: Each private module and the public names it exports here (``__all__`` derives from it).
 _EXPORTS: dict[str, tuple[str, ...]] = {
@@ -46,8 +42,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolSpec",
     ),
     "harness.providers._chat": ("ChatProvider",),
-    "harness.providers._http": ("HTTPClient", "RetryPolicy"),
-    "harness.providers._mock": ("MockProvider", "MockTurn"),
+    "harness.providers._mock": ("MockProvider",),
     "harness.providers._ollama": ("OllamaProvider",),
     "harness.providers._openai": ("OpenAIProvider",),
     "harness.providers._pricing": ("price_usage",),
@@ -59,6 +54,5 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "resolve_profile",
     ),
     "harness.providers._kinds": ("PROVIDER_KINDS",),
-    "harness.providers._registry": ("resolve_provider",),
 }
 __all__, __getattr__ = lazy_exports(__name__, _EXPORTS)

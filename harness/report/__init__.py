@@ -20,20 +20,19 @@ import this package: the CLI commands import it when they run.
 
 from __future__ import annotations
 
-from harness.report._baseline import Baseline, baseline_save, load_baseline
+from harness.report._baseline import baseline_save, load_baseline
 from harness.report._build import Report, build_report
 from harness.report._cells import failing_cells_frame, task_grid_frame
 from harness.report._compare import paired_comparisons
 from harness.report._diff import baseline_diff, diff_counts
 from harness.report._gate import run_gate, thresholds_from_pyproject, write_step_summary
-from harness.report._gate_result import GateCheck, GateResult, GateThresholds
+from harness.report._gate_result import GateThresholds
 from harness.report._headline import Verdict
 from harness.report._loader import load_run
 from harness.report._power import mdd_floor, minimum_detectable_difference, sign_test_power
 from harness.report._render import render_html, render_markdown, write_report
-from harness.report._requested import RequestedMatrix, load_requested
+from harness.report._requested import RequestedMatrix
 from harness.report._stats import (
-    BootstrapResult,
     cluster_bootstrap,
     holm_adjust,
     mcnemar_exact,
@@ -50,10 +49,6 @@ from harness.report._tables import (
 )
 
 __all__ = [
-    "Baseline",
-    "BootstrapResult",
-    "GateCheck",
-    "GateResult",
     "GateThresholds",
     "Report",
     "ReportInputError",
@@ -68,7 +63,6 @@ __all__ = [
     "finish_reason_table",
     "holm_adjust",
     "load_baseline",
-    "load_requested",
     "load_run",
     "mcnemar_exact",
     "mdd_floor",

@@ -9,14 +9,10 @@ from __future__ import annotations
 from harness.errors import SchemaTooNew, StoreError, StoreLocked
 from harness.store._browse import (
     GridFilters,
-    GridPage,
     cell_detail,
     cell_spans,
     report_frame,
-    results_state,
-    run_facets,
     run_grid,
-    run_has_repeats,
     runs_overview,
 )
 from harness.store._compare_runs import compare_cells
@@ -35,14 +31,11 @@ from harness.store._queries import (
 from harness.store._rows import cell_key, crashed_row, result_row
 from harness.store._schema import SCHEMA_VERSION
 from harness.store._transcript import decode_transcript, encode_transcript
-from harness.store._writer import DEFAULT_DB, RunStatus, Store
+from harness.store._writer import Store
 
 __all__ = [
-    "DEFAULT_DB",
     "SCHEMA_VERSION",
     "GridFilters",
-    "GridPage",
-    "RunStatus",
     "SchemaTooNew",
     "Store",
     "StoreError",
@@ -62,10 +55,7 @@ __all__ = [
     "resolve_run_id",
     "result_row",
     "results_df",
-    "results_state",
-    "run_facets",
     "run_grid",
-    "run_has_repeats",
     "runs_df",
     "runs_overview",
     "span_tree_df",

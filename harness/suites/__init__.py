@@ -9,10 +9,7 @@ from typing import TYPE_CHECKING
 from harness._exports import lazy_exports
 
 if TYPE_CHECKING:
-    from harness.suites._audit import AuditFinding as AuditFinding
-    from harness.suites._audit import AuditReport as AuditReport
     from harness.suites._audit import audit_suites as audit_suites
-    from harness.suites._load import collect_suites as collect_suites
     from harness.suites._load import load_suite as load_suite
     from harness.suites._load import load_suites as load_suites
     from harness.suites._sources import SOURCES as SOURCES
@@ -22,8 +19,8 @@ if TYPE_CHECKING:
 
 #: Each private module and the public names it exports here (``__all__`` derives from it).
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "harness.suites._audit": ("AuditFinding", "AuditReport", "audit_suites"),
-    "harness.suites._load": ("collect_suites", "load_suite", "load_suites"),
+    "harness.suites._audit": ("audit_suites",),
+    "harness.suites._load": ("load_suite", "load_suites"),
     "harness.suites._sources": ("SOURCES",),
     "harness.suites._suite": ("Suite", "Task", "UserTurn"),
 }

@@ -51,11 +51,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 _LAZY = {name: module for module, names in _EXPORTS.items() for name in names}
 
 #: The names defined here; with the lazy ones, the public API.
-_EAGER = ("CAPTURE_CONTENT_ENV", "tracing_subscriber")
+_EAGER = ("tracing_subscriber",)
 __all__ = sorted((*_EAGER, *_LAZY))
 
 #: The GenAI instrumentations' opt-in for message content; honoured when nothing else decides.
-CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+_CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
 
 def __getattr__(name: str) -> Any:
@@ -107,7 +107,7 @@ def _start(state: State, provider: Any) -> Subscriber | None:
         if settings is not None:
             capture = settings.capture_content
         else:
-            capture = os.environ.get(CAPTURE_CONTENT_ENV, "").strip().lower() in ("1", "true")
+            capture = os.environ.get(_CAPTURE_CONTENT_ENV, "").strip().lower() in ("1", "true")
     prompt = None
     if capture:
         prompt = next((m.content for m in reversed(state.messages) if m.role == "user"), None)

@@ -7,13 +7,11 @@ from typing import TYPE_CHECKING
 from harness._exports import lazy_exports
 
 if TYPE_CHECKING:
-    from harness.tools._base import FunctionTool as FunctionTool
     from harness.tools._base import Submit as Submit
     from harness.tools._base import Tool as Tool
     from harness.tools._base import ToolContext as ToolContext
     from harness.tools._base import ToolOutput as ToolOutput
     from harness.tools._base import tool as tool
-    from harness.tools._builtin_base import BuiltinTool as BuiltinTool
     from harness.tools._builtins import CalculatorTool as CalculatorTool
     from harness.tools._builtins import EditFileTool as EditFileTool
     from harness.tools._builtins import FinishTool as FinishTool
@@ -31,14 +29,11 @@ if TYPE_CHECKING:
     from harness.tools._sandbox import Limits as Limits
     from harness.tools._sandbox import sandbox_problem as sandbox_problem
     from harness.tools._shell import ShellTool as ShellTool
-    from harness.tools._subagent import SpawnAgentTool as SpawnAgentTool
-    from harness.tools._todos import TodoWriteTool as TodoWriteTool
     from harness.tools._workspace import Workspace as Workspace
 
 #: Each private module and the public names it exports here (``__all__`` derives from it).
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "harness.tools._base": ("FunctionTool", "Submit", "Tool", "ToolContext", "ToolOutput", "tool"),
-    "harness.tools._builtin_base": ("BuiltinTool",),
+    "harness.tools._base": ("Submit", "Tool", "ToolContext", "ToolOutput", "tool"),
     "harness.tools._builtins": (
         "CalculatorTool",
         "EditFileTool",
@@ -54,8 +49,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "harness.tools._registry": ("BUILTIN_TOOLS", "TOOLS", "builtin_names", "resolve_tools"),
     "harness.tools._sandbox": ("Limits", "sandbox_problem"),
     "harness.tools._shell": ("ShellTool",),
-    "harness.tools._subagent": ("SpawnAgentTool",),
-    "harness.tools._todos": ("TodoWriteTool",),
     "harness.tools._workspace": ("Workspace",),
 }
 __all__, __getattr__ = lazy_exports(__name__, _EXPORTS)

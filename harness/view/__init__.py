@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from harness._exports import lazy_exports
 
 if TYPE_CHECKING:
-    from harness.view._app import DEFAULT_PER_PAGE as DEFAULT_PER_PAGE
     from harness.view._app import ViewConfig as ViewConfig
     from harness.view._app import create_app as create_app
     from harness.view._serve import serve as serve
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 #: Loaded when first used: ``harness view`` binds its port (harness.view._bind) before the
 #: viewer's stack is imported.
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "harness.view._app": ("DEFAULT_PER_PAGE", "ViewConfig", "create_app"),
+    "harness.view._app": ("ViewConfig", "create_app"),
     "harness.view._serve": ("serve",),
 }
 __all__, __getattr__ = lazy_exports(__name__, _EXPORTS)

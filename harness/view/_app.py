@@ -29,6 +29,7 @@ from starlette.staticfiles import StaticFiles
 import harness.store as b
 from harness.errors import HarnessError, StoreLocked
 from harness.store import Store
+from harness.store._browse import run_facets
 from harness.store._compare_runs import (
     COMPARE_SHOWS,
     compare_cells,
@@ -161,7 +162,7 @@ class _App:
                 filters = replace(filters, keys=keys)
             (overview,) = b.runs_overview(store, 1, run_id, latest=latest)
             facets = pages.cached(
-                ("facets", run_id, *state), lambda: b.run_facets(store, run_id, latest=latest)
+                ("facets", run_id, *state), lambda: run_facets(store, run_id, latest=latest)
             )
             grid = b.run_grid(store, run_id, filters, page, self.config.per_page, latest=latest)
             summary = pages.run_summary(store, run_id, filters)

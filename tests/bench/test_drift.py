@@ -43,6 +43,7 @@ def _replay(db: Path, cassettes: Path = CASSETTES, **extra: object) -> int:
     return run_bench(request).exit_code
 
 
+@pytest.mark.slow  # whole replays of a 32-cell matrix
 def test_three_replays_store_identical_rows_with_no_drift(tmp_path: Path) -> None:
     runs = []
     for i in range(3):
@@ -66,6 +67,7 @@ def _drifted(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow  # whole replays of a 32-cell matrix
 def test_drift_is_counted_per_cell_and_warned_by_default(tmp_path: Path) -> None:
     cassettes = _drifted(tmp_path)
     db = tmp_path / "h.duckdb"

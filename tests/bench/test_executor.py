@@ -40,6 +40,7 @@ def _facts(outcome: CellOutcome) -> tuple[object, ...]:
     )
 
 
+@pytest.mark.slow  # two suites' matrix, run twice (the worker, the local runner)
 def test_a_worker_batch_pickles_and_matches_the_local_runner(tmp_path: Path) -> None:
     suites = load_suites([SUITES / "arithmetic.yaml", SUITES / "files.yaml"])
     cells = expand(suites, ["react", "reflexion"], ["mock"], 1)

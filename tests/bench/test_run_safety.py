@@ -56,6 +56,21 @@ def suite(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def plain_suite(tmp_path: Path) -> Path:
+    """The suite with an in-process grader: for the tests that do not look at what the python
+    grader (a process per cell) sees."""
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    text = textwrap.dedent(SUITE.format())
+    python = 'expect: {kind: python, function: "guard_checks:check", timeout_s: 20}'
+    assert python in text
+    (folder / "guarded.yaml").write_text(
+        text.replace(python, 'expect: {kind: contains, value: "4"}')
+    )
+    return folder / "guarded.yaml"
+
+
+@pytest.fixture
 def tmpdir_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "tmp"
     root.mkdir()
@@ -77,7 +92,7 @@ def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
         con.close()
 
 
-def test_duplicate_modes_removed(suite: Path, tmp_path: Path, tmpdir_root: Path) -> None:
+def test_duplicate_modes_removed(plain_suite: Path, tmp_path: Path, tmpdir_root: Path) -> None:
     warnings: list[str] = []
     assert dedupe(["react", "react", "reflexion"], "--modes", warnings.append) == [
         "react",
@@ -85,21 +100,21 @@ def test_duplicate_modes_removed(suite: Path, tmp_path: Path, tmpdir_root: Path)
     ]
     assert warnings == ["--modes names 'react' 2 times; running it once"]
     db = tmp_path / "h.duckdb"
-    req = request(suite, db, modes=["react", "react"], providers=["mock", "mock"])
+    req = request(plain_suite, db, modes=["react", "react"], providers=["mock", "mock"])
     report = run_bench(req)
     assert report.summary.total == 2  # 2 tasks x 1 mode x 1 provider, not 8
     assert rows(db, "SELECT count(*), count(DISTINCT cell_key) FROM results") == [(2, 2)]
     assert rows(db, "SELECT modes, providers FROM bench_runs") == [(["react"], ["mock"])]
 
 
-def test_unwritable_trace_file_exits_2_without_run_row(suite: Path, tmp_path: Path) -> None:
+def test_unwritable_trace_file_exits_2_without_run_row(plain_suite: Path, tmp_path: Path) -> None:
     db = tmp_path / "h.duckdb"
-    run_bench(request(suite, db))
+    run_bench(request(plain_suite, db))
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     for bad in (blocker / "trace.jsonl", tmp_path):
         with pytest.raises(ConfigError, match="--trace-file") as caught:
-            run_bench(request(suite, db, trace_file=bad))
+            run_bench(request(plain_suite, db, trace_file=bad))
         assert str(bad) in str(caught.value)
     assert rows(db, "SELECT count(*) FROM bench_runs") == [(1,)]
     assert not list(tmp_path.glob("**/.probe-*"))
@@ -141,6 +156,7 @@ def test_unimportable_python_grader_exits_2_before_any_cell(suite: Path, tmp_pat
     assert not db.exists()
 
 
+@pytest.mark.slow  # the python grader: a process per cell
 def test_cells_run_in_one_run_folder_removed_at_the_end(
     suite: Path, tmp_path: Path, tmpdir_root: Path
 ) -> None:
@@ -243,7 +259,7 @@ def test_cell_status_error_only_for_causes_outside_the_model(tmp_path: Path) -> 
 
 
 def test_a_run_that_fails_to_start_leaves_no_run_row(
-    suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    plain_suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import harness.telemetry._setup as setup
 
@@ -251,16 +267,18 @@ def test_a_run_that_fails_to_start_leaves_no_run_row(
         raise PermissionError(13, "Permission denied", "traces/x.jsonl")
 
     db = tmp_path / "h.duckdb"
-    run_bench(request(suite, db))
+    run_bench(request(plain_suite, db))
     monkeypatch.setattr(setup, "configure_tracing", broken)
     with pytest.raises(ConfigError, match=r"--trace-file .*Permission denied"):
-        run_bench(request(suite, db))
+        run_bench(request(plain_suite, db))
     assert rows(db, "SELECT count(*), min(status) FROM bench_runs") == [(1, "finished")]
 
 
-def test_retry_errors_with_nothing_to_retry_writes_no_run(suite: Path, tmp_path: Path) -> None:
+def test_retry_errors_with_nothing_to_retry_writes_no_run(
+    plain_suite: Path, tmp_path: Path
+) -> None:
     db = tmp_path / "h.duckdb"
-    run_bench(request(suite, db, label="clean"))
-    again = run_bench(request(suite, db, label="clean", retry_errors=True))
+    run_bench(request(plain_suite, db, label="clean"))
+    again = run_bench(request(plain_suite, db, label="clean", retry_errors=True))
     assert (again.summary.total, again.exit_code) == (0, 0)
     assert rows(db, "SELECT count(*) FROM bench_runs") == [(1,)]

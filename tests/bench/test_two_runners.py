@@ -52,6 +52,7 @@ def _suite(folder: Path, name: str, tasks: int) -> Path:
     return path
 
 
+@pytest.mark.slow  # 16 cells, each graded by a python grader in a process of its own
 @pytest.mark.timeout(120)
 async def test_stopping_one_runner_leaves_the_other_whole(tmp_path: Path) -> None:
     a_cells = expand(load_suites([_suite(tmp_path / "a", "runner_a", 8)]), ["react"], ["mock"], 1)

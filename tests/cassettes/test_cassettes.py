@@ -674,6 +674,7 @@ def test_a_test_runners_duration_is_masked_for_matching_and_nothing_else() -> No
     assert normalise_body(body("done in 3 s")) != normalise_body(body("done in 4 s"))
 
 
+@pytest.mark.slow  # 12 MB of cassette written, loaded and replayed
 async def test_600_interactions_load_and_match_with_one_normalisation_each(
     tmp_path: Path,
 ) -> None:

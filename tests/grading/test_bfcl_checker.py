@@ -38,6 +38,7 @@ def _grade_mt(e: data.BfclEntry, turns: Turns) -> Any:
     return grade_multi_turn(e.raw, names, e.ground_truth, turns)
 
 
+@pytest.mark.slow  # the whole data set through the checker
 def test_ground_truth_passes_every_ast_entry_but_the_four_unsatisfiable() -> None:
     failed = {}
     count = 0
@@ -52,6 +53,7 @@ def test_ground_truth_passes_every_ast_entry_but_the_four_unsatisfiable() -> Non
     assert failed["live_multiple_862-181-3"] == "simple_function_checker:unexpected_param"
 
 
+@pytest.mark.slow  # the whole data set through the checker
 def test_ground_truth_passes_all_800_multi_turn_entries() -> None:
     entries = data.entries(data.MULTI_TURN_CATEGORIES)
     assert len(entries) == 800

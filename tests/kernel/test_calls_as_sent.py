@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 
 import harness
 from harness.bench import BenchRequest, run_bench
@@ -109,6 +110,7 @@ def test_a_tool_that_keeps_and_changes_its_arguments_changes_no_record(tmp_path:
     assert SCRIPT[0]["tool_calls"][0]["arguments"] == SENT  # nor the mock's script
 
 
+@pytest.mark.slow  # the python grader runs in a process of its own
 def test_the_stored_row_and_spans_show_the_calls_as_sent(tmp_path: Path) -> None:
     (tmp_path / "keeping_tools.py").write_text(TOOLS, encoding="utf-8")
     suite = {

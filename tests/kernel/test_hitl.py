@@ -134,3 +134,21 @@ def test_discard_releases_a_paused_run(tmp_path: Path) -> None:
     harness.discard(paused)
     assert not root.exists()
     assert paused.resume_state is None
+
+
+async def test_adiscard_releases_a_paused_run_from_async_code() -> None:
+    paused = await harness.arun(
+        "w",
+        provider=mock(tool_turn(call("write_file", path="a", content="")), text("x")),
+        tools=["write_file"],
+        interrupt_before="write_file",
+    )
+    assert paused.finish_reason is FinishReason.INTERRUPTED
+    root = paused.resume_state.ctx.workspace.root
+    assert root.exists()
+    await harness.adiscard(paused)
+    assert not root.exists()
+    assert paused.resume_state is None
+    await harness.adiscard(paused)  # a second discard does nothing
+    with pytest.raises(ConfigError, match="not a paused run"):
+        await harness.aresume(paused, decisions={})

@@ -14,6 +14,7 @@ from harness import (
     Deny,
     FinishReason,
     HaltRun,
+    HookEvent,
     HookMatcher,
     Inject,
     Message,
@@ -730,3 +731,28 @@ def test_result_type_in_stop_payload() -> None:
     )
     assert isinstance(got[0], Result)
     assert got[0].text == "x"
+
+
+def test_hook_event_names_every_point_and_keys_hooks_like_its_string() -> None:
+    """``HookEvent`` members key ``hooks=`` as their strings do; a run with one tool call fires
+    the points of a finished run in order, and never the compaction, failure or sub-agent ones."""
+    calls = Calls()
+    r = run(
+        "q",
+        provider=mock(tool_turn(call("calculator", expression="1+1")), text("2")),
+        tools=["calculator"],
+        hooks={event: [calls.hook(event.value)] for event in HookEvent},
+    )
+    assert r.finish_reason is FinishReason.STOP
+    assert calls.names() == [
+        HookEvent.USER_PROMPT_SUBMIT,  # first: it may rewrite the prompt the session starts with
+        HookEvent.SESSION_START,
+        HookEvent.PRE_ITERATION,
+        HookEvent.CHAT_PARAMS,
+        HookEvent.PRE_TOOL_USE,
+        HookEvent.POST_TOOL_USE,
+        HookEvent.PRE_ITERATION,
+        HookEvent.CHAT_PARAMS,
+        HookEvent.STOP,
+        HookEvent.SESSION_END,
+    ]

@@ -13,9 +13,11 @@ import pytest
 import harness
 from harness import Deny, FinishReason, HaltRun, ToolContext, tool
 from harness.core import Message
+from harness.kernel import Denial, Permissions, Phase
 from harness.providers._mock import MockProvider
 
-PHASES = ["plan", "default", "accept_edits", "trusted", "bypass_permissions"]
+#: Every phase the kernel knows (a new one is covered by the tests over all phases).
+PHASES = [phase.value for phase in Phase]
 
 
 def recording_tool(
@@ -284,6 +286,23 @@ def test_trusted_and_bypass_never_call_the_callback(phase: str) -> None:
     assert asker.asked == []
     assert log == [("w", 1), ("r", 2)]
     assert not any(m.tool_result.is_error for m in tool_messages(result.messages))  # type: ignore[union-attr]
+
+
+async def test_check_answers_none_or_a_denial_with_its_code() -> None:
+    """``Permissions.check`` on its own: None allows; a :class:`Denial` says why and how."""
+    plan = Permissions(phase=Phase.PLAN)
+    assert await plan.check("read_file", {}, True, None) is None
+    assert await plan.check("todo_write", {}, False, None) is None  # a session tool
+    assert await plan.check("write_file", {"path": "a"}, False, None) == Denial(
+        "permission denied: tool 'write_file' is not available in the plan phase "
+        "(read-only tools only)",
+        "phase_gated",
+    )
+    listed = Permissions(phase=Phase.BYPASS_PERMISSIONS, disallowed_tools=frozenset({"shell"}))
+    assert await listed.check("shell", {}, True, None) == Denial(
+        "permission denied: tool 'shell' is disallowed", "user_denied"
+    )
+    assert await listed.check("write_file", {}, False, None) is None
 
 
 # --- allow and deny lists ----------------------------------------------------------------------

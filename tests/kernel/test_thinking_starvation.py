@@ -7,6 +7,7 @@ from conftest import Recorder, call, mock, text, tool_turn
 
 import harness
 from harness import FinishReason
+from harness.errors import ThinkingStarved
 from harness.events import MaxTokensEscalation, RunWarning
 from harness.modes._reflexion import REFLECTION_PROMPT as REFLECTION
 
@@ -92,3 +93,44 @@ def test_a_critique_starved_twice_is_skipped_with_a_warning() -> None:
     assert result.finish_reason is FinishReason.STOP
     assert any("starved again" in w.message for w in rec.of(RunWarning))
     assert not any(m.content == REFLECTION for m in result.messages)
+
+
+class _StarvingMode:
+    """A mode of one's own that reports starvation by raising ``ThinkingStarved``: the kernel
+    escalates its cap and retries it, as for the builtin modes."""
+
+    name = "starving"
+
+    def __init__(self, times: int) -> None:
+        self.times = times
+        self.caps: list[int | None] = []
+
+    def init(self, state: harness.State) -> None:
+        pass
+
+    async def iterate(self, state: harness.State) -> harness.Halt:
+        self.caps.append(state.max_tokens_override)
+        if len(self.caps) <= self.times:
+            info = {"completion_cap": 100, "output_tokens": 100, "reasoning_tokens": 90}
+            raise ThinkingStarved("thinking starved", info)
+        return state.halt(FinishReason.STOP)
+
+
+def test_a_mode_that_raises_thinking_starved_is_escalated_then_retried() -> None:
+    rec = Recorder()
+    mode = _StarvingMode(times=1)
+    result = harness.run("q", provider="mock", mode=mode, on_event=rec)
+    assert result.finish_reason is FinishReason.STOP
+    assert mode.caps == [None, 400]
+    assert rec.of(MaxTokensEscalation) == [MaxTokensEscalation(100, 400, 100, 90)]
+
+
+def test_a_mode_starved_twice_ends_the_run_with_the_diagnostic() -> None:
+    result = harness.run("q", provider="mock", mode=_StarvingMode(times=2))
+    assert result.finish_reason is FinishReason.ERROR_THINKING_STARVED
+    assert result.error_diagnostic == {
+        "completion_cap": 100,
+        "output_tokens": 100,
+        "reasoning_tokens": 90,
+        "escalated_cap": 400,
+    }

@@ -84,6 +84,7 @@ def test_the_groups_cover_every_category_once() -> None:
     assert sorted(c for g in GROUPS.values() for c in g) == sorted(CATEGORIES)
 
 
+@pytest.mark.slow  # a 48-cell BFCL run: its checker runs in worker processes
 def test_accuracy_per_group_and_category_with_intervals_over_entries(written: Path) -> None:
     doc = json.loads((written / "report.json").read_text())
     jsonschema.Draft202012Validator(SCHEMA).validate(doc)
@@ -105,6 +106,7 @@ def test_accuracy_per_group_and_category_with_intervals_over_entries(written: Pa
     assert "zero-shot" in doc["bfcl"]["note"]
 
 
+@pytest.mark.slow  # a 48-cell BFCL run: its checker runs in worker processes
 def test_markdown_and_html_show_the_section_beside_the_comparisons(written: Path) -> None:
     md = (written / "report.md").read_text()
     section = md.split("## BFCL accuracy by group and category")[1].split("\n## ")[0]

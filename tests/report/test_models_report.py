@@ -34,6 +34,7 @@ def arithmetic_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+@pytest.mark.slow  # a whole suite replayed on three providers
 def test_models_are_compared_on_shared_cells(arithmetic_db: Path) -> None:
     _, df = load_run(arithmetic_db)
     report = build_report(df)

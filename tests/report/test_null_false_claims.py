@@ -11,6 +11,9 @@ import pytest
 
 from harness.report import paired_comparisons, summary_table
 
+#: Simulations: hundreds of reports per case (about two minutes in all on two cores).
+pytestmark = pytest.mark.slow
+
 REPORTS = 100
 MODES = ["m0", "m1", "m2", "m3"]
 

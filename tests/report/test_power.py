@@ -55,6 +55,7 @@ def _simulated_power(n: int, p_b: float, p_a: float, reps: int, seed: int) -> fl
     return hits / reps
 
 
+@pytest.mark.slow  # a simulation: 8,000 simulated suites
 def test_mdd_at_31_tasks_has_80_percent_power_by_simulation() -> None:
     # Discordance 0.3: at the MDD, about 80% of simulated suites reject (scipy's binomtest);
     # 4 points below it, clearly fewer.

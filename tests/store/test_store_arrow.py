@@ -13,7 +13,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.errors import StoreError
@@ -41,6 +41,9 @@ _VALUES: dict[pa.DataType, st.SearchStrategy[Any]] = {
 
 @pytest.mark.parametrize("kind", list(_VALUES), ids=str)
 @given(data=st.data())
+# No deadline: hypothesis's default (200 ms an example) is a wall-clock bound, which a loaded
+# machine breaks; the examples drawn stay the same.
+@settings(deadline=None)
 def test_a_column_equals_what_pa_array_builds(kind: pa.DataType, data: st.DataObject) -> None:
     values = data.draw(st.lists(st.none() | _VALUES[kind], max_size=40))
     built = column(values, kind)

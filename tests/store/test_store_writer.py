@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 import harness
+from harness.errors import UnknownRun
 from harness.store import Store, StoreError, crashed_row, result_row, results_df, runs_df
 from harness.store._rows import cell_key, rows_to_arrow
 
@@ -104,7 +105,7 @@ def test_rows_are_checked(store: Store, make_row: RowFactory) -> None:
     loop.append(loop)
     with pytest.raises(StoreError, match="column 'deliverable': cannot encode as JSON"):
         store.write_result(make_row(run, deliverable=loop))
-    with pytest.raises(StoreError, match=r"unknown run\(s\) \['nope'\]: begin_run first"):
+    with pytest.raises(UnknownRun, match=r"unknown run\(s\) \['nope'\]: begin_run first"):
         store.write_results([make_row(run), make_row("nope")])
     assert results_df(store, run).empty
 

@@ -51,6 +51,10 @@ from harness.store._transcript import decode_transcript
 from harness.suites import SOURCES, Suite, load_suite
 from harness.suites._bfcl_data import CATEGORIES, MULTI_TURN_CATEGORIES, UNSATISFIABLE
 
+#: Every test replays a whole matrix (the default bench's BFCL cells, the zero-shot suite, the
+#: oracle's 4,300 cells) and re-grades it with BFCL's own checker.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 #: The default bench's BFCL suites: single-turn entries on both servers, more on llama-server,
 #: multi-turn entries on llama-server (the mock plays all of them).

@@ -70,6 +70,7 @@ def suite_dir(tmp_path: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow  # its python grader runs in a process of its own
 def test_a_suite_runs_its_custom_tools_and_grader_from_its_folder(
     suite_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
