@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from harness._plugins import described
@@ -44,6 +44,11 @@ from harness.errors import ConfigError, DiskFull, HarnessError
 from harness.grading._python import DEFAULT_TIMEOUT_S
 from harness.suites._load import load_suites, suite_files
 from harness.suites._suite import Suite, SuiteError
+
+if TYPE_CHECKING:
+    from harness.cassettes._secrets import Redactor
+    from harness.store._writer import Store
+    from harness.telemetry._setup import TracingHandle
 
 __all__ = ["BenchReport", "BenchRequest", "Drive", "discover_providers", "drive_plain", "run_bench"]
 
@@ -129,7 +134,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
     Raises ConfigError for bad input, LabelBusy (another process runs ``label``) and DiskFull
     (the run closed ``failed``, resumable). ``drive`` defaults to :func:`drive_plain`."""
     from harness.store._writer import Store
-    from harness.telemetry._setup import configure_tracing, git_sha
+    from harness.telemetry._setup import git_sha
 
     suites, modes, providers, cells = _prepare(request)
     remove_stale()  # run folders left by killed runs
@@ -164,25 +169,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         trace_file = request.trace_file or request.db.parent / "traces" / f"{run_id}.jsonl"
         # One redactor for every sink: rows, spans, the trace file, OTLP, log records.
         redact = run_redactor(providers)
-
-        def start_tracing() -> Any:
-            trace_file.parent.mkdir(parents=True, exist_ok=True)
-            return configure_tracing(
-                file=trace_file,
-                otlp_endpoint=request.otlp_endpoint,
-                capture_content=request.capture_content,
-                hold_roots=True,  # each cell's root span waits for its verdict (the runner)
-                scrub=redact if redact else None,
-            )
-
-        try:  # a full disk is waited for (store.disk), then DiskFull
-            tracing = store.disk.call(start_tracing, f"opening {trace_file}")
-        except Exception as exc:  # the run never started: leave no run row behind
-            if not (request.resume or request.retry_errors):
-                store.discard_run(run_id)
-            if isinstance(exc, OSError):  # a full disk is DiskFull here, never "bad input"
-                raise ConfigError(f"--trace-file {trace_file}: {exc}") from exc
-            raise
+        tracing = _start_tracing(request, store, run_id, trace_file, redact)
         report = BenchReport(run_id, MatrixSummary(total=len(cells)), trace_file=trace_file)
         if refused:
             report.refused, report.refused_cells = refused, wanted - len(cells)
@@ -264,6 +251,35 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         if disk_full:
             raise disk_full[0]
     return report
+
+
+def _start_tracing(
+    request: BenchRequest, store: Store, run_id: str, trace_file: Path, redact: Redactor
+) -> TracingHandle:
+    """The run's tracing into ``trace_file`` (a full disk waited for with ``store.disk``, then
+    DiskFull). When it cannot start, the run never started: its new row is removed, and a file
+    that cannot be written is a ConfigError naming ``--trace-file``."""
+    from harness.telemetry._setup import configure_tracing
+
+    def start() -> TracingHandle:
+        trace_file.parent.mkdir(parents=True, exist_ok=True)
+        return configure_tracing(
+            file=trace_file,
+            otlp_endpoint=request.otlp_endpoint,
+            capture_content=request.capture_content,
+            hold_roots=True,  # each cell's root span waits for its verdict (the runner)
+            scrub=redact if redact else None,
+        )
+
+    try:
+        tracing: TracingHandle = store.disk.call(start, f"opening {trace_file}")
+    except Exception as exc:  # the run never started: leave no run row behind
+        if not (request.resume or request.retry_errors):
+            store.discard_run(run_id)
+        if isinstance(exc, OSError):  # a full disk is DiskFull here, never "bad input"
+            raise ConfigError(f"--trace-file {trace_file}: {exc}") from exc
+        raise
+    return tracing
 
 
 def _executor(

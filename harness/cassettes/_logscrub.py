@@ -9,26 +9,31 @@ import logging
 import threading
 import traceback
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from harness.cassettes._secrets import Redactor
+__all__ = ["LOGS", "TextScrubber"]
 
-__all__ = ["LOGS"]
+
+class TextScrubber(Protocol):
+    """What a log record is scrubbed with: :class:`~harness.cassettes._secrets.Redactor`."""
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret replaced (the same object when it had none)."""
+        ...
 
 
 class _LogScrubbing:
-    """The active redactors of :meth:`Redactor.scrubbing_logs`, applied by a log record
+    """The active redactors of ``Redactor.scrubbing_logs``, applied by a log record
     factory installed while there is one (and removed after, unless someone installed another
     factory over it meanwhile)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._active: list[Redactor] = []
+        self._active: list[TextScrubber] = []
         self._previous: Any = None
         self._factory: Any = None
 
-    def add(self, redactor: Redactor) -> None:
+    def add(self, redactor: TextScrubber) -> None:
         with self._lock:
             self._active.append(redactor)
             if self._factory is None:
@@ -44,7 +49,7 @@ class _LogScrubbing:
                 self._factory = factory
                 logging.setLogRecordFactory(factory)
 
-    def remove(self, redactor: Redactor) -> None:
+    def remove(self, redactor: TextScrubber) -> None:
         with self._lock:
             self._active.remove(redactor)
             # (when another factory wraps ours, ours stays, inert while nothing is active)
@@ -60,7 +65,7 @@ class _LogScrubbing:
 LOGS = _LogScrubbing()
 
 
-def _scrub_record(record: logging.LogRecord, redactors: Sequence[Redactor]) -> None:
+def _scrub_record(record: logging.LogRecord, redactors: Sequence[TextScrubber]) -> None:
     try:
         message = record.getMessage()
     except Exception:  # a broken format: logging reports it when the record is shown

@@ -40,6 +40,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.cassettes._logscrub import LOGS
 from harness.cassettes._scrubparts import (
     Place,
     Walk,
@@ -323,8 +324,6 @@ class Redactor:
         if not self.secrets:
             yield
             return
-        from harness.cassettes._logscrub import LOGS
-
         LOGS.add(self)
         try:
             yield

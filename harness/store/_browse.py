@@ -1,6 +1,7 @@
 """Read helpers for browsing a run cell by cell (``harness view``): the runs list, a run's
 task x mode grid (filtered, sorted, paginated in SQL), one cell with its transcript and span
-tree (two runs compared: :mod:`harness.store._compare_runs`).
+tree (two runs compared: :mod:`harness.store._compare_runs`; the text search over a run's
+cells: :mod:`harness.store._search`).
 
 Like :mod:`harness.store._queries`, every function takes a DuckDB connection or a
 :class:`~harness.store.Store` and reads only the tables and views of docs/sql.md, so it follows
@@ -10,7 +11,6 @@ the store wherever its rows live.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,8 +33,6 @@ __all__ = [
     "run_grid",
     "run_has_repeats",
     "runs_overview",
-    "search_keys",
-    "transcript_texts",
 ]
 
 _CELL = "suite, task_id, mode, provider, epoch"
@@ -156,7 +154,8 @@ class GridFilters:
     """Which cells the grid (and the run page's charts) show (``None``: any) and how tasks are
     ordered: ``separating`` (tasks whose pass rate differs most between columns first) or
     ``task``. ``q`` is a text search over answers and transcripts; the caller resolves it to
-    the matching cells' keys (:func:`search_keys`) and passes them as ``keys``."""
+    the matching cells' keys (:func:`~harness.store._search.search_keys`) and passes them as
+    ``keys``."""
 
     suite: str | None = None
     mode: str | None = None
@@ -292,78 +291,6 @@ def _clip(text: str | None, limit: int = ANSWER_CHARS) -> str | None:
         return None
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _like(q: str) -> str:
-    """An ILIKE pattern matching ``q`` anywhere, its own ``%``, ``_`` and ``\\`` taken
-    literally."""
-    return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-#: The stored transcript's own keys (harness/store/_transcript.py), taken out of the text that
-#: is searched: a search for "name" or "content" must not match every cell.
-_TRANSCRIPT_KEYS = re.compile(
-    r'"(?:v|messages|cut|role|content|tool_calls|tool_result|name|reasoning|turn|id|'
-    r'arguments|tool_call_id|is_error|review)":'
-)
-
-
-def transcript_texts(con: Source, run_id: str, *, latest: bool = True) -> dict[str, str]:
-    """Each cell's transcript as searchable lower-case text, by cell key: the decompressed JSON
-    (not parsed: parsing costs ten times more) without its own keys, so what is left is what
-    the conversation says (contents, reasoning, tool names, arguments, results), JSON-escaped.
-    Cells without a transcript are left out."""
-    import zlib
-
-    rows = (
-        _con(con)
-        .execute(latest_cells_sql("cell_key, transcript", latest=latest), [run_id])
-        .fetchall()
-    )
-    out: dict[str, str] = {}
-    strip = _TRANSCRIPT_KEYS.sub
-    for key, blob in rows:
-        if blob:
-            try:
-                raw = zlib.decompress(blob).decode("utf-8", "replace")
-            except zlib.error:
-                continue
-            out[str(key)] = strip(" ", raw).lower()
-    return out
-
-
-def search_keys(
-    con: Source,
-    run_id: str,
-    q: str,
-    *,
-    latest: bool = True,
-    transcripts: dict[str, str] | None = None,
-) -> tuple[str, ...]:
-    """The keys of the cells of a run whose answer, grader explanation, error or deliverable
-    contains ``q`` (case-insensitive, DuckDB ``ILIKE``), or whose transcript does (a message,
-    a tool call's arguments, a tool result). Transcripts are zlib-compressed JSON in the store,
-    which SQL cannot look into: they are decompressed here (``transcripts``, from
-    :func:`transcript_texts`, lets a caller keep them between searches) and searched for ``q``
-    as typed and JSON-escaped (a quote or a backslash in ``q``)."""
-    q = q.strip()
-    if not q:
-        return ()
-    text = (
-        "coalesce(text, '') || chr(10) || coalesce(grader_explanation, '') || chr(10) || "
-        "coalesce(error, '') || chr(10) || coalesce(CAST(deliverable AS VARCHAR), '')"
-    )
-    cells = latest_cells_sql(f"cell_key, ({text}) ILIKE ? ESCAPE '\\' AS hit", latest=latest)
-    rows = _con(con).execute(f"SELECT cell_key, hit FROM ({cells})", [_like(q), run_id]).fetchall()
-    if transcripts is None:
-        transcripts = transcript_texts(con, run_id, latest=latest)
-    needles = {q.lower(), json.dumps(q.lower(), ensure_ascii=False)[1:-1]}
-    found = []
-    for key, hit in rows:
-        body = transcripts.get(str(key))
-        if hit or (body is not None and any(n in body for n in needles)):
-            found.append(str(key))
-    return tuple(sorted(found))
 
 
 def cell_detail(con: Source, run_id: str, key: str) -> dict[str, Any] | None:

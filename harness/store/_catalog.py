@@ -1,11 +1,13 @@
-"""The catalog's moments: opening the DuckDB file (waiting for another process's hold), closing
-the runs of dead processes, and the ``finish.json`` a run leaves when the file is busy at its end.
+"""The catalog's moments: opening the DuckDB file (waiting for another process's hold), creating
+or upgrading it, closing the runs of dead processes, and the ``finish.json`` a run leaves when the
+file is busy at its end.
 """
 
 from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 import secrets
 import socket
@@ -21,17 +23,25 @@ import duckdb
 from harness._files import file_kind, write_atomic
 from harness.errors import StoreError
 from harness.store import _locking as locking
+from harness.store import _schema as schema
 from harness.store._damage import record_damage
+from harness.store._diskfull import make_reserve
+from harness.store._shards import write_schema_files
+from harness.store._views import create_views, drop_views
 
 __all__ = [
     "STORAGE_COMPATIBILITY",
     "connect",
+    "connect_current",
     "create_in_place",
+    "create_or_upgrade",
     "merge",
     "read_finish",
     "recover_stale_runs",
     "write_finish",
 ]
+
+log = logging.getLogger("harness.store")
 
 #: The storage format a new file is written in: DuckDB 2's own format cannot be read by 1.x, and
 #: the DuckDB CLI on PyPI (duckdb-cli) is 1.5; this one is readable by DuckDB >= 1.4.
@@ -70,6 +80,70 @@ def create_in_place(
     finally:
         for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
             leftover.unlink(missing_ok=True)
+
+
+def create_or_upgrade(
+    path: Path, runs: Path, steps: Sequence[schema.Migration], wait_s: float, live: set[str]
+) -> None:
+    """Create the catalog at ``path`` (in place, see :func:`create_in_place`) or upgrade the one
+    there through ``steps``; write the views over ``runs`` and the disk reserve, and close the
+    runs of dead processes (all but ``live``, the runs of this process's writers)."""
+
+    def prepare(con: duckdb.DuckDBPyConnection) -> None:
+        _prepare(con, path, runs, steps, live)
+
+    if path.exists() or not create_in_place(path, prepare, wait_s):
+        con = connect(path, False, wait_s)
+        try:
+            prepare(con)
+        finally:
+            con.close()
+
+
+def _prepare(
+    con: duckdb.DuckDBPyConnection,
+    path: Path,
+    runs: Path,
+    steps: Sequence[schema.Migration],
+    live: set[str],
+) -> None:
+    try:
+        found = schema.schema_version(con)
+        schema.check_version(found, len(steps), str(path))
+        if found != len(steps):
+            drop_views(con)
+        before, after = schema.migrate(con, steps, where=str(path))
+        write_schema_files(runs)
+        create_views(con, runs)
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot create or upgrade the schema of {path}: {exc}") from exc
+    except OSError as exc:
+        raise StoreError(f"cannot create {runs}: {exc}") from exc
+    make_reserve(runs)
+    if before and before != after:
+        log.info("harness: upgraded %s from schema v%d to v%d", path, before, after)
+    recover_stale_runs(con, runs, live)
+
+
+def connect_current(
+    path: Path, steps: Sequence[schema.Migration], wait_s: float
+) -> duckdb.DuckDBPyConnection | None:
+    """A read-only connection to ``path`` if its schema is the latest of ``steps``; None for an
+    older file (a writer upgrades it first). A newer file raises
+    :class:`~harness.errors.SchemaTooNew`."""
+    if not path.exists():
+        raise StoreError(f"no results database at {path}: `harness run` creates it")
+    con = connect(path, True, wait_s)
+    try:
+        found = schema.schema_version(con)
+        schema.check_version(found, len(steps), str(path))
+    except BaseException:
+        con.close()
+        raise
+    if found == len(steps):
+        return con
+    con.close()
+    return None
 
 
 def connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:

@@ -1,6 +1,7 @@
-"""The run methods of :class:`~harness.store._writer.Store`: opening a run (one process per
-label, see :mod:`harness.store._labels`), deleting one that stored nothing, and closing one
-(also when the disk is full, see :mod:`harness.store._diskfull`)."""
+"""The runs of one :class:`~harness.store._writer.Store`: opening a run (one process per label,
+see :mod:`harness.store._labels`), checking that results name a known run, deleting a run that
+stored nothing, and closing one (also when the disk is full, see :mod:`harness.store._diskfull`).
+"""
 
 from __future__ import annotations
 
@@ -10,20 +11,20 @@ import os
 import secrets
 import shutil
 import socket
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
 
 from harness._version import __version__
-from harness.errors import DiskFull, StoreError, StoreLocked
+from harness.errors import DiskFull, StoreError, StoreLocked, UnknownRun
+from harness.store._access import CatalogAccess
 from harness.store._catalog import reopen_run, write_finish
-from harness.store._diskfull import DiskPatience, spend_reserve
+from harness.store._diskfull import spend_reserve
 from harness.store._labels import LabelLock
 from harness.store._rows import json_text
-from harness.store._shards import ShardWriter, run_dir
+from harness.store._shards import ShardWriter, run_dir, runs_dir
 
 __all__ = ["RunLifecycle", "RunStatus"]
 
@@ -37,33 +38,26 @@ def _now() -> datetime:
 
 
 class RunLifecycle:
-    """Mixed into :class:`~harness.store._writer.Store`, which provides the attributes and the
-    methods below that raise NotImplementedError here."""
+    """The runs a store opened and has not finished, the runs it knows exist, and the label
+    locks it holds. The store's ``begin_run``, ``finish_run`` and ``discard_run`` are these."""
 
-    path: Path
-    runs: Path
-    disk: DiskPatience
-    shards: ShardWriter | None
-    _open_runs: set[str]
-    _known_runs: set[str]
-    _labels: dict[str, LabelLock]
-    _run_labels: dict[str, str]
-
-    def _writable(self) -> None:
-        raise NotImplementedError
+    def __init__(self, access: CatalogAccess, shards: ShardWriter | None) -> None:
+        self._access = access
+        self._shards = shards
+        self.path = access.path
+        self.runs = runs_dir(access.path)
+        self.disk = access.disk
+        #: The runs begun here and not finished (the ones ``close`` finishes).
+        self.open: set[str] = set()
+        self._known: set[str] = set()
+        self._labels: dict[str, LabelLock] = {}  # the labels this store runs
+        self._run_labels: dict[str, str] = {}  # open run -> its label
 
     def _flush(self) -> None:
-        raise NotImplementedError
+        if self._shards is not None:
+            self._shards.flush()
 
-    def _catalog(self) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
-        raise NotImplementedError
-
-    def _in_catalog(
-        self, what: str, fn: Callable[[duckdb.DuckDBPyConnection], Any], *, writes: bool = True
-    ) -> Any:
-        raise NotImplementedError
-
-    def begin_run(
+    def begin(
         self,
         *,
         label: str | None = None,
@@ -77,20 +71,11 @@ class RunLifecycle:
         run_id: str | None = None,
         resume: bool = False,
     ) -> str:
-        """Start a run (a ``bench_runs`` row with status ``running``) and return its id.
-
-        With ``resume=True`` and a ``label``, the latest run of that label is reopened instead
-        (status back to ``running``, its suites/modes/providers extended with these) and its id
-        returned, so the resumed cells land in the same run; without such a run, a new one.
-
-        A ``label`` is run by one process at a time: its lock is taken before anything else and
-        held until :meth:`finish_run`; another process holding it raises
-        :class:`~harness.errors.LabelBusy` naming that process (see :mod:`._labels`).
-        """
-        self._writable()
+        """Open a run, or with ``resume`` reopen the label's latest (``Store.begin_run``)."""
+        self._access.check_writable()
         lock = self._lock_label(label)
 
-        def begin(con: duckdb.DuckDBPyConnection) -> str:
+        def insert(con: duckdb.DuckDBPyConnection) -> str:
             now = _now()
             if resume and label is not None:
                 found = reopen_run(con, label, suites, modes, providers, epochs)
@@ -113,7 +98,7 @@ class RunLifecycle:
             return new_id
 
         try:
-            opened = self._in_catalog("opening a run", begin)
+            opened = self._access.run("opening a run", insert)
         except BaseException:
             if lock is not None and label not in self._run_labels.values():
                 self._labels.pop(str(label), None)
@@ -145,16 +130,14 @@ class RunLifecycle:
             lock.release()
 
     def _opened(self, run_id: str) -> str:
-        self._open_runs.add(run_id)
-        self._known_runs.add(run_id)
+        self.open.add(run_id)
+        self._known.add(run_id)
         with contextlib.suppress(OSError):
             (run_dir(self.path, run_id) / "finish.json").unlink()
         return run_id
 
-    def discard_run(self, run_id: str) -> bool:
-        """Delete a run that stored nothing (it failed before its first cell), so that
-        ``--run latest`` never picks it; returns whether it was deleted (not when the disk is
-        full: the run then stays, and is closed ``failed``)."""
+    def discard(self, run_id: str) -> bool:
+        """Delete a run that stored nothing; whether it was (``Store.discard_run``)."""
 
         def delete(con: duckdb.DuckDBPyConnection) -> bool:
             got = con.execute(
@@ -166,38 +149,27 @@ class RunLifecycle:
 
         try:
             self._flush()
-            deleted = bool(self._in_catalog("deleting a run", delete))
+            deleted = bool(self._access.run("deleting a run", delete))
         except DiskFull as exc:
             log.warning("harness: run %s not deleted: %s", run_id, exc)
             return False
         if deleted:
-            self._open_runs.discard(run_id)
-            self._known_runs.discard(run_id)
+            self.open.discard(run_id)
+            self._known.discard(run_id)
             self._release_label(run_id)
-            if self.shards is not None:
-                for key in [k for k in self.shards.followers if k[0] == run_id]:
-                    self.shards.unfollow(*key)
+            if self._shards is not None:
+                for key in [k for k in self._shards.followers if k[0] == run_id]:
+                    self._shards.unfollow(*key)
             shutil.rmtree(run_dir(self.path, run_id), ignore_errors=True)
         return deleted
 
-    def finish_run(
+    def finish(
         self, run_id: str, status: RunStatus = "finished", *, error: str | None = None
     ) -> None:
-        """Close a run: ``finished_at`` now and ``status`` (finished, interrupted or failed).
-
-        Queued rows are written first. When another process holds the file past
-        ``lock_timeout_s``, the ending is written to the run's ``finish.json`` instead (with a
-        warning); the next writer to open the file records it. The run's label is free again
-        afterwards.
-
-        A disk full past the budget: the rows still queued are lost (their cells run again on
-        ``--resume``), the run is ``failed`` with an error naming the disk (written after
-        freeing the store's reserve, see :func:`~harness.store._diskfull.spend_reserve`; when
-        even that does not fit, the next writer marks the run ``interrupted``), and
-        :class:`DiskFull` is raised."""
+        """Close a run with ``status`` (``Store.finish_run``)."""
         if status not in ("finished", "interrupted", "failed"):
             raise StoreError(f"finish_run: status must be finished|interrupted|failed: {status!r}")
-        self._writable()
+        self._access.check_writable()
         full: DiskFull | None = None
         try:
             self._flush()
@@ -215,13 +187,13 @@ class RunLifecycle:
 
         try:
             try:
-                got = self._in_catalog("closing a run", close)
+                got = self._access.run("closing a run", close)
             except DiskFull as exc:
                 if not spend_reserve(self.runs):
                     raise
                 log.warning("harness: freed the store's reserve to close run %s", run_id)
                 try:  # one more try, with the reserve's room
-                    got = self._in_catalog("closing a run", close)
+                    got = self._access.run("closing a run", close)
                 except DiskFull:
                     raise exc from None
         except StoreLocked as exc:
@@ -246,5 +218,46 @@ class RunLifecycle:
             raise StoreError(f"no run {run_id!r} in {self.path}")
 
     def _ended(self, run_id: str) -> None:
-        self._open_runs.discard(run_id)
+        self.open.discard(run_id)
         self._release_label(run_id)
+
+    def finish_all(self, status: RunStatus, *, error: str | None = None) -> None:
+        """Finish every run still open, with ``status``; with an ``error`` (the store failed
+        to write its last rows), each run is tried and a failure to close it is ignored."""
+        for run_id in sorted(self.open):
+            if error is None:
+                self.finish(run_id, status)
+            else:
+                with contextlib.suppress(Exception):
+                    self.finish(run_id, status, error=error)
+
+    def release_labels(self) -> None:
+        """Let go of every label lock (the store is closing)."""
+        for lock in self._labels.values():
+            lock.release()
+        self._labels.clear()
+
+    def check(self, run_ids: set[str]) -> None:
+        """Raise :class:`UnknownRun` unless every one of ``run_ids`` is in ``bench_runs``."""
+        self._access.check_writable()
+        unknown = run_ids - self._known
+        if not unknown:
+            return
+        known = self._access.run(
+            "looking up runs",
+            lambda con: con.execute(
+                "SELECT run_id FROM bench_runs WHERE list_contains(?, run_id)", [sorted(unknown)]
+            ).fetchall(),
+            writes=False,
+        )
+        self._known.update(r[0] for r in known)
+        missing = sorted(run_ids - self._known)
+        if missing:
+            raise UnknownRun(f"results for unknown run(s) {missing}: begin_run first")
+
+    def check_one(self, run_id: str) -> None:
+        """:meth:`check` of one run, whose error names the database."""
+        try:
+            self.check({run_id})
+        except UnknownRun:
+            raise UnknownRun(f"no run {run_id!r} in {self.path}") from None

@@ -9,7 +9,7 @@ killed at any moment leaves only whole shards. Rows are flushed when ``max_rows`
 when the oldest has waited ``max_age_s`` (a background thread), so a finished cell is on disk
 within about ``max_age_s + 0.1`` s. Spans are followed as a stream: the thread converts the lines
 appended to the run's span file since the last look (whole lines only) into a shard, so they are
-never all held in memory.
+never all held in memory (:class:`~harness.store._follow.SpanFollower`).
 
 ``runs/_schema/`` holds two empty shards with the current columns, so the views always have one
 file to read and every column, before any run wrote a shard.
@@ -28,7 +28,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -38,13 +37,13 @@ from harness.errors import StoreError
 from harness.store._arrow import empty_table
 from harness.store._damage import index_cells
 from harness.store._diskfull import DiskPatience, is_disk_full
+from harness.store._follow import SpanFollower
 from harness.store._rows import ARROW_SCHEMA, prepared_to_arrow
-from harness.store._spans import SPAN_ARROW_SCHEMA, spans_to_parquet
+from harness.store._spans import SPAN_ARROW_SCHEMA
 
 __all__ = [
     "SCHEMA_DIR",
     "ShardWriter",
-    "SpanFollower",
     "is_regular",
     "run_dir",
     "runs_dir",
@@ -55,12 +54,6 @@ __all__ = [
 log = logging.getLogger("harness.store")
 
 SCHEMA_DIR = "_schema"
-#: Largest piece of a span file converted at once (bounds memory, whatever the file's size).
-#: 4 MB holds a 0.5 s tick of a 500 cells/s run; 16 MB peaked ~30 MB higher at 50,000 cells.
-SPAN_CHUNK_BYTES = 4 * 1024 * 1024
-#: The follower's DuckDB returns freed memory to the system past this much (DuckDB's default,
-#: 128 MB, kept the peak of converting one piece for the rest of the run).
-ALLOCATOR_FLUSH = "8MB"
 
 
 def runs_dir(db: Path) -> Path:
@@ -114,96 +107,6 @@ def write_schema_files(runs: Path) -> None:
             if pq.read_schema(dest).equals(schema):
                 continue
         _write_atomic(empty_table(schema), dest, fsync=False)
-
-
-class SpanFollower:
-    """Turns what is appended to a span file into span shards of one run."""
-
-    def __init__(
-        self,
-        run_id: str,
-        path: Path,
-        folder: Path,
-        name: Callable[[str], Path],
-        *,
-        scrub: Callable[[str], str] | None = None,
-        offset: int | None = None,
-    ) -> None:
-        self.run_id = run_id
-        self.path = path
-        self.folder = folder
-        self._name = name
-        self._scrub = scrub
-        self.offset = path.stat().st_size if offset is None and path.exists() else (offset or 0)
-        self.spans = 0
-        self.last_poll = time.monotonic()
-        self._con: duckdb.DuckDBPyConnection | None = None
-
-    def pending(self) -> bool:
-        try:
-            return self.path.stat().st_size > self.offset
-        except OSError:
-            return False
-
-    def poll(self, *, fsync: bool = True) -> int:
-        """Convert every whole line appended since the last poll; return the spans added."""
-        self.last_poll = time.monotonic()
-        added = 0
-        while True:
-            try:
-                with self.path.open("rb") as f:
-                    f.seek(self.offset)
-                    data = f.read(SPAN_CHUNK_BYTES)
-            except FileNotFoundError:
-                return added
-            end = data.rfind(b"\n") + 1
-            if end == 0:
-                if len(data) == SPAN_CHUNK_BYTES:  # one line longer than a chunk: skip it
-                    self.offset += len(data)
-                    continue
-                return added
-            added += self._convert(data[:end], fsync=fsync)
-            self.offset += end
-            if len(data) < SPAN_CHUNK_BYTES:  # read to the end of the file
-                return added
-
-    def _convert(self, data: bytes, *, fsync: bool) -> int:
-        if self._scrub is not None:
-            text = data.decode("utf-8", "surrogateescape")
-            data = self._scrub(text).encode("utf-8", "surrogateescape")
-        self.folder.mkdir(parents=True, exist_ok=True)
-        dest = self._name("spans")
-        lines = dest.with_name(f".{dest.stem}.jsonl.tmp")
-        tmp = dest.with_name(f".{dest.name}.tmp")
-        try:
-            with os.fdopen(open_regular(lines, os.O_WRONLY | os.O_CREAT, truncate=True), "wb") as f:
-                f.write(data)
-            if self._con is None:
-                self._con = duckdb.connect(
-                    config={
-                        "threads": 1,
-                        "allocator_flush_threshold": ALLOCATOR_FLUSH,
-                        "allocator_bulk_deallocation_flush_threshold": ALLOCATOR_FLUSH,
-                    }
-                )
-                self._con.execute("SET TimeZone = 'UTC'")
-            n = spans_to_parquet(self._con, lines, tmp, self.run_id)
-            if n:
-                if fsync:
-                    with tmp.open("rb+") as f:
-                        os.fsync(f.fileno())
-                os.replace(tmp, dest)
-            self.spans += n
-            return n
-        finally:
-            for leftover in (lines, tmp):
-                with contextlib.suppress(OSError):
-                    leftover.unlink()
-
-    def close(self) -> None:
-        if self._con is not None:
-            self._con.close()
-            self._con = None
 
 
 class ShardWriter:

@@ -1,6 +1,5 @@
-"""The span methods of :class:`~harness.store._writer.Store`: a span file streamed into span
-shards as a run goes (:meth:`SpanStreams.follow_spans`), or loaded whole
-(:meth:`SpanStreams.ingest_spans`)."""
+"""A store's span files: one streamed into span shards as a run goes
+(:meth:`SpanStreams.follow`), or loaded whole (:meth:`SpanStreams.ingest`)."""
 
 from __future__ import annotations
 
@@ -12,6 +11,8 @@ from pathlib import Path
 import duckdb
 
 from harness.errors import StoreError
+from harness.store._access import CatalogAccess
+from harness.store._runs import RunLifecycle
 from harness.store._shards import ShardWriter
 from harness.store._spans import new_spans_to_parquet
 
@@ -19,53 +20,40 @@ __all__ = ["SpanStreams"]
 
 
 class SpanStreams:
-    """Mixed into :class:`~harness.store._writer.Store`, which provides the attributes and the
-    methods below that raise NotImplementedError here."""
+    """Span files into a store's span shards; ``Store.follow_spans`` and ``Store.ingest_spans``
+    are these."""
 
-    shards: ShardWriter | None
-    read_only: bool
+    def __init__(
+        self, access: CatalogAccess, shards: ShardWriter | None, runs: RunLifecycle
+    ) -> None:
+        self._access = access
+        self._shards = shards
+        self._runs = runs
 
-    def _check_run(self, run_id: str) -> None:
-        raise NotImplementedError
-
-    def _flush(self) -> None:
-        raise NotImplementedError
-
-    def _catalog(self) -> contextlib.AbstractContextManager[duckdb.DuckDBPyConnection]:
-        raise NotImplementedError
-
-    def follow_spans(
+    def follow(
         self, run_id: str, path: str | Path, *, scrub: Callable[[str], str] | None = None
     ) -> None:
-        """Stream span file ``path`` into ``run_id``'s shards from its current end: what is
-        appended becomes shards as the run goes (``scrub`` cleans each piece of text first).
-        :meth:`ingest_spans` of the same file converts the rest and stops following."""
-        self._check_run(run_id)
-        assert self.shards is not None
-        self.shards.follow(run_id, Path(path), scrub=scrub)
+        """Stream ``path`` into ``run_id``'s span shards from its end (``Store.follow_spans``)."""
+        self._runs.check_one(run_id)
+        assert self._shards is not None
+        self._shards.follow(run_id, Path(path), scrub=scrub)
 
-    def ingest_spans(self, run_id: str, path: str | Path, *, only_run_traces: bool = False) -> int:
-        """Load a JSON-lines span file under ``run_id`` as a shard; return the spans added.
-
-        A file given to :meth:`follow_spans` is finished (the total it added is returned).
-        Otherwise the whole file is read: spans already stored for the run (same trace and span
-        id) are skipped, so ingesting a file twice, or a file that grew, adds only the new
-        spans; torn lines are skipped. ``only_run_traces`` keeps only spans whose trace id is a
-        ``results.trace_id`` of the run (for a span file shared by many runs)."""
+    def ingest(self, run_id: str, path: str | Path, *, only_run_traces: bool = False) -> int:
+        """Load a span file under ``run_id``; the spans added (``Store.ingest_spans``)."""
         path = Path(path)
-        assert self.shards is not None or self.read_only
-        if self.shards is not None and (run_id, path.resolve()) in self.shards.followers:
-            follower = self.shards.unfollow(run_id, path)
+        assert self._shards is not None or self._access.read_only
+        if self._shards is not None and (run_id, path.resolve()) in self._shards.followers:
+            follower = self._shards.unfollow(run_id, path)
             return 0 if follower is None else follower.spans
         if not path.is_file():
             raise StoreError(f"no span file at {path}")
-        self._check_run(run_id)
-        self._flush()
-        assert self.shards is not None
-        dest = self.shards.shard_path("spans", run_id)
+        self._runs.check_one(run_id)
+        assert self._shards is not None  # a read-only store failed the check
+        self._shards.flush()
+        dest = self._shards.shard_path("spans", run_id)
         tmp = dest.with_name(f".{dest.name}.tmp")
         try:
-            with self._catalog() as con:
+            with self._access.moment() as con:
                 n = new_spans_to_parquet(con, path, tmp, run_id, only_run_traces=only_run_traces)
             if n:
                 os.replace(tmp, dest)

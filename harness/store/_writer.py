@@ -28,10 +28,9 @@ Reading through a writer (``store.con``, the query helpers) opens the file and k
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -40,22 +39,23 @@ from typing import TYPE_CHECKING, Any, Self
 import duckdb
 import pyarrow as pa
 
-from harness.errors import DiskFull, HarnessError, StoreError, UnknownRun
+from harness.errors import DiskFull, HarnessError, StoreError
 from harness.store import _schema as schema
+from harness.store._access import CatalogAccess
 from harness.store._catalog import (
     STORAGE_COMPATIBILITY,
     connect,
-    create_in_place,
-    recover_stale_runs,
+    connect_current,
+    create_or_upgrade,
 )
 from harness.store._compact import CompactStats, compact
 from harness.store._damage import scan
-from harness.store._diskfull import DiskPatience, is_disk_full, make_reserve
-from harness.store._labels import LabelLock
+from harness.store._diskfull import DiskPatience, is_disk_full
 from harness.store._rows import is_data_frame, normalize_table, prepare_row
 from harness.store._runs import RunLifecycle, RunStatus
-from harness.store._shards import ShardWriter, runs_dir, write_schema_files
+from harness.store._shards import ShardWriter, runs_dir
 from harness.store._streams import SpanStreams
+from harness.store._views import skip_shards
 
 if TYPE_CHECKING:  # a run never imports pandas (~55 MB): see _rows.is_data_frame
     import pandas as pd
@@ -78,8 +78,13 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-class Store(RunLifecycle, SpanStreams):
-    """A handle on the results database. Build one with :meth:`open`."""
+class Store:
+    """A handle on the results database. Build one with :meth:`open`.
+
+    It writes results itself (queued into :attr:`shards`) and holds one part per other job:
+    the way into the DuckDB file (:class:`~harness.store._access.CatalogAccess`), the runs it
+    opened and their label locks (:class:`~harness.store._runs.RunLifecycle`), and the span
+    files it loads (:class:`~harness.store._streams.SpanStreams`)."""
 
     def __init__(
         self,
@@ -95,20 +100,19 @@ class Store(RunLifecycle, SpanStreams):
         self.path = path
         self.read_only = read_only
         self.lock_timeout_s = lock_timeout_s
-        self._con = con
         self._shared = shared  # a cursor on this process's writer: closing it closes only that
-        self._mutex = threading.RLock()
-        self._open_runs: set[str] = set()
-        self._known_runs: set[str] = set()
-        self._closed = False
         self.runs = runs_dir(path)
         #: The full-disk streak every write of this store shares (:mod:`._diskfull`).
         self.disk = DiskPatience(disk_full_wait_s)
         self.shards = (
             None if read_only else ShardWriter(self.runs, max_age_s=flush_after_s, disk=self.disk)
         )
-        self._labels: dict[str, LabelLock] = {}  # the labels this store runs
-        self._run_labels: dict[str, str] = {}  # open run -> its label
+        # The store's three jobs besides writing results: the file, the runs, the span files.
+        self._access = CatalogAccess(
+            path, con, read_only=read_only, lock_timeout_s=lock_timeout_s, disk=self.disk
+        )
+        self._runs = RunLifecycle(self._access, self.shards)
+        self._spans = SpanStreams(self._access, self.shards, self._runs)
 
     # --- opening and closing -------------------------------------------------------------------
 
@@ -144,140 +148,64 @@ class Store(RunLifecycle, SpanStreams):
                 cursor = writers[0].con.cursor()
                 cursor.execute("SET TimeZone = 'UTC'")
                 if damaged:
-                    schema.skip_shards(cursor, runs_dir(path), damaged)
+                    skip_shards(cursor, runs_dir(path), damaged)
                 return cls(path, cursor, read_only=True, shared=True)
             if read_only:
                 reader = cls._open_reader(path, steps, lock_timeout_s)
-                if damaged and reader._con is not None:
-                    schema.skip_shards(reader._con, reader.runs, damaged)
+                if damaged and reader._access.held is not None:
+                    skip_shards(reader._access.held, reader.runs, damaged)
                 return reader
             path.parent.mkdir(parents=True, exist_ok=True)
             store = cls(
                 path, None, read_only=False, lock_timeout_s=lock_timeout_s,
                 flush_after_s=flush_after_s, disk_full_wait_s=disk_full_wait_s,
             )  # fmt: skip
-            store.disk.call(lambda: store._create(steps), f"opening {path}")
+            live = {r for s in _WRITERS.get(path, []) for r in s._runs.open}
+            store.disk.call(
+                lambda: create_or_upgrade(path, store.runs, steps, lock_timeout_s, live),
+                f"opening {path}",
+            )
             _WRITERS.setdefault(path, []).append(store)
             return store
 
-    def _create(self, steps: Sequence[schema.Migration]) -> None:
-        path = self.path
-        if path.exists() or not create_in_place(
-            path, lambda con: self._prepare(con, steps), self.lock_timeout_s
-        ):
-            con = connect(path, False, self.lock_timeout_s)
-            try:
-                self._prepare(con, steps)
-            finally:
-                con.close()
-
-    def _prepare(self, con: duckdb.DuckDBPyConnection, steps: Sequence[schema.Migration]) -> None:
-        try:
-            found = schema.schema_version(con)
-            schema.check_version(found, len(steps), str(self.path))
-            if found != len(steps):
-                schema.drop_views(con)
-            before, after = schema.migrate(con, steps, where=str(self.path))
-            write_schema_files(self.runs)
-            schema.create_views(con, self.runs)
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot create or upgrade the schema of {self.path}: {exc}") from exc
-        except OSError as exc:
-            raise StoreError(f"cannot create {self.runs}: {exc}") from exc
-        make_reserve(self.runs)
-        if before and before != after:
-            log.info("harness: upgraded %s from schema v%d to v%d", self.path, before, after)
-        live = {r for s in _WRITERS.get(self.path, []) for r in s._open_runs}
-        recover_stale_runs(con, self.runs, live)
-
     @classmethod
     def _open_reader(cls, path: Path, steps: Sequence[schema.Migration], wait_s: float) -> Store:
-        if not path.exists():
-            raise StoreError(f"no results database at {path}: `harness run` creates it")
-        con = connect(path, True, wait_s)
-        try:
-            found = schema.schema_version(con)
-            schema.check_version(found, len(steps), str(path))
-        except BaseException:
-            con.close()
-            raise
-        if found == len(steps):
+        con = connect_current(path, steps, wait_s)
+        if con is not None:
             return cls(path, con, read_only=True, lock_timeout_s=wait_s)
-        con.close()  # an older file: upgrade it (needs the write lock), then read
-        cls.open(path, migrations=steps, lock_timeout_s=wait_s).close()
+        cls.open(path, migrations=steps, lock_timeout_s=wait_s).close()  # an older file: upgrade
         return cls(path, connect(path, True, wait_s), read_only=True, lock_timeout_s=wait_s)
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
         """A connection for queries. On a writer, queued rows are written first, and the file
         stays open (other processes wait) until :meth:`release` or :meth:`close`."""
-        with self._mutex:
-            if self._closed:
-                raise StoreError(f"{self.path}: the store is closed")
-            if self.shards is not None:
-                self._flush()
-            if self._con is None:
-                self._con = connect(self.path, False, self.lock_timeout_s)
-            return self._con
+        with self._access.mutex:
+            self._access.check_open()
+            self._flush()
+            return self._access.hold()
 
     def release(self) -> None:
         """Close the connection :attr:`con` opened on a writer, so other processes get in."""
-        with self._mutex:
-            if self._con is not None and not self.read_only:
-                self._con.close()
-                self._con = None
-
-    def _in_catalog(
-        self, what: str, fn: Callable[[duckdb.DuckDBPyConnection], Any], *, writes: bool = True
-    ) -> Any:
-        """``fn(con)`` in one catalog moment, tried again while the disk is full (a failed
-        statement is rolled back, so trying again is safe)."""
-
-        def moment() -> Any:
-            with self._catalog() as con:
-                return fn(con)
-
-        return self.disk.call(moment, f"{what} ({self.path})", writes=writes)
-
-    @contextlib.contextmanager
-    def _catalog(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """The database for a moment: the held connection if any, else one opened and closed."""
-        with self._mutex:
-            self._writable()
-            if self._con is not None:
-                yield self._con
-                return
-            con = connect(self.path, False, self.lock_timeout_s)
-            try:
-                yield con
-            finally:
-                con.close()
+        self._access.release()
 
     def close(self, status: RunStatus = "finished") -> None:
         """Write what is queued and close; runs this store began and did not finish get
         ``status``."""
-        with self._mutex:
-            if self._closed:
+        with self._access.mutex:
+            if self._access.closed:
                 return
             try:
                 if self.shards is not None:
                     try:
                         self.shards.close()
                     except BaseException as exc:  # the last rows are lost: the runs failed
-                        for run_id in sorted(self._open_runs):
-                            with contextlib.suppress(Exception):
-                                self.finish_run(run_id, "failed", error=f"rows not written: {exc}")
+                        self._runs.finish_all("failed", error=f"rows not written: {exc}")
                         raise
-                for run_id in sorted(self._open_runs):
-                    self.finish_run(run_id, status)
+                self._runs.finish_all(status)
             finally:
-                for lock in self._labels.values():
-                    lock.release()
-                self._labels.clear()
-                self._closed = True
-                if self._con is not None:
-                    self._con.close()
-                    self._con = None
+                self._runs.release_labels()
+                self._access.close()
                 if not self.read_only:
                     with _WRITERS_LOCK:
                         writers = _WRITERS.get(self.path, [])
@@ -302,17 +230,84 @@ class Store(RunLifecycle, SpanStreams):
         else:
             self.close("failed")
 
-    def _writable(self) -> None:
-        if self._closed:
-            raise StoreError(f"{self.path}: the store is closed")
-        if self.read_only:
-            raise StoreError(f"{self.path}: opened read-only")
-
     def _flush(self) -> None:
         if self.shards is not None:
             self.shards.flush()
 
-    # --- runs ----------------------------------------------------------------------------------
+    # --- runs and span files ----------------------------------------------------------------
+
+    def begin_run(
+        self,
+        *,
+        label: str | None = None,
+        suites: Sequence[str] = (),
+        modes: Sequence[str] = (),
+        providers: Sequence[str] = (),
+        epochs: int | None = None,
+        config: Mapping[str, Any] | None = None,
+        git_sha: str | None = None,
+        harness_version: str | None = None,
+        run_id: str | None = None,
+        resume: bool = False,
+    ) -> str:
+        """Start a run (a ``bench_runs`` row with status ``running``) and return its id.
+
+        With ``resume=True`` and a ``label``, the latest run of that label is reopened instead
+        (status back to ``running``, its suites/modes/providers extended with these) and its id
+        returned, so the resumed cells land in the same run; without such a run, a new one.
+
+        A ``label`` is run by one process at a time: its lock is taken before anything else and
+        held until :meth:`finish_run`; another process holding it raises
+        :class:`~harness.errors.LabelBusy` naming that process (see :mod:`._labels`).
+        """
+        return self._runs.begin(
+            label=label, suites=suites, modes=modes, providers=providers, epochs=epochs,
+            config=config, git_sha=git_sha, harness_version=harness_version, run_id=run_id,
+            resume=resume,
+        )  # fmt: skip
+
+    def discard_run(self, run_id: str) -> bool:
+        """Delete a run that stored nothing (it failed before its first cell), so that
+        ``--run latest`` never picks it; returns whether it was deleted (not when the disk is
+        full: the run then stays, and is closed ``failed``)."""
+        return self._runs.discard(run_id)
+
+    def finish_run(
+        self, run_id: str, status: RunStatus = "finished", *, error: str | None = None
+    ) -> None:
+        """Close a run: ``finished_at`` now and ``status`` (finished, interrupted or failed).
+
+        Queued rows are written first. When another process holds the file past
+        ``lock_timeout_s``, the ending is written to the run's ``finish.json`` instead (with a
+        warning); the next writer to open the file records it. The run's label is free again
+        afterwards.
+
+        A disk full past the budget: the rows still queued are lost (their cells run again on
+        ``--resume``), the run is ``failed`` with an error naming the disk (written after
+        freeing the store's reserve, see :func:`~harness.store._diskfull.spend_reserve`; when
+        even that does not fit, the next writer marks the run ``interrupted``), and
+        :class:`DiskFull` is raised."""
+        self._runs.finish(run_id, status, error=error)
+
+    def follow_spans(
+        self, run_id: str, path: str | Path, *, scrub: Callable[[str], str] | None = None
+    ) -> None:
+        """Stream span file ``path`` into ``run_id``'s shards from its current end: what is
+        appended becomes shards as the run goes (``scrub`` cleans each piece of text first).
+        :meth:`ingest_spans` of the same file converts the rest and stops following."""
+        self._spans.follow(run_id, path, scrub=scrub)
+
+    def ingest_spans(self, run_id: str, path: str | Path, *, only_run_traces: bool = False) -> int:
+        """Load a JSON-lines span file under ``run_id`` as a shard; return the spans added.
+
+        A file given to :meth:`follow_spans` is finished (the total it added is returned).
+        Otherwise the whole file is read: spans already stored for the run (same trace and span
+        id) are skipped, so ingesting a file twice, or a file that grew, adds only the new
+        spans; torn lines are skipped. ``only_run_traces`` keeps only spans whose trace id is a
+        ``results.trace_id`` of the run (for a span file shared by many runs)."""
+        return self._spans.ingest(run_id, path, only_run_traces=only_run_traces)
+
+    # --- compaction ----------------------------------------------------------------------------
 
     def compact(self, run_ids: Sequence[str] | None = None, *, wait: bool = True) -> CompactStats:
         """Move the shards of runs that ended (of ``run_ids``) into the tables. A full disk is
@@ -326,10 +321,10 @@ class Store(RunLifecycle, SpanStreams):
             return compact(con, self.runs.resolve(), run_ids, so_far)
 
         if wait:
-            stats: CompactStats = self._in_catalog("compacting", moment)
+            stats: CompactStats = self._access.run("compacting", moment)
             return stats
         try:
-            with self._catalog() as con:
+            with self._access.moment() as con:
                 return moment(con)
         except (duckdb.Error, OSError, StoreError) as exc:
             if is_disk_full(exc) and not isinstance(exc, DiskFull):
@@ -352,7 +347,7 @@ class Store(RunLifecycle, SpanStreams):
     def write_result(self, row: Mapping[str, Any]) -> None:
         """Store one finished cell: checked now, on disk within ``flush_after_s`` (+0.1 s)."""
         prepared = prepare_row(row)
-        self._check_runs({prepared["run_id"]})
+        self._runs.check({prepared["run_id"]})
         assert self.shards is not None
         self.shards.add(prepared)
 
@@ -376,32 +371,9 @@ class Store(RunLifecycle, SpanStreams):
             if not data:
                 return 0
             run_ids = {r["run_id"] for r in data}
-        self._check_runs(run_ids)
+        self._runs.check(run_ids)
         assert self.shards is not None
         return self.shards.write_now(data)
-
-    def _check_run(self, run_id: str) -> None:
-        try:
-            self._check_runs({run_id})
-        except UnknownRun:
-            raise UnknownRun(f"no run {run_id!r} in {self.path}") from None
-
-    def _check_runs(self, run_ids: set[str]) -> None:
-        self._writable()
-        unknown = run_ids - self._known_runs
-        if not unknown:
-            return
-        known = self._in_catalog(
-            "looking up runs",
-            lambda con: con.execute(
-                "SELECT run_id FROM bench_runs WHERE list_contains(?, run_id)", [sorted(unknown)]
-            ).fetchall(),
-            writes=False,
-        )
-        self._known_runs.update(r[0] for r in known)
-        missing = sorted(run_ids - self._known_runs)
-        if missing:
-            raise UnknownRun(f"results for unknown run(s) {missing}: begin_run first")
 
     def existing_cells(
         self, label: str, *, include_crashed: bool = True, status: str | None = None
@@ -420,7 +392,7 @@ class Store(RunLifecycle, SpanStreams):
             rows = self.con.execute(sql, params).fetchall()
         else:
             self._flush()
-            rows = self._in_catalog(
+            rows = self._access.run(
                 "looking up cells", lambda con: con.execute(sql, params).fetchall(), writes=False
             )
         return {str(r[0]) for r in rows}

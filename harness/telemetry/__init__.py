@@ -5,7 +5,8 @@
 - :func:`configure_tracing` (``_setup``, with ``_export``): a TracerProvider with file / OTLP /
   in-memory exporters, or for a span file alone the light tracer (the ``_light`` package: the
   same lines without the SDK's spans and batch processor);
-- :class:`JsonLinesSpanExporter`, :func:`read_spans` (``_exporters``): the JSON-lines span file,
+- :class:`JsonLinesSpanExporter` (``_exporters``), :func:`read_spans` (``_readspans``): the
+  JSON-lines span file, written and read back,
   encoded by ``_otlpjson`` (one encoder for both tracers);
 - :func:`record_verdict` (``_verdict``): a graded run's verdict on its root span, held until
   then;
@@ -27,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from harness.kernel._state import State, Subscriber
     from harness.telemetry._exporters import JsonLinesSpanExporter as JsonLinesSpanExporter
-    from harness.telemetry._exporters import SpanRecord as SpanRecord
-    from harness.telemetry._exporters import read_spans as read_spans
 
     # The lazy exports as a type checker sees them (``X as X``: re-exported, as mypy cannot
     # read the computed __all__): the names of _EXPORTS below, from the same modules.
     # tests/telemetry/test_exports.py checks that they agree.
     from harness.telemetry._light import LightTracerProvider as LightTracerProvider
+    from harness.telemetry._readspans import SpanRecord as SpanRecord
+    from harness.telemetry._readspans import read_spans as read_spans
     from harness.telemetry._setup import TracingHandle as TracingHandle
     from harness.telemetry._setup import configure_tracing as configure_tracing
     from harness.telemetry._subscriber import RunTracer as RunTracer
@@ -43,7 +44,8 @@ if TYPE_CHECKING:
 #: module and what it exports here. ``__all__`` and ``__getattr__`` are derived from it.
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "harness.telemetry._light": ("LightTracerProvider",),
-    "harness.telemetry._exporters": ("JsonLinesSpanExporter", "SpanRecord", "read_spans"),
+    "harness.telemetry._exporters": ("JsonLinesSpanExporter",),
+    "harness.telemetry._readspans": ("SpanRecord", "read_spans"),
     "harness.telemetry._setup": ("TracingHandle", "configure_tracing"),
     "harness.telemetry._subscriber": ("RunTracer",),
     "harness.telemetry._verdict": ("record_verdict",),

@@ -1,7 +1,7 @@
 """Provider calls as spans: ``chat {model}`` (CLIENT, LLM), wrapped in ``plan {mode}`` for
 plan calls and in the ``compaction`` span for compact calls, with the call's text and point
-events. A mixin of :class:`~harness.telemetry._subscriber.RunTracer`, split out to keep modules
-small.
+events. :class:`CallSpans` is the part of :class:`~harness.telemetry._subscriber.RunTracer`
+that follows the provider calls of its run.
 
 A chat span is created when its CallFinished arrives, once every attribute is known (one
 attribute pass instead of two), with the start time taken at CallStarted. It ends at the next
@@ -12,55 +12,20 @@ Warnings) are added then, clamped to that end.
 
 from __future__ import annotations
 
-import asyncio
 import time
-from contextvars import Token
 from dataclasses import dataclass, field
 from typing import Any
 
-from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, StatusCode, Tracer
 
 from harness import events as ev
+from harness.core._budget import CallRecord
 from harness.telemetry import _conventions as c
+from harness.telemetry._spanparts import set_error, trunc
 
-__all__ = ["CallSpans", "Scope", "attr_value", "trunc"]
-
-
-def _task() -> object:
-    try:
-        return asyncio.current_task()
-    except RuntimeError:
-        return None
-
-
-def trunc(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit]
-
-
-def attr_value(value: Any) -> Any:
-    if isinstance(value, str | bool | int | float):
-        return value
-    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
-        return list(value)
-    return str(value)
-
-
-class Scope:
-    """An ambient-context attachment, detached only from the task that made it."""
-
-    __slots__ = ("task", "token")
-
-    def __init__(self, ctx: Context) -> None:
-        self.token: Token[Context] | None = otel_context.attach(ctx)
-        self.task = _task()
-
-    def exit(self) -> None:
-        if self.token is not None and _task() is self.task:
-            otel_context.detach(self.token)
-        self.token = None
+__all__ = ["CallSpans"]
 
 
 @dataclass(slots=True, eq=False)
@@ -90,27 +55,24 @@ class _Call:
 
 
 class CallSpans:
-    """The provider-call half of RunTracer (which defines the state named here)."""
+    """The provider calls of one run: the call whose span is open (or about to be), and the
+    compaction span its compact calls nest under. Parents come from the caller (the
+    iteration's context), point events that arrive during a call are kept for its span."""
 
-    __slots__ = ("_call", "_compaction")
-    _tracer: Tracer
-    _mode: str
-    _capture: bool
-    _max: int
-    _iteration_ctx: Context
+    __slots__ = ("_capture", "_max", "_mode", "_tracer", "call", "compaction")
 
-    def __init__(self) -> None:
-        self._call: _Call | None = None
-        self._compaction: Span | None = None
+    def __init__(self, tracer: Tracer, *, mode: str, capture: bool, max_chars: int) -> None:
+        self._tracer = tracer
+        self._mode = mode
+        self._capture = capture
+        self._max = max_chars
+        #: The provider call under way, or finished and collecting its trailing text.
+        self.call: _Call | None = None
+        #: The compaction span open since the first compact call (ended at Compaction).
+        self.compaction: Span | None = None
 
-    def _current(self) -> Span:
-        raise NotImplementedError
-
-    def _error(self, span: Span, message: str | None, error_type: str) -> None:
-        span.set_attribute(c.ERROR_TYPE, error_type)
-        span.set_status(StatusCode.ERROR, message)
-
-    def _text_attrs(self, text: str, purpose: str | None = None) -> dict[str, Any]:
+    def text_attrs(self, text: str, purpose: str | None = None) -> dict[str, Any]:
+        """The attributes of a text point event outside a call (lengths, or the text)."""
         attrs: dict[str, Any] = {c.HARNESS_CONTENT_LENGTH: len(text)}
         if purpose is not None:
             attrs[c.HARNESS_CONTENT_PURPOSE] = purpose
@@ -119,12 +81,12 @@ class CallSpans:
             attrs[c.HARNESS_CONTENT_TRUNCATED] = len(text) > self._max
         return attrs
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
         """End the finished provider call whose trailing Content/Thinking was being collected."""
-        call = self._call
+        call = self.call
         if call is None or call.end_ns is None:
             return
-        self._call = None
+        self.call = None
         end = call.end_ns
         span = call.span
         assert span is not None
@@ -158,12 +120,12 @@ class CallSpans:
             buf.parts.append(piece)
             buf.kept += len(piece)
 
-    def _on_call_started(self, e: ev.CallStarted) -> None:
-        if self._call is not None:
-            self._flush()
-        if self._call is not None:  # a call that never finished (cannot happen in order)
-            self._abandon_call(self._call)
-        parent = self._iteration_ctx
+    def started(self, e: ev.CallStarted, parent: Context) -> None:
+        """A CallStarted under ``parent``: a plan span now for a plan call, the chat span later."""
+        if self.call is not None:
+            self.flush()
+        if self.call is not None:  # a call that never finished (cannot happen in order)
+            self._abandon(self.call)
         plan = None
         if e.purpose == "plan":
             plan = self._tracer.start_span(
@@ -177,10 +139,10 @@ class CallSpans:
             )
             parent = trace.set_span_in_context(plan)
         elif e.purpose == "compact":
-            if self._compaction is None:
-                self._compaction = self._start_compaction()
-            parent = trace.set_span_in_context(self._compaction)
-        self._call = _Call(e.index, e.purpose, e.model, e.provider, parent, plan, time.time_ns())
+            if self.compaction is None:
+                self.compaction = self.start_compaction(parent)
+            parent = trace.set_span_in_context(self.compaction)
+        self.call = _Call(e.index, e.purpose, e.model, e.provider, parent, plan, time.time_ns())
 
     def _chat_span(self, call: _Call, attrs: dict[str, Any]) -> Span:
         attrs[c.GEN_AI_OPERATION_NAME] = c.OP_CHAT
@@ -199,71 +161,69 @@ class CallSpans:
         )
         return call.span
 
-    def _on_call_finished(self, e: ev.CallFinished) -> None:
+    def finished(self, e: ev.CallFinished, parent: Context) -> None:
+        """A CallFinished: the chat span, with every attribute; without a matching CallStarted,
+        the call starts now under ``parent`` (its start time taken from the record)."""
         r = e.record
-        call = self._call
+        call = self.call
         if call is None or call.index != r.index or call.end_ns is not None:
-            self._flush()  # no matching CallStarted: take the start from the record
-            self._on_call_started(ev.CallStarted(r.index, r.purpose, r.model, e.provider))
-            call = self._call
+            self.flush()  # no matching CallStarted: take the start from the record
+            self.started(ev.CallStarted(r.index, r.purpose, r.model, e.provider), parent)
+            call = self.call
             assert call is not None
             call.start_ns = r.started_at_ns or call.start_ns
-        u = r.usage
-        attrs: dict[str, Any] = {
-            c.GEN_AI_USAGE_INPUT_TOKENS: u.input_tokens,
-            c.GEN_AI_USAGE_OUTPUT_TOKENS: u.output_tokens,
-            c.HARNESS_CALL_ATTEMPTS: r.attempts,
-        }
-        if u.cache_read_tokens:
-            attrs[c.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = u.cache_read_tokens
-        if u.cache_write_tokens:
-            attrs[c.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = u.cache_write_tokens
-        if u.reasoning_tokens:
-            attrs[c.HARNESS_REASONING_TOKENS] = u.reasoning_tokens
-        if r.response_model:
-            attrs[c.GEN_AI_RESPONSE_MODEL] = r.response_model
-        if r.response_id:
-            attrs[c.GEN_AI_RESPONSE_ID] = r.response_id
-        if r.finish_reason:
-            attrs[c.GEN_AI_RESPONSE_FINISH_REASONS] = [r.finish_reason]
-        if r.cost_usd is not None:
-            attrs[c.HARNESS_COST_USD] = r.cost_usd
-        span = self._chat_span(call, attrs)
+        span = self._chat_span(call, _record_attrs(r))
         if r.error is not None:
             kind = r.error.split(":", 1)[0].split(" (", 1)[0].strip() or "error"
-            self._error(span, r.error, kind)
+            set_error(span, r.error, kind)
             if call.plan is not None:
                 call.plan.set_status(StatusCode.ERROR, r.error)
         call.end_ns = r.ended_at_ns if r.ended_at_ns > 0 else time.time_ns()
 
-    def _abandon_call(self, call: _Call) -> None:
+    def _abandon(self, call: _Call) -> None:
         span = call.span or self._chat_span(call, {})
-        self._error(span, "the provider call did not finish", "unfinished")
+        set_error(span, "the provider call did not finish", "unfinished")
         if call.plan is not None:
             call.plan.set_status(StatusCode.ERROR, "the provider call did not finish")
         call.end_ns = time.time_ns()
-        self._flush()
+        self.flush()
 
-    def _on_text(self, e: ev.Content | ev.Thinking) -> None:
-        thinking = e.__class__ is ev.Thinking
-        if self._call is not None:
-            self._collect(self._call, e.text, thinking)
-        else:
-            name = c.EVENT_THINKING if thinking else c.EVENT_CONTENT
-            self._point(name, self._text_attrs(e.text, e.purpose))
+    def text(self, e: ev.Content | ev.Thinking) -> bool:
+        """Collect a Content/Thinking for the call it belongs to; False when no call is open
+        (then it is a point event on the current span)."""
+        if self.call is None:
+            return False
+        self._collect(self.call, e.text, e.__class__ is ev.Thinking)
+        return True
 
-    def _start_compaction(self) -> Span:
+    def start_compaction(self, parent: Context) -> Span:
         return self._tracer.start_span(
-            c.SPAN_COMPACTION,
-            context=self._iteration_ctx,
-            attributes={c.OPENINFERENCE_SPAN_KIND: c.CHAIN},
+            c.SPAN_COMPACTION, context=parent, attributes={c.OPENINFERENCE_SPAN_KIND: c.CHAIN}
         )
 
-    def _on_usage(self, e: ev.Usage) -> None:
-        self._flush()
-        if self._call is not None:  # the chat span carries the numbers: a bare marker here
-            self._point(c.EVENT_USAGE, {})
-            return
+    def compacted(self, e: ev.Compaction, parent: Context) -> None:
+        """A Compaction: the compaction span (started now under ``parent`` when no compact call
+        came first) gets the numbers and ends."""
+        self.flush()
+        span = self.compaction or self.start_compaction(parent)
+        self.compaction = None
+        span.set_attributes(
+            {
+                c.HARNESS_COMPACTION_BEFORE_TOKENS: e.before_tokens,
+                c.HARNESS_COMPACTION_AFTER_TOKENS: e.after_tokens,
+                c.HARNESS_COMPACTION_STAGES: list(e.stages),
+                c.HARNESS_COMPACTION_REASON: e.reason,
+                c.HARNESS_COMPACTION_DROPPED: e.dropped_count,
+            }
+        )
+        span.end()
+
+    def usage_attrs(self, e: ev.Usage) -> dict[str, Any]:
+        """The attributes of a Usage point event: none during a call (the chat span carries the
+        numbers, the event is a bare marker there)."""
+        self.flush()
+        if self.call is not None:
+            return {}
         attrs: dict[str, Any] = {
             c.HARNESS_CALL_PURPOSE: e.purpose,
             c.HARNESS_USAGE_INPUT_TOKENS: e.usage.input_tokens,
@@ -271,16 +231,57 @@ class CallSpans:
         }
         if e.cost_usd is not None:
             attrs[c.HARNESS_COST_USD] = e.cost_usd
-        self._point(c.EVENT_USAGE, attrs)
+        return attrs
 
-    def _point(self, name: str, attrs: dict[str, Any]) -> None:
-        """A span event on the current span; on a provider call it is added when the call's
-        span ends, with its timestamp clamped to the call's end."""
-        self._flush()
-        call = self._call
+    def point(self, name: str, attrs: dict[str, Any]) -> bool:
+        """Keep a point event for the open call's span (added when it ends, its timestamp
+        clamped to the call's end); False when no call is open."""
+        call = self.call
         if call is None:
-            self._current().add_event(name, attrs)
-            return
+            return False
+        self.flush()
+        call = self.call
+        if call is None:
+            return False
         if call.events is None:
             call.events = []
         call.events.append((name, attrs, time.time_ns()))
+        return True
+
+    def end_call(self) -> None:
+        """The run is done: end the last call (marked unfinished if it was)."""
+        self.flush()
+        if self.call is not None:
+            self._abandon(self.call)
+
+    def end_compaction(self) -> None:
+        """The run is done: end an open compaction, marked unfinished."""
+        if self.compaction is not None:
+            set_error(self.compaction, "compaction did not finish", "unfinished")
+            self.compaction.end()
+            self.compaction = None
+
+
+def _record_attrs(r: CallRecord) -> dict[str, Any]:
+    """A chat span's attributes from the call's record: tokens, response and cost."""
+    u = r.usage
+    attrs: dict[str, Any] = {
+        c.GEN_AI_USAGE_INPUT_TOKENS: u.input_tokens,
+        c.GEN_AI_USAGE_OUTPUT_TOKENS: u.output_tokens,
+        c.HARNESS_CALL_ATTEMPTS: r.attempts,
+    }
+    if u.cache_read_tokens:
+        attrs[c.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = u.cache_read_tokens
+    if u.cache_write_tokens:
+        attrs[c.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS] = u.cache_write_tokens
+    if u.reasoning_tokens:
+        attrs[c.HARNESS_REASONING_TOKENS] = u.reasoning_tokens
+    if r.response_model:
+        attrs[c.GEN_AI_RESPONSE_MODEL] = r.response_model
+    if r.response_id:
+        attrs[c.GEN_AI_RESPONSE_ID] = r.response_id
+    if r.finish_reason:
+        attrs[c.GEN_AI_RESPONSE_FINISH_REASONS] = [r.finish_reason]
+    if r.cost_usd is not None:
+        attrs[c.HARNESS_COST_USD] = r.cost_usd
+    return attrs

@@ -23,7 +23,7 @@ from rich.tree import Tree
 
 from harness.telemetry import _conventions as c
 from harness.telemetry._escape import escape_controls
-from harness.telemetry._exporters import SpanRecord, read_spans
+from harness.telemetry._readspans import SpanRecord, read_spans
 
 __all__ = [
     "MAX_TREES",

@@ -22,9 +22,10 @@ runs them* (attached at start, detached at end in that same task), so the user's
 hooks or tools, instrumented libraries called by a tool, and a sub-agent's own traced run nest
 under them. The harness's own parenting never reads the ambient context.
 
-Provider calls (chat, plan and compaction spans, text and point events) are handled by the
-:class:`~harness.telemetry._calls.CallSpans` mixin, tool calls and sub-agents by
-:class:`~harness.telemetry._tools.ToolSpans`; which tracer a run uses is decided in
+The tracer keeps the run's own spans (root, turns, iterations) and hands provider calls (chat,
+plan and compaction spans, text and point events) to a :class:`~harness.telemetry._calls.CallSpans`
+and tool calls and sub-agents to a :class:`~harness.telemetry._tools.ToolSpans`, each given the
+parent context to start under; which tracer a run uses is decided in
 :mod:`harness.telemetry._resolve`.
 
 Text (assistant content, thinking, tool arguments and results, deliverables) is recorded only
@@ -44,21 +45,23 @@ from opentelemetry.trace import Span, Tracer
 from harness import events as ev
 from harness.core._terminations import Category
 from harness.telemetry import _conventions as c
-from harness.telemetry._calls import CallSpans, Scope, attr_value, trunc
+from harness.telemetry._calls import CallSpans
 from harness.telemetry._resolve import DEFAULT_CONTENT_MAX_CHARS
-from harness.telemetry._tools import Tool, ToolSpans
+from harness.telemetry._spanparts import Scope, attr_value, set_error, trunc
+from harness.telemetry._tools import ToolSpans
 
 __all__ = ["RunTracer", "mapped_event_classes"]
 
 log = logging.getLogger("harness.telemetry")
 
 
-class RunTracer(CallSpans, ToolSpans):
+class RunTracer:
     """Builds one run's trace from its events. Create it when the run starts (the root span
     starts then); the kernel calls it with every event; Done ends the trace and sets
     ``result.trace_id``."""
 
     __slots__ = (
+        "_calls",
         "_capture",
         "_done",
         "_failed",
@@ -71,14 +74,12 @@ class RunTracer(CallSpans, ToolSpans):
         "_recording",
         "_root",
         "_root_ctx",
-        "_scopes",
+        "_root_scope",
         "_session_id",
-        "_subagents",
         "_tools",
         "_tracer",
         "_turn",
         "_turn_ctx",
-        "_ui",
     )
 
     def __init__(
@@ -93,7 +94,6 @@ class RunTracer(CallSpans, ToolSpans):
         attributes: Mapping[str, Any] | None = None,
         prompt: str | None = None,
     ) -> None:
-        super().__init__()
         self._tracer = tracer
         self._mode = mode
         self._session_id = session_id
@@ -123,14 +123,13 @@ class RunTracer(CallSpans, ToolSpans):
         self._root = tracer.start_span(name, attributes=attrs)
         self._recording = self._root.is_recording()
         self._root_ctx = trace.set_span_in_context(self._root)
-        self._scopes: list[Scope] = [Scope(self._root_ctx)] if self._recording else []
+        self._root_scope = Scope(self._root_ctx) if self._recording else None
         self._turn: Span | None = None
         self._turn_ctx = self._root_ctx
         self._iteration: Span | None = None
         self._iteration_ctx = self._root_ctx
-        self._tools: list[Tool] = []
-        self._ui: list[Tool] = []
-        self._subagents: dict[str, tuple[Span, Scope]] = {}
+        self._calls = CallSpans(tracer, mode=mode, capture=capture_content, max_chars=self._max)
+        self._tools = ToolSpans(tracer, capture=capture_content, max_chars=self._max)
         self._done = False
         self._live = self._recording  # recording and not done
         self._failed = False
@@ -158,21 +157,74 @@ class RunTracer(CallSpans, ToolSpans):
     # --- helpers -------------------------------------------------------------------------------
 
     def _current(self) -> Span:
-        if self._tools:
-            return self._tools[-1].span
-        if self._subagents:
-            return next(reversed(self._subagents.values()))[0]
-        if self._compaction is not None:
-            return self._compaction
+        tools = self._tools
+        if tools.running or tools.subagents:
+            span = tools.current()
+            assert span is not None
+            return span
+        if self._calls.compaction is not None:
+            return self._calls.compaction
         if self._iteration is not None:
             return self._iteration
         return self._turn if self._turn is not None else self._root
 
+    def _point(self, name: str, attrs: dict[str, Any]) -> None:
+        """A span event on the current span; during a provider call it is added when the
+        call's span ends, with its timestamp clamped to the call's end."""
+        if not self._calls.point(name, attrs):
+            self._current().add_event(name, attrs)
+
+    # --- provider calls, tool calls and sub-agents (delegated) --------------------------------
+
+    def _on_call_started(self, e: ev.CallStarted) -> None:
+        self._calls.started(e, self._iteration_ctx)
+
+    def _on_call_finished(self, e: ev.CallFinished) -> None:
+        self._calls.finished(e, self._iteration_ctx)
+
+    def _on_text(self, e: ev.Content | ev.Thinking) -> None:
+        if not self._calls.text(e):
+            name = c.EVENT_THINKING if e.__class__ is ev.Thinking else c.EVENT_CONTENT
+            self._point(name, self._calls.text_attrs(e.text, e.purpose))
+
+    def _on_usage(self, e: ev.Usage) -> None:
+        self._point(c.EVENT_USAGE, self._calls.usage_attrs(e))
+
+    def _on_compaction(self, e: ev.Compaction) -> None:
+        self._calls.compacted(e, self._iteration_ctx)
+
+    def _on_tool_call(self, e: ev.ToolCallEvent) -> None:
+        if self._calls.call is not None:
+            self._calls.flush()
+        self._tools.call(e, self._iteration_ctx)
+
+    def _on_tool_result(self, e: ev.ToolResultEvent) -> None:
+        if self._calls.call is not None:
+            self._calls.flush()
+        self._tools.result(e, self._iteration_ctx)
+
+    def _on_tool_ui(self, e: ev.ToolUI) -> None:
+        if self._calls.call is not None:
+            self._calls.flush()
+        attrs = self._tools.ui(e)
+        if attrs is not None:
+            self._point(c.EVENT_TOOL_UI, attrs)
+
+    def _on_subagent_spawn(self, e: ev.SubagentSpawn) -> None:
+        if self._calls.call is not None:
+            self._calls.flush()
+        self._tools.spawn(e, self._iteration_ctx)
+
+    def _on_subagent_result(self, e: ev.SubagentResult) -> None:
+        if self._calls.call is not None:
+            self._calls.flush()
+        self._tools.subagent_done(e, self._iteration_ctx)
+
     # --- handlers ------------------------------------------------------------------------------
 
     def _on_turn_started(self, e: ev.TurnStarted) -> None:
-        if self._call is not None:
-            self._flush()
+        if self._calls.call is not None:
+            self._calls.flush()
         self._end_iteration()
         self._end_turn()
         attrs: dict[str, Any] = {
@@ -191,8 +243,8 @@ class RunTracer(CallSpans, ToolSpans):
         self._turn_ctx = self._iteration_ctx = trace.set_span_in_context(span)
 
     def _on_turn_ended(self, e: ev.TurnEnded) -> None:
-        if self._call is not None:
-            self._flush()
+        if self._calls.call is not None:
+            self._calls.flush()
         self._end_iteration()
         span = self._turn
         if span is None:
@@ -203,7 +255,7 @@ class RunTracer(CallSpans, ToolSpans):
         if self._capture and e.reply:
             span.set_attribute(c.OUTPUT_VALUE, trunc(e.reply, self._max))
         if e.finish_reason.category not in (Category.SUCCESS, Category.PAUSED):
-            self._error(span, e.finish_reason.value, e.finish_reason.value)
+            set_error(span, e.finish_reason.value, e.finish_reason.value)
         self._end_turn()
 
     def _end_turn(self) -> None:
@@ -213,8 +265,8 @@ class RunTracer(CallSpans, ToolSpans):
             self._turn_ctx = self._iteration_ctx = self._root_ctx
 
     def _on_iteration(self, e: ev.Iteration) -> None:
-        if self._call is not None:
-            self._flush()
+        if self._calls.call is not None:
+            self._calls.flush()
         self._end_iteration()
         span = self._tracer.start_span(
             c.iteration_span_name(e.n),
@@ -233,21 +285,6 @@ class RunTracer(CallSpans, ToolSpans):
             self._iteration.end()
             self._iteration = None
             self._iteration_ctx = self._turn_ctx
-
-    def _on_compaction(self, e: ev.Compaction) -> None:
-        self._flush()
-        span = self._compaction or self._start_compaction()
-        self._compaction = None
-        span.set_attributes(
-            {
-                c.HARNESS_COMPACTION_BEFORE_TOKENS: e.before_tokens,
-                c.HARNESS_COMPACTION_AFTER_TOKENS: e.after_tokens,
-                c.HARNESS_COMPACTION_STAGES: list(e.stages),
-                c.HARNESS_COMPACTION_REASON: e.reason,
-                c.HARNESS_COMPACTION_DROPPED: e.dropped_count,
-            }
-        )
-        span.end()
 
     def _on_warning(self, e: ev.RunWarning) -> None:
         self._point(
@@ -278,7 +315,7 @@ class RunTracer(CallSpans, ToolSpans):
     def _on_submitted(self, e: ev.Submitted) -> None:
         attrs: dict[str, Any] = {}
         if self._capture and e.deliverable is not None:
-            attrs[c.HARNESS_DELIVERABLE] = self._json(e.deliverable)
+            attrs[c.HARNESS_DELIVERABLE] = self._tools.json(e.deliverable)
         self._point(c.EVENT_SUBMITTED, attrs)
 
     def _on_done(self, e: ev.Done) -> None:
@@ -291,25 +328,15 @@ class RunTracer(CallSpans, ToolSpans):
             result.trace_id = format(sc.trace_id, "032x")  # before later subscribers see it
         if not self._recording:
             return
-        self._flush()
-        if self._call is not None:
-            self._abandon_call(self._call)
-        for t in self._ui:
-            t.span.end(end_time=t.end_ns)
-        for t in self._tools:
-            self._error(t.span, "the tool call did not finish", "unfinished")
-            t.span.end()
-        for span, _ in self._subagents.values():
-            self._error(span, "the sub-agent did not finish", "unfinished")
-            span.end()
-        if self._compaction is not None:
-            self._error(self._compaction, "compaction did not finish", "unfinished")
-            self._compaction.end()
+        self._calls.end_call()
+        self._tools.close()
+        self._calls.end_compaction()
         self._end_iteration()
         self._end_turn()
-        for scope in reversed(self._scopes):
-            scope.exit()
-        self._scopes.clear()
+        self._tools.exit_scopes()
+        if self._root_scope is not None:
+            self._root_scope.exit()
+            self._root_scope = None
         attrs: dict[str, Any] = {
             c.HARNESS_RUN_FINISH_REASON: result.finish_reason.value,
             c.HARNESS_RUN_CATEGORY: result.category.value,
@@ -325,7 +352,7 @@ class RunTracer(CallSpans, ToolSpans):
             attrs[c.OUTPUT_VALUE] = trunc(result.text, self._max)
         root.set_attributes(attrs)
         if result.category not in (Category.SUCCESS, Category.PAUSED):
-            self._error(
+            set_error(
                 root, result.halted_reason or result.finish_reason.value, result.finish_reason.value
             )
         root.end()

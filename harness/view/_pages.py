@@ -20,14 +20,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from harness.store._browse import (
-    GridFilters,
-    report_frame,
-    results_state,
-    search_keys,
-    transcript_texts,
-)
+from harness.store._browse import GridFilters, report_frame, results_state
 from harness.store._queries import Source
+from harness.store._search import search_keys, transcript_texts
 
 if TYPE_CHECKING:
     from harness.report._build import Report

@@ -50,7 +50,7 @@ def _finished_run(store: Store, make: Callable[[str], list[pa.Table]]) -> str:
 
 
 def _count(store: Store, run_id: str) -> tuple[int, int]:
-    with store._catalog() as con:
+    with store._access.moment() as con:
         row = con.execute(
             "SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM spans_compacted "
             "WHERE run_id = ?",

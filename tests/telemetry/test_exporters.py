@@ -17,8 +17,9 @@ import harness
 from harness import tool
 from harness.telemetry import _conventions as c
 from harness.telemetry import configure_tracing, read_spans
-from harness.telemetry._exporters import JsonLinesSpanExporter, iter_span_lines
+from harness.telemetry._exporters import JsonLinesSpanExporter
 from harness.telemetry._otlpjson import decode_attributes, encode_attributes, span_to_json
+from harness.telemetry._readspans import iter_span_lines
 
 
 @tool

@@ -21,7 +21,7 @@ from harness.cli import main
 from harness.events import SubagentResult, SubagentSpawn
 from harness.telemetry import _conventions as c
 from harness.telemetry import configure_tracing, read_spans
-from harness.telemetry._exporters import SpanRecord, iter_span_lines
+from harness.telemetry._readspans import SpanRecord, iter_span_lines
 
 # --- tools and scripted runs --------------------------------------------------------------------
 

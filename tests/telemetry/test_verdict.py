@@ -16,7 +16,7 @@ import harness
 from harness.core import Result
 from harness.telemetry import TracingHandle, configure_tracing, read_spans, record_verdict
 from harness.telemetry import _conventions as c
-from harness.telemetry._exporters import SpanRecord
+from harness.telemetry._readspans import SpanRecord
 from harness.telemetry._verdict import HeldRoots, verdict_fields
 
 TRACERS = ["light", "sdk"]

@@ -14,13 +14,9 @@ import httpx
 import pytest
 
 from harness.store import Store
-from harness.store._browse import (
-    GridFilters,
-    cell_detail,
-    run_grid,
-    search_keys,
-)
+from harness.store._browse import GridFilters, cell_detail, run_grid
 from harness.store._compare_runs import compare_cells, matrix_differences
+from harness.store._search import search_keys
 from harness.view._format import snapshot_facts, usd
 
 

@@ -1,7 +1,8 @@
 """The light tracer's span (:class:`LightSpan`): plain fields, the SDK's limits and status
 rules, handed to its local root's buffer (:class:`Run`) when it ends. The attribute rules are in
 :mod:`~harness.telemetry._light.attributes`; the provider, the tracer and the buffers' writing in
-:mod:`~harness.telemetry._light.provider`.
+:mod:`~harness.telemetry._light.provider`, which this module knows only as :class:`SpanSource`
+(what a span needs of its tracer).
 """
 
 from __future__ import annotations
@@ -11,19 +12,17 @@ import traceback
 from collections.abc import Mapping, Sequence
 from random import getrandbits
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from opentelemetry import trace
+from opentelemetry.sdk.trace import SpanLimits
 from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags, TraceState
 from opentelemetry.util import types
 
 from harness.telemetry._light.attributes import clean_attributes, clean_value, put
 from harness.telemetry._otlpjson import SpanFields
 
-if TYPE_CHECKING:
-    from harness.telemetry._light.provider import LightTracer
-
-__all__ = ["LightSpan", "Run"]
+__all__ = ["Buffers", "LightSpan", "Run", "SpanSource"]
 
 _OK: int = StatusCode.OK.value
 _SCALARS = (bool, int, float)
@@ -43,6 +42,35 @@ class Run:
         self.root: LightSpan | None = None
         self.done = False
         self.since = 0.0
+
+
+class Buffers(Protocol):
+    """What a span needs of its provider (``LightTracerProvider``): a buffer for the spans of
+    a new local root, and the news that a span ended into its buffer."""
+
+    def _open(self, root: LightSpan) -> Run: ...
+
+    def _ended(self, span: LightSpan, run: Run) -> None: ...
+
+
+class SpanSource(Protocol):
+    """What a span needs of its tracer (``LightTracer``): its provider, the span limits, and
+    the end of each line of its spans."""
+
+    @property
+    def provider(self) -> Buffers: ...
+
+    @property
+    def limits(self) -> SpanLimits: ...
+
+    @property
+    def max_len(self) -> int | None: ...
+
+    @property
+    def max_attrs(self) -> int | None: ...
+
+    @property
+    def tail(self) -> str: ...
 
 
 class LightSpan(trace.Span):
@@ -77,7 +105,7 @@ class LightSpan(trace.Span):
 
     def __init__(
         self,
-        tracer: LightTracer,
+        tracer: SpanSource,
         run: Run | None,
         trace_id: int,
         parent_id: int | None,

@@ -1,0 +1,106 @@
+"""Reading a JSON-lines span file back (the format is described in
+:mod:`harness.telemetry._exporters`): :func:`read_spans` gives :class:`SpanRecord` objects with
+plain Python attribute values, and accepts numbers where strings are expected; lines a crash cut
+short are skipped."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.telemetry._otlpjson import KIND_NAMES, decode_attributes
+
+__all__ = ["SpanEventRecord", "SpanRecord", "iter_span_lines", "read_spans"]
+
+log = logging.getLogger("harness.telemetry")
+
+
+@dataclass(frozen=True, slots=True)
+class SpanEventRecord:
+    name: str
+    time_ns: int
+    attributes: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SpanRecord:
+    """One span read back from a span file, attributes decoded to plain Python values."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    kind: int
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any]
+    events: tuple[SpanEventRecord, ...]
+    status_code: int
+    status_message: str | None
+    resource: dict[str, Any]
+    scope: str | None
+
+    @property
+    def duration_ms(self) -> float:
+        return max(0, self.end_ns - self.start_ns) / 1e6
+
+    @property
+    def is_error(self) -> bool:
+        return self.status_code == 2
+
+    @property
+    def kind_name(self) -> str:
+        return KIND_NAMES.get(self.kind, str(self.kind))
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> SpanRecord:
+        status = d.get("status") or {}
+        return cls(
+            trace_id=str(d["traceId"]),
+            span_id=str(d["spanId"]),
+            parent_span_id=str(d.get("parentSpanId") or "") or None,
+            name=str(d.get("name", "")),
+            kind=int(d.get("kind", 0)),
+            start_ns=int(d.get("startTimeUnixNano", 0)),
+            end_ns=int(d.get("endTimeUnixNano", 0)),
+            attributes=decode_attributes(d.get("attributes")),
+            events=tuple(
+                SpanEventRecord(
+                    str(e.get("name", "")),
+                    int(e.get("timeUnixNano", 0)),
+                    decode_attributes(e.get("attributes")),
+                )
+                for e in d.get("events") or ()
+            ),
+            status_code=int(status.get("code", 0)),
+            status_message=status.get("message") or None,
+            resource=decode_attributes((d.get("resource") or {}).get("attributes")),
+            scope=(d.get("scope") or {}).get("name"),
+        )
+
+
+def iter_span_lines(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The raw OTLP-JSON dicts of a span file; unreadable lines (a crash mid-write) skipped."""
+    with Path(path).open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError:
+                log.warning("harness: %s:%d: not a JSON span, skipped", path, n)
+                continue
+            if isinstance(obj, dict) and "traceId" in obj and "spanId" in obj:
+                yield obj
+
+
+def read_spans(path: str | Path, *, trace_id: str | None = None) -> list[SpanRecord]:
+    """Every span of a span file (of one trace when ``trace_id`` is given), in file order."""
+    spans = (SpanRecord.from_json(d) for d in iter_span_lines(path))
+    if trace_id is None:
+        return list(spans)
+    return [s for s in spans if s.trace_id == trace_id]
