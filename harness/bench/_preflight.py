@@ -14,17 +14,19 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness._files import open_regular
 from harness.errors import ConfigError
 from harness.grading._base import Grader
 from harness.grading._judge import JudgeGrader
 from harness.grading._python import check_imports, python_graders
-from harness.suites._suite import Suite
+from harness.suites._load import suite_files
+from harness.suites._suite import Suite, SuiteError
 
 if TYPE_CHECKING:
     from harness.bench._matrix import Cell
@@ -33,10 +35,14 @@ __all__ = [
     "check_executor",
     "check_graders",
     "check_judges",
+    "check_names",
     "check_output_path",
     "check_providers",
     "check_recorded_epochs",
+    "check_utf8",
     "dedupe",
+    "suite_files_or_none",
+    "utf8_or_refuse",
 ]
 
 
@@ -205,3 +211,51 @@ def check_executor(executor: str, workers: int | None, ray_address: str | None) 
         from harness.bench._ray_executor import import_ray
 
         import_ray()  # not installed: ConfigError with the install command (exit 2, no run row)
+
+
+def check_utf8(request: Any) -> None:
+    """Every name the run stores (label, paths, modes, providers, tasks) is valid UTF-8 text:
+    a name from bytes that are not (``--label $'\\xff'``, a suite file or ``--db`` folder
+    named so) reached DuckDB, which refused it with a traceback."""
+    for name in dataclasses.fields(request):
+        value = getattr(request, name.name)
+        values = value if isinstance(value, list | tuple) else [value]
+        flag = "SUITE" if name.name == "suites" else "--" + name.name.replace("_", "-")
+        for one in values:
+            if isinstance(one, str | Path):
+                utf8_or_refuse(str(one), flag)
+
+
+def utf8_or_refuse(text: str, flag: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise ConfigError(
+            f"{flag} {shown}: not valid UTF-8 (byte {exc.start}); the store keeps only UTF-8 "
+            "text: rename it"
+        ) from None
+
+
+def suite_files_or_none(path: str) -> list[Path]:
+    try:
+        return suite_files([path])
+    except SuiteError:
+        return []  # load_suites reports it
+
+
+def check_names(modes: Sequence[str], providers: Sequence[str]) -> None:
+    """Unknown modes and providers are bad input (exit 2), not a matrix of crashed cells."""
+    from harness.modes._base import check_mode_spec
+    from harness.providers._profiles import resolve_profile
+
+    for mode in modes:
+        try:
+            check_mode_spec(mode)
+        except ConfigError as exc:
+            raise ConfigError(f"--modes: {exc}") from None
+    for spec in providers:
+        try:
+            resolve_profile(spec)
+        except ConfigError as exc:
+            raise ConfigError(f"--providers: {exc}") from None

@@ -11,7 +11,6 @@ module stays free of terminal concerns: warnings and notes go to the ``harness.b
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import os
 import time
@@ -30,10 +29,14 @@ from harness.bench._preflight import (
     check_executor,
     check_graders,
     check_judges,
+    check_names,
     check_output_path,
     check_providers,
     check_recorded_epochs,
+    check_utf8,
     dedupe,
+    suite_files_or_none,
+    utf8_or_refuse,
 )
 from harness.bench._redact import run_redactor
 from harness.bench._rundir import RunFolder, remove_stale
@@ -42,8 +45,8 @@ from harness.bench._scrub import scrub_summary, scrubbed
 from harness.bench._stored import StoredCells, crashed_executor
 from harness.errors import ConfigError, DiskFull, HarnessError
 from harness.grading._python import DEFAULT_TIMEOUT_S
-from harness.suites._load import load_suites, suite_files
-from harness.suites._suite import Suite, SuiteError
+from harness.suites._load import load_suites
+from harness.suites._suite import Suite
 
 if TYPE_CHECKING:
     from harness.cassettes._secrets import Redactor
@@ -347,14 +350,14 @@ def _prepare(request: BenchRequest) -> tuple[list[Suite], list[str], list[str], 
     def warn(message: str) -> None:
         log.warning("%s", message)
 
-    _check_utf8(request)
-    named = [f.resolve() for p in request.suites for f in _suite_files_or_none(p)]
+    check_utf8(request)
+    named = [f.resolve() for p in request.suites for f in suite_files_or_none(p)]
     if len(set(named)) < len(named):
         again = sorted({str(f) for f in named if named.count(f) > 1})
         warn(f"suite file(s) named more than once, each runs once: {', '.join(again)}")
     suites = load_suites(request.suites)
     for suite in suites:
-        _utf8_or_refuse(str(suite.source), "SUITE (a file found there)")
+        utf8_or_refuse(str(suite.source), "SUITE (a file found there)")
     providers = list(request.providers)
     auto = providers == ["auto"]
     if auto:
@@ -363,7 +366,7 @@ def _prepare(request: BenchRequest) -> tuple[list[Suite], list[str], list[str], 
 
     modes = dedupe([mode_label(m) for m in request.modes], "--modes", warn)
     providers = dedupe(providers, "--providers", warn)
-    _check_names(modes, providers)
+    check_names(modes, providers)
     cells = expand(suites, modes, providers, request.epochs, tasks=request.tasks)
     modes = list(dict.fromkeys([*modes, *(c.mode for c in cells)]))  # with suites' extra_modes
     if auto:  # a discovered provider runs only the cells it has cassettes for
@@ -380,37 +383,6 @@ def _prepare(request: BenchRequest) -> tuple[list[Suite], list[str], list[str], 
     check_recorded_epochs(cells, request.cassettes, request.record_mode)
     check_executor(request.executor, request.workers, request.ray_address)
     return suites, modes, providers, cells
-
-
-def _check_utf8(request: BenchRequest) -> None:
-    """Every name the run stores (label, paths, modes, providers, tasks) is valid UTF-8 text:
-    a name from bytes that are not (``--label $'\\xff'``, a suite file or ``--db`` folder
-    named so) reached DuckDB, which refused it with a traceback."""
-    for name in dataclasses.fields(request):
-        value = getattr(request, name.name)
-        values = value if isinstance(value, list | tuple) else [value]
-        flag = "SUITE" if name.name == "suites" else "--" + name.name.replace("_", "-")
-        for one in values:
-            if isinstance(one, str | Path):
-                _utf8_or_refuse(str(one), flag)
-
-
-def _utf8_or_refuse(text: str, flag: str) -> None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        raise ConfigError(
-            f"{flag} {shown}: not valid UTF-8 (byte {exc.start}); the store keeps only UTF-8 "
-            "text: rename it"
-        ) from None
-
-
-def _suite_files_or_none(path: str) -> list[Path]:
-    try:
-        return suite_files([path])
-    except SuiteError:
-        return []  # load_suites reports it
 
 
 def _config(request: BenchRequest, suites: Sequence[Suite]) -> dict[str, Any]:
@@ -434,23 +406,6 @@ def _config(request: BenchRequest, suites: Sequence[Suite]) -> dict[str, Any]:
         "ray_address": request.ray_address,
         "drift": request.drift,
     }
-
-
-def _check_names(modes: Sequence[str], providers: Sequence[str]) -> None:
-    """Unknown modes and providers are bad input (exit 2), not a matrix of crashed cells."""
-    from harness.modes._base import check_mode_spec
-    from harness.providers._profiles import resolve_profile
-
-    for mode in modes:
-        try:
-            check_mode_spec(mode)
-        except ConfigError as exc:
-            raise ConfigError(f"--modes: {exc}") from None
-    for spec in providers:
-        try:
-            resolve_profile(spec)
-        except ConfigError as exc:
-            raise ConfigError(f"--providers: {exc}") from None
 
 
 def _collector_hosts(endpoint: str | None) -> tuple[str, ...]:
