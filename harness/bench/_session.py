@@ -217,29 +217,8 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         options.work_root = folder.path
         runner = _executor(request, options, sink, suites, trace_file, redact.secrets)
         crashed: str | None = None
-        started = time.perf_counter()
         try:
-            told: object
-            try:
-                with redact.scrubbing_logs():
-                    told = (drive or drive_plain)(runner, cells, request.progress)
-            except HarnessError:
-                raise
-            except (Exception, SystemExit) as exc:  # an executor plug-in raising mid-run (its
-                # SystemExit ended `harness run` with exit 0, its cells lost; else a traceback).
-                # Other BaseExceptions (a test runner's timeout, say) go on up.
-                crashed = redact.text(crashed_executor(request.executor, exc))
-                log.error("harness: %s; the cells it stored are kept", crashed)
-                told = MatrixSummary(total=len(cells))
-            # What the run stored, not what the executor says (a plug-in's summary may not hold)
-            report.summary = stored.summary(
-                told, cells, request.executor, time.perf_counter() - started
-            )
-            if crashed is not None:
-                report.summary.errors.insert(0, crashed)
-                report.crashed = crashed
-            scrub_summary(report.summary, redact)
-            status = "interrupted" if report.summary.interrupted else "finished"
+            status, crashed = _drive(request, runner, cells, stored, redact, drive, report)
         finally:
             folder.remove()
             tracing.shutdown()
@@ -254,6 +233,40 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         if disk_full:
             raise disk_full[0]
     return report
+
+
+def _drive(
+    request: BenchRequest,
+    runner: Executor,
+    cells: list[Cell],
+    stored: StoredCells,
+    redact: Redactor,
+    drive: Drive | None,
+    report: BenchReport,
+) -> tuple[str, str | None]:
+    """Run the cells through ``drive`` and count ``report.summary`` from what the run stored:
+    the run's status, and what the executor raised if it crashed (its stored cells are kept)."""
+    crashed: str | None = None
+    started = time.perf_counter()
+    told: object
+    try:
+        with redact.scrubbing_logs():
+            told = (drive or drive_plain)(runner, cells, request.progress)
+    except HarnessError:
+        raise
+    except (Exception, SystemExit) as exc:  # an executor plug-in raising mid-run (its
+        # SystemExit ended `harness run` with exit 0, its cells lost; else a traceback).
+        # Other BaseExceptions (a test runner's timeout, say) go on up.
+        crashed = redact.text(crashed_executor(request.executor, exc))
+        log.error("harness: %s; the cells it stored are kept", crashed)
+        told = MatrixSummary(total=len(cells))
+    # What the run stored, not what the executor says (a plug-in's summary may not hold)
+    report.summary = stored.summary(told, cells, request.executor, time.perf_counter() - started)
+    if crashed is not None:
+        report.summary.errors.insert(0, crashed)
+        report.crashed = crashed
+    scrub_summary(report.summary, redact)
+    return ("interrupted" if report.summary.interrupted else "finished"), crashed
 
 
 def _start_tracing(
