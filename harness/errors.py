@@ -15,8 +15,9 @@ harness, so every layer can use it); import them from here::
     ├── CompactionError                   a compaction stage failed
     ├── ToolError                         raised by a tool: an error result for the model
     │   └── SandboxUnavailable            the shell sandbox (bwrap) cannot run here
-    ├── ToolSafetyNet                     a tool's wall-clock safety net expired: the run ends
-    │                                     as error_during_execution (no result for the model)
+    ├── ToolSafetyNet                     a tool's safety net expired: the run ends as
+    │   │                                 error_during_execution (no result for the model)
+    │   └── CpuLimitReached               grep's search spent its CPU time (in its worker)
     ├── WorkerStopped                     BFCL's worker processes were stopped (Ctrl-C) while a
     │                                     call waited or ran
     ├── StoreError                        the results store cannot do what was asked
@@ -56,6 +57,7 @@ __all__ = [
     "CompactionError",
     "ConfigError",
     "ContextOverflow",
+    "CpuLimitReached",
     "DiskFull",
     "ErrorKind",
     "HarnessError",
@@ -190,6 +192,12 @@ class ToolSafetyNet(HarnessError):
     CPU time, or its worker silent for ten minutes). Not a :class:`ToolError`: the kernel ends
     the run as ``error_during_execution`` instead of showing the model a result that depends
     on load."""
+
+
+class CpuLimitReached(ToolSafetyNet):
+    """Raised in grep's worker process when a search has spent ``GREP_TIME_LIMIT_S`` seconds of
+    CPU time (a ``SIGPROF`` timer); the grep tool turns it into the :class:`ToolSafetyNet` that
+    ends the run."""
 
 
 class WorkerStopped(HarnessError):

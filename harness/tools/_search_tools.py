@@ -39,7 +39,7 @@ from typing import Any
 import regex
 
 from harness.core._messages import UIPayload
-from harness.errors import ToolError, ToolSafetyNet
+from harness.errors import CpuLimitReached, ToolError, ToolSafetyNet
 from harness.tools._base import ToolContext, ToolOutput
 from harness.tools._beneath import Beneath
 from harness.tools._builtin_base import BuiltinTool, object_schema
@@ -289,10 +289,6 @@ class GrepTool(BuiltinTool):
 
 
 _MATCH_LINE = re.compile(r"^(.*?):(\d+):(.*)$", re.DOTALL)  # grep's path:line:text
-
-
-class CpuLimitReached(Exception):
-    """Raised in grep's worker when the search has spent its CPU time (pickled back)."""
 
 
 def _cpu_spent(signum: int, frame: object) -> None:

