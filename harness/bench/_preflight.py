@@ -71,7 +71,12 @@ def check_output_path(path: Path, flag: str) -> None:
     try:
         missing = [p for p in reversed(path.parents) if not p.exists()]
         for folder in missing:
-            folder.mkdir()
+            try:
+                folder.mkdir()
+            except FileExistsError:  # another run made it meanwhile (two runs started at once)
+                if not folder.is_dir():
+                    raise
+                continue
             made.append(folder)
         existed = path.exists()
         os.close(open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, named_by_user=True))

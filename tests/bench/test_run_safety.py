@@ -282,3 +282,21 @@ def test_retry_errors_with_nothing_to_retry_writes_no_run(
     again = run_bench(request(plain_suite, db, label="clean", retry_errors=True))
     assert (again.summary.total, again.exit_code) == (0, 0)
     assert rows(db, "SELECT count(*) FROM bench_runs") == [(1,)]
+
+
+def test_an_output_folder_made_by_another_run_meanwhile_is_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs started at once: the other made ``reports/`` between this probe's look and its
+    mkdir. That was "cannot write there (File exists ...)", exit 2 (a fresh-clone CI run saw
+    it in tests/e2e/test_run_label_lock.py); the folder is used, and left to its maker."""
+    real_mkdir = Path.mkdir
+
+    def racing_mkdir(self: Path, *args: Any, **kwargs: Any) -> None:
+        real_mkdir(self, *args, **kwargs)  # the other run wins the race
+        raise FileExistsError(17, "File exists", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", racing_mkdir)
+    check_output_path(tmp_path / "reports" / "harness.duckdb", "--db")
+    assert (tmp_path / "reports").is_dir()  # not ours: not removed
+    assert not (tmp_path / "reports" / "harness.duckdb").exists()
