@@ -256,49 +256,6 @@ def test_no_module_imports_itself_back() -> None:
     assert cycles == [], "import cycles:\n" + "\n".join(" <-> ".join(sorted(c)) for c in cycles)
 
 
-#: Circles inside a package that are known and being removed elsewhere, each with its modules.
-#: Only shrinks: a listed circle that is gone fails the test until it is taken off.
-KNOWN_CIRCLES_IN_PACKAGES: dict[
-    frozenset[str], str
-] = {}  # none left (h-classes broke the last two)
-
-
-def circles_in_packages(edges: tuple[Edge, ...]) -> list[frozenset[str]]:
-    """The import circles between modules of one top-level package (package ``__init__`` edges
-    left out, as in :func:`test_no_module_imports_itself_back`)."""
-    graph: dict[str, set[str]] = defaultdict(set)
-    for src, dst, _ in edges:
-        if src != dst and not _is_init(src) and _package(src) == _package(dst):
-            graph[src].add(dst)
-    return [frozenset(c) for c in _strongly_connected(graph) if len(c) > 1]
-
-
-def test_no_import_circle_inside_a_package() -> None:
-    """Two modules of one package never import each other, at any depth and whatever the kind
-    of import: at module level, in a function, or only for type hints (``if TYPE_CHECKING:``).
-    A class and the protocol it is driven by that name each other belong in one module."""
-    found = circles_in_packages(import_edges(type_checking=True))
-    new = [c for c in found if c not in KNOWN_CIRCLES_IN_PACKAGES]
-    gone = [sorted(c) for c in KNOWN_CIRCLES_IN_PACKAGES if c not in found]
-    assert new == [], "import circles inside a package (type hints count):\n" + "\n".join(
-        " <-> ".join(sorted(c)) for c in new
-    )
-    assert gone == [], f"no longer a circle, take off KNOWN_CIRCLES_IN_PACKAGES: {gone}"
-
-
-def test_a_circle_through_type_hints_only_is_found() -> None:
-    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import harness.x\n")
-    assert len(list(_runtime_imports(tree))) == 1  # `from typing import TYPE_CHECKING` only
-    assert len(list(_runtime_imports(tree, type_checking=True))) == 2
-    edges = (
-        ("harness.kernel._a", "harness.kernel._b", "a.py:1"),  # a runtime import
-        ("harness.kernel._b", "harness.kernel._a", "b.py:9"),  # a TYPE_CHECKING one
-        ("harness.kernel._b", "harness.core._c", "b.py:2"),  # another package: not a circle
-        ("harness.core._c", "harness.kernel._b", "c.py:2"),
-    )
-    assert circles_in_packages(edges) == [frozenset({"harness.kernel._a", "harness.kernel._b"})]
-
-
 def test_no_module_is_over_450_lines() -> None:
     long = {
         str(p.relative_to(ROOT.parent)): n
