@@ -9,8 +9,10 @@ asked. :func:`write_atomic` writes a whole file under a fresh temporary name bes
 renames it over the path, so a full disk or a kill never leaves half a file (a report cut at
 4,096 bytes before) and a link at the path is replaced, not followed.
 
-:func:`read_regular` reads an input (a baseline, a profile's examples file) only when it is a
-regular file: a FIFO given as one hung the harness until killed.
+:func:`read_regular` and :func:`open_input` read an input (a baseline, a profile's examples
+file, a span file) only when it is a regular file: a FIFO given as one hung the harness until
+killed, and ``/dev/zero`` never ends. :func:`module_file_problem` says why an import found no
+module when its file is a FIFO or a device (Python passes over those without a word).
 
 A refusal is an :class:`OSError` whose ``strerror`` says what the path is and what to do.
 
@@ -23,10 +25,20 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
-__all__ = ["file_kind", "open_regular", "read_regular", "write_atomic"]
+__all__ = [
+    "file_kind",
+    "module_file_problem",
+    "open_input",
+    "open_regular",
+    "read_regular",
+    "write_atomic",
+]
 
 _SAFE = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
@@ -95,10 +107,10 @@ def open_regular(
     return fd
 
 
-def read_regular(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
-    """The bytes of the regular file at ``path`` (links followed); a FIFO, a device or a
-    folder is refused at once (a FIFO given as an input hung the harness until killed).
-    ``limit``: refuse a file larger than that many bytes."""
+def open_input(path: str | os.PathLike[str], *, limit: int | None = None) -> BinaryIO:
+    """The regular file at ``path`` (links followed) opened for reading in binary; a FIFO, a
+    device (``/dev/zero`` never ends) or a folder is refused at once (a FIFO given as an input
+    hung the harness until killed). ``limit``: refuse a file larger than that many bytes."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     try:
         st = os.fstat(fd)
@@ -109,10 +121,34 @@ def read_regular(path: str | os.PathLike[str], *, limit: int | None = None) -> b
         if limit is not None and st.st_size > limit:
             raise OSError(errno.EFBIG, f"{os.fspath(path)} is larger than {limit:,} bytes")
         os.set_blocking(fd, True)
-        with os.fdopen(os.dup(fd), "rb") as f:
-            return f.read()
-    finally:
+        return os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
+        raise
+
+
+def read_regular(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
+    """The bytes of the regular file at ``path`` (see :func:`open_input`)."""
+    with open_input(path, limit=limit) as f:
+        return f.read()
+
+
+def module_file_problem(name: str, search: Iterable[str]) -> str | None:
+    """Why the module ``name`` (``pkg.mod``; its parent package imported) was not found when
+    its file is there but is no regular file (Python's import passes over a FIFO named
+    ``mod.py`` and says only ``No module named 'mod'``): ``/x/mod.py is a FIFO, not a regular
+    file``, or None. ``search``: the folders a top-level module is looked for in."""
+    parent, _, last = name.rpartition(".")
+    folders = list(getattr(sys.modules.get(parent), "__path__", ())) if parent else list(search)
+    for folder in folders:
+        path = os.path.join(folder or os.curdir, f"{last}.py")
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            continue
+        if not stat.S_ISREG(mode):
+            return f"{path} is {file_kind(mode)}, not a regular file"
+    return None
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = False) -> None:

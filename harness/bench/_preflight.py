@@ -4,7 +4,8 @@
 - :func:`check_output_path`: an output file (``--db``, ``--trace-file``) can be created and
   written; otherwise a :class:`~harness.errors.ConfigError` names the path and the fix.
 - :func:`check_providers`: a provider that cannot possibly work (a required API key missing, no
-  base URL) when the run may reach the network (any record mode but ``none``).
+  base URL) when the run may reach the network (any record mode but ``none``); in every mode
+  an API key that is set must fit in an HTTP header (printable ASCII).
 - :func:`check_judges`: the same for the providers of ``judge`` graders.
 - :func:`check_graders`: every python grader of the suites can be imported (in a child process).
 - :func:`check_recorded_epochs`: replaying (record mode ``none``), every epoch asked of an HTTP
@@ -30,6 +31,7 @@ from harness.suites._suite import Suite, SuiteError
 
 if TYPE_CHECKING:
     from harness.bench._matrix import Cell
+    from harness.providers._profiles import ProviderProfile
 
 __all__ = [
     "check_executor",
@@ -94,23 +96,32 @@ def check_output_path(path: Path, flag: str) -> None:
 
 def check_providers(providers: Sequence[str], record_mode: str) -> None:
     """Providers that cannot possibly work when the run may reach the network: a required API
-    key that is not set, or no base URL. Replays (record mode ``none``) need neither."""
+    key that is not set, or no base URL. Replays (record mode ``none``) need neither; a key
+    that is set must fit in an HTTP header whatever the mode (one of undecodable bytes made
+    every cell an error cell)."""
     from harness.providers._profiles import resolve_profile
 
-    if record_mode == "none":
-        return
     problems = []
     for spec in providers:
         profile, _ = resolve_profile(spec)
         if profile.kind == "mock":
             continue
         try:
-            profile.api_key()
-            profile.resolved_base_url()
+            _check_profile(profile, record_mode, base_url_given=False)
         except ConfigError as exc:
             problems.append(f"--providers {spec}: {exc}")
     if problems:
         raise ConfigError("\n".join(problems))
+
+
+def _check_profile(profile: ProviderProfile, record_mode: str, *, base_url_given: bool) -> None:
+    if record_mode == "none":
+        if profile.api_key_env and os.environ.get(profile.api_key_env):
+            profile.api_key()  # set: it must be sendable even when replaying
+        return
+    profile.api_key()
+    if not base_url_given:
+        profile.resolved_base_url()
 
 
 def _judges(grader: Grader) -> list[JudgeGrader]:
@@ -121,8 +132,6 @@ def check_judges(suites: Sequence[Suite], record_mode: str) -> None:
     """A ``judge`` grader's provider, checked as :func:`check_providers` checks the run's."""
     from harness.providers._profiles import resolve_profile
 
-    if record_mode == "none":
-        return
     problems = []
     for suite in suites:
         for task in suite.tasks:
@@ -130,10 +139,9 @@ def check_judges(suites: Sequence[Suite], record_mode: str) -> None:
                 profile, _ = resolve_profile(judge.provider)
                 if profile.kind == "mock":
                     continue
+                given = bool((judge.provider_opts or {}).get("base_url"))
                 try:
-                    profile.api_key()
-                    if not (judge.provider_opts or {}).get("base_url"):
-                        profile.resolved_base_url()
+                    _check_profile(profile, record_mode, base_url_given=given)
                 except ConfigError as exc:
                     where = suite.source or suite.name
                     problems.append(f"{where}: task {task.id!r}: expect.provider: {exc}")

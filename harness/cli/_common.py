@@ -13,6 +13,9 @@ so ``harness --help`` stays fast.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -127,8 +130,13 @@ def check_out_dir(out: str) -> None:
     """Create ``out`` and prove it writable, or raise ConfigError naming it and the fix."""
     import tempfile
 
+    from harness._files import file_kind
     from harness.errors import ConfigError
 
+    with contextlib.suppress(OSError):  # /dev/null said only "cannot write there (File exists)"
+        mode = os.stat(out).st_mode
+        if not stat.S_ISDIR(mode):
+            raise ConfigError(f"--out {out}: is {file_kind(mode)}, not a folder; pass a folder")
     try:
         Path(out).mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out, prefix=".harness-probe-"):
@@ -144,7 +152,7 @@ def baseline_arg(db: str, value: str) -> tuple[Baseline | pd.DataFrame, str]:
     """``--baseline``: a baseline JSON file, else a run id in the database."""
     from harness.report._baseline import load_baseline
 
-    if value.endswith(".json") or Path(value).is_file():
-        return load_baseline(value), value
+    if value.endswith(".json") or (os.path.exists(value) and not os.path.isdir(value)):
+        return load_baseline(value), value  # a FIFO or /dev/zero is refused there, never read
     run_id, frame = load(db, value)
     return frame, f"run {run_id}"

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from harness._files import module_file_problem
+
 if TYPE_CHECKING:
     from harness.grading._grade import Grade
 
@@ -34,7 +36,14 @@ def _load(ref: str, paths: list[str]) -> Callable[..., Any]:
     """Import ``module:function`` with ``paths`` first on ``sys.path``; raises on failure."""
     sys.path[:0] = [p for p in paths if p not in sys.path[: len(paths)]]
     module_name, _, attr = ref.partition(":")
-    fn = getattr(importlib.import_module(module_name), attr)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:  # a FIFO as the module's file: say so, not "no module"
+        problem = module_file_problem(exc.name, sys.path) if exc.name else None
+        if problem is None:
+            raise
+        raise ModuleNotFoundError(f"{exc} ({problem}; refused)", name=exc.name) from None
+    fn = getattr(module, attr)
     if not callable(fn):
         raise _NotCallable(f"grader {ref} is not callable ({type(fn).__name__})")
     return fn  # type: ignore[no-any-return]

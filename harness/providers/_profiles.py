@@ -44,6 +44,19 @@ __all__ = [
 #: A provider kind: a built-in wire format or a registered one (harness.providers._kinds).
 Kind = str
 
+_HEADER_ONLY = "an HTTP header can carry printable ASCII only"
+
+
+def _header_problem(value: str) -> str | None:
+    """Why ``value`` cannot be sent as an HTTP header value (httpx encodes it as ASCII: a key
+    of undecodable bytes made every cell an error cell), naming the byte, never the value."""
+    for i, char in enumerate(value):  # every character before the first bad one is one byte
+        if ord(char) > 126:
+            return f"not ASCII (byte {i})"
+        if ord(char) < 32:
+            return f"a control character (byte {i})"
+    return None
+
 
 class Prices(BaseModel):
     """USD per million tokens. Overrides the price source for a profile."""
@@ -152,6 +165,14 @@ class ProviderProfile(BaseModel):
             raise ValueError("set either prices or price_as, not both")
         return self
 
+    @field_validator("headers")
+    @classmethod
+    def _sendable_headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        for name, value in headers.items():
+            if problem := _header_problem(name) or _header_problem(value):
+                raise ValueError(f"header {name!a}: {problem}; {_HEADER_ONLY}")
+        return headers
+
     def resolved_base_url(self, override: str | None = None) -> str:
         url = override or (os.environ.get(self.base_url_env) if self.base_url_env else None)
         url = url or self.base_url
@@ -169,6 +190,8 @@ class ProviderProfile(BaseModel):
         return url.rstrip("/")
 
     def api_key(self) -> str | None:
+        """The key in ``api_key_env``; ConfigError when it is required and not set, or cannot
+        go in an HTTP header (the message names the variable and the byte, never the key)."""
         if not self.api_key_env:
             return None
         key = os.environ.get(self.api_key_env)
@@ -177,6 +200,8 @@ class ProviderProfile(BaseModel):
                 f"provider {self.name!r}: no API key; set the environment variable "
                 f"{self.api_key_env} (keys are never read from files)"
             )
+        if key and (problem := _header_problem(key)):
+            raise ConfigError(f"{self.api_key_env}: {problem}; {_HEADER_ONLY}: set it again")
         return key or None
 
 

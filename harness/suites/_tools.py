@@ -24,6 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from harness._files import file_kind, module_file_problem
 from harness.errors import ConfigError
 from harness.tools._base import Tool, tool
 from harness.tools._registry import BUILTIN_TOOLS, TOOLS, resolve_tools
@@ -77,6 +78,9 @@ class ToolCatalog:
     def _load_module(self, rel: str) -> dict[str, Tool]:
         path = (self.folder / rel).resolve()
         if not path.is_file():
+            with contextlib.suppress(OSError):  # there, but a FIFO would block the import
+                kind = file_kind(path.stat().st_mode)
+                raise ConfigError(f"{path} is {kind}, not a regular file; refused") from None
             raise ConfigError(f"{rel!r} was not found beside the suite (looked for {path})")
         digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
         name = f"harness_suite_tools_{path.stem}_{digest}"
@@ -138,7 +142,12 @@ class ToolCatalog:
             with _folder_first(self.folder):
                 module = importlib.import_module(module_name)
         except Exception as exc:
-            raise ConfigError(f"cannot import {ref!r}: {type(exc).__name__}: {exc}") from None
+            problem = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, ModuleNotFoundError) and exc.name:  # its file a FIFO: say so
+                with _folder_first(self.folder):
+                    found = module_file_problem(exc.name, sys.path)
+                problem += f" ({found}; refused)" if found else ""
+            raise ConfigError(f"cannot import {ref!r}: {problem}") from None
         if not hasattr(module, attr):
             raise ConfigError(f"cannot import {ref!r}: module {module_name!r} has no {attr!r}")
         made = _as_tool(getattr(module, attr), repr(ref))

@@ -5,6 +5,7 @@ short are skipped."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from collections.abc import Iterator, Mapping
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness._files import open_input
 from harness.telemetry._otlpjson import KIND_NAMES, decode_attributes
 
 __all__ = ["SpanEventRecord", "SpanRecord", "iter_span_lines", "read_spans"]
@@ -84,8 +86,9 @@ class SpanRecord:
 
 
 def iter_span_lines(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The raw OTLP-JSON dicts of a span file; unreadable lines (a crash mid-write) skipped."""
-    with Path(path).open(encoding="utf-8") as f:
+    """The raw OTLP-JSON dicts of a span file; unreadable lines (a crash mid-write) skipped.
+    A FIFO or a device is refused at once (``OSError``): one hung ``traces show`` forever."""
+    with io.TextIOWrapper(open_input(path), encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue

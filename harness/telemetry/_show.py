@@ -227,7 +227,8 @@ def show_traces(
     try:
         traces = group_traces(read_spans(path))
     except (OSError, UnicodeDecodeError) as exc:
-        console.print(f"[red]cannot read {_t(str(path))}: {_t(str(exc))}[/]")
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        console.print(f"[red]cannot read {_t(str(path))}: {_t(reason)}[/]")
         return 2
     if not traces:
         console.print(f"[yellow]no spans in {_t(str(path))}[/] (is it a harness trace file?)")
