@@ -169,7 +169,10 @@ def test_cli_refuses_a_suite_with_a_recursive_alias(tmp_path: Path, command: str
     assert "recursive alias *a" in result.stderr
 
 
-def test_cassettes_lint_reports_a_recursive_alias_as_corrupt(tmp_path: Path) -> None:
+def test_cassettes_lint_reports_a_recursive_alias_as_corrupt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # not the checkout's reports/traces, linted when present
     path = tmp_path / "cas" / "rec.yaml"
     path.parent.mkdir()
     path.write_text(REC_CASSETTE)

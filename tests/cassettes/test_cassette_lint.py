@@ -189,7 +189,8 @@ async def test_cassettes_recorded_by_the_transport_are_clean(tmp_path: Path) -> 
     assert lint_cassettes(tmp_path / "cassettes") == []
 
 
-def test_cli_exits_1_on_a_secret_and_never_prints_it(tmp_path: Path) -> None:
+def test_cli_exits_1_on_a_secret_and_never_prints_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # not the checkout's reports/traces, linted when present
     write(tmp_path, "cassettes/s/p/react/t.e0.yaml", cassette())
     bad = write(
         tmp_path,
@@ -219,7 +220,10 @@ def test_cli_exits_0_with_a_count_and_defaults_to_the_cassettes_folder(
     ["interactions: [\n  - {request: ", "just text\n", "interactions: {a: 1}\n"],
     ids=["bad-yaml", "scalar", "no-list"],
 )
-def test_cli_exits_2_on_a_corrupt_cassette(tmp_path: Path, content: str) -> None:
+def test_cli_exits_2_on_a_corrupt_cassette(
+    tmp_path: Path, content: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # not the checkout's reports/traces, linted when present
     write(tmp_path, "ok.yaml", cassette(request_headers={"Authorization": [f"Bearer {KEY}"]}))
     broken = tmp_path / "broken.yaml"
     broken.write_text(content, encoding="utf-8")
@@ -229,7 +233,8 @@ def test_cli_exits_2_on_a_corrupt_cassette(tmp_path: Path, content: str) -> None
     assert "secret-header" in result.output  # the other file is still checked
 
 
-def test_cli_exits_2_on_a_missing_directory(tmp_path: Path) -> None:
+def test_cli_exits_2_on_a_missing_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # not the checkout's reports/traces, linted when present
     result = CliRunner().invoke(main, ["cassettes", "lint", str(tmp_path / "nope")])
     assert result.exit_code == 2
     assert "is not a directory" in result.output
