@@ -167,3 +167,37 @@ def test_store_and_run_tracer_hold_their_parts() -> None:
 
     assert [c.__name__ for c in Store.__mro__] == ["Store", "object"]
     assert [c.__name__ for c in RunTracer.__mro__] == ["RunTracer", "object"]
+
+
+#: The longest a function of harness may be (issue 36: `run_cmd` had 111 lines, `_loop` 102).
+MAX_FUNCTION_LINES = 100
+
+
+def _long_functions(tree: ast.Module, limit: int) -> list[tuple[str, int]]:
+    """(name, lines) of every function or method in ``tree`` longer than ``limit`` lines, from
+    its ``def`` to its last line (decorators, such as a command's click options, not counted)."""
+    return [
+        (node.name, node.end_lineno - node.lineno + 1)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > limit
+    ]
+
+
+def test_the_long_function_finder_counts_from_def_to_the_last_line() -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(5))
+    tree = ast.parse(
+        f"@staticmethod\ndef f():\n{body}\n\nclass C:\n    def g(self):\n        pass\n"
+    )
+    assert _long_functions(tree, 5) == [("f", 6)]
+    assert _long_functions(tree, 6) == []
+
+
+def test_no_function_is_longer_than_100_lines() -> None:
+    found = [
+        f"{path.relative_to(ROOT.parent)}: {name} ({lines} lines)"
+        for path, tree in _parsed().items()
+        for name, lines in _long_functions(tree, MAX_FUNCTION_LINES)
+    ]
+    assert not found, "split these by job:\n" + "\n".join(found)

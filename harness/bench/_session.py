@@ -161,14 +161,8 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         if request.resume and request.label is not None:
             done = store.existing_cells(request.label, include_crashed=False)
             cells = [c for c in cells if c.key not in done]
-        refused: dict[str, str] = {}
         wanted = len(cells)
-        # Live providers only: replays are never probed. $HARNESS_LIVE_PREFLIGHT=0 is the test
-        # suite's seam (its loopback doubles cannot answer the probe), not a user option.
-        if request.preflight and os.environ.get("HARNESS_LIVE_PREFLIGHT") != "0":
-            cells, refused = preflight(cells, request.cassettes, request.record_mode)
-            for spec, why in refused.items():
-                log.warning("%s: pre-flight failed, its cells are not run: %s", spec, why)
+        cells, refused = _preflighted(request, cells)
         trace_file = request.trace_file or request.db.parent / "traces" / f"{run_id}.jsonl"
         # One redactor for every sink: rows, spans, the trace file, OTLP, log records.
         redact = run_redactor(providers)
@@ -233,6 +227,18 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         if disk_full:
             raise disk_full[0]
     return report
+
+
+def _preflighted(request: BenchRequest, cells: list[Cell]) -> tuple[list[Cell], dict[str, str]]:
+    """The cells whose live provider passed its pre-flight, and why the others were refused
+    (by provider). Replays are never probed. $HARNESS_LIVE_PREFLIGHT=0 is the test suite's seam
+    (its loopback doubles cannot answer the probe), not a user option."""
+    if not request.preflight or os.environ.get("HARNESS_LIVE_PREFLIGHT") == "0":
+        return cells, {}
+    cells, refused = preflight(cells, request.cassettes, request.record_mode)
+    for spec, why in refused.items():
+        log.warning("%s: pre-flight failed, its cells are not run: %s", spec, why)
+    return cells, refused
 
 
 def _drive(

@@ -189,7 +189,9 @@ async def test_cassettes_recorded_by_the_transport_are_clean(tmp_path: Path) -> 
     assert lint_cassettes(tmp_path / "cassettes") == []
 
 
-def test_cli_exits_1_on_a_secret_and_never_prints_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_exits_1_on_a_secret_and_never_prints_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)  # not the checkout's reports/traces, linted when present
     write(tmp_path, "cassettes/s/p/react/t.e0.yaml", cassette())
     bad = write(
@@ -233,7 +235,9 @@ def test_cli_exits_2_on_a_corrupt_cassette(
     assert "secret-header" in result.output  # the other file is still checked
 
 
-def test_cli_exits_2_on_a_missing_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_exits_2_on_a_missing_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)  # not the checkout's reports/traces, linted when present
     result = CliRunner().invoke(main, ["cassettes", "lint", str(tmp_path / "nope")])
     assert result.exit_code == 2
