@@ -35,6 +35,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Iterator
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -153,8 +154,60 @@ def _sentence(text: str, start: int, end: int) -> str:
     return text[left : right.start() if right else len(text)]
 
 
+class _Reading:
+    """One reply read for the matches of one value, in the order they occur: its answer's end,
+    and each match's sentence (as :func:`_sentence` finds it) found by walking the text once, so
+    a hostile reply of millions of matches costs linear work, not a scan of the text per match.
+    A sentence already seen to hold no negation is not searched again."""
+
+    __slots__ = ("_bound", "_clean", "_left", "_lefts", "_right", "_rights", "_seen", "end", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.end = answer_end(text)
+        self._start()
+
+    def _start(self) -> None:
+        self._seen = (-1, -1)
+        self._bound = 0  # the end of the last sentence end before the match
+        self._clean = (len(self.text) + 1, -1)  # a stretch known to hold no negation
+        self._lefts = _SENTENCE_END.finditer(self.text)
+        self._left: re.Match[str] | None = next(self._lefts, None)
+        self._rights = _SENTENCE_END.finditer(self.text)
+        self._right: re.Match[str] | None = next(self._rights, None)
+
+    def negated(self, start: int, end: int) -> bool:
+        """Does the sentence around ``start:end`` say the thing is not there?"""
+        if (start, end) < self._seen:  # out of order: read from the start again
+            self._start()
+        self._seen = (start, end)
+        text = self.text
+        while self._left is not None and self._left.end() <= start:
+            self._bound = self._left.end()
+            self._left = next(self._lefts, None)
+        # _sentence's search stops at ``start``: a dot just before it ends a sentence there.
+        left = start if start > 0 and text[start - 1] == "." else self._bound
+        while self._right is not None and self._right.start() < end:
+            self._right = next(self._rights, None)
+        right = self._right.start() if self._right is not None else len(text)
+        if self._clean[0] == left and right <= self._clean[1]:
+            return False  # the last sentence again
+        # As NEGATIONS.search(text[left:right]): a word at ``left`` begins a word there.
+        if NEGATIONS.match(text[left : min(right, left + 16)]):
+            return True
+        if self._clean[0] <= left and right <= self._clean[1]:
+            return False
+        if NEGATIONS.search(text, left, right) is not None:
+            return True
+        self._clean = (left, right)
+        return False
+
+
 class _Values(Grader):
     field_help: ClassVar[dict[str, str]] = {"value": _VALUE_HELP}
+    #: A model's reply (or a file it wrote) may be megabytes: read on a worker thread, so a long
+    #: read never holds up the event loop (the other cells, Ctrl-C).
+    slow: ClassVar[bool] = True
 
     value: list[str]
     case_sensitive: bool = False
@@ -180,15 +233,16 @@ class _Values(Grader):
     def _fold(self, text: str) -> str:
         return text if self.case_sensitive else text.casefold()
 
-    def _finds(self, text: str, value: str) -> list[tuple[int, int]]:
+    def _finds(self, text: str, value: str) -> Iterator[tuple[int, int]]:
+        """Each match of ``value`` in ``text``, in order, as it is found (never all at once:
+        a reply of a million matches is not a list of a million)."""
         hay, needle = self._fold(text), self._fold(value)
-        out, at = [], hay.find(needle)
+        at = hay.find(needle)
         while at >= 0:
-            out.append((at, at + len(needle)))
+            yield at, at + len(needle)
             at = hay.find(needle, at + 1)
-        return out
 
-    def _counts(self, text: str, start: int, end: int) -> bool:
+    def _counts(self, reading: _Reading, start: int, end: int) -> bool:
         return True
 
     def _where(self) -> str:
@@ -197,12 +251,13 @@ class _Values(Grader):
     def match(self, text: str, label: str) -> Grade:
         found_any = False
         for v in self.value:
-            found = self._finds(text, v)
-            if any(self._counts(text, s, e) for s, e in found):
-                return Grade.of(
-                    True, f"found {show(v)} {self._where()}in {label}".replace("  ", " ")
-                )
-            found_any = found_any or bool(found)
+            reading = _Reading(text)
+            for s, e in self._finds(text, v):
+                found_any = True
+                if self._counts(reading, s, e):
+                    return Grade.of(
+                        True, f"found {show(v)} {self._where()}in {label}".replace("  ", " ")
+                    )
         note = f" (found, but not {self._where().strip()})" if found_any else ""
         return Grade.of(False, f"expected {_wanted(self.value)} in {label}{note}, got {show(text)}")
 
@@ -230,12 +285,13 @@ class _TextGrader(_Values):
             return Grade.of(False, f"the {label} repeats the prompt: {show(text)}")
         return self.match(text, label)
 
-    def _counts(self, text: str, start: int, end: int) -> bool:
-        if self.at == "end" and end != answer_end(text):
+    def _counts(self, reading: _Reading, start: int, end: int) -> bool:
+        text = reading.text
+        if self.at == "end" and end != reading.end:
             return False
         if self.at == "end" and start > 0 and text[start - 1].isalnum() and text[start].isalnum():
             return False  # "XNorland" does not end with the word Norland
-        return not self.negated or NEGATIONS.search(_sentence(text, start, end)) is not None
+        return not self.negated or reading.negated(start, end)
 
     def _where(self) -> str:
         parts = ["at the end"] if self.at == "end" else []
@@ -284,19 +340,20 @@ class RegexGrader(_TextGrader):
         except re.error as exc:
             raise field_error(where, f"invalid regular expression {value!r}: {exc}") from None
 
-    def _finds(self, text: str, value: str) -> list[tuple[int, int]]:
+    def _finds(self, text: str, value: str) -> Iterator[tuple[int, int]]:
         flags = 0 if self.case_sensitive else re.IGNORECASE
-        return [m.span() for m in re.finditer(value, text, flags)]
+        return (m.span() for m in re.finditer(value, text, flags))
 
-    def _counts(self, text: str, start: int, end: int) -> bool:
-        if self.at == "end" and end != answer_end(text):
+    def _counts(self, reading: _Reading, start: int, end: int) -> bool:
+        if self.at == "end" and end != reading.end:
             return False
-        return not self.negated or NEGATIONS.search(_sentence(text, start, end)) is not None
+        return not self.negated or reading.negated(start, end)
 
     def match(self, text: str, label: str) -> Grade:
         for pattern in self.value:
+            reading = _Reading(text)
             for start, end in self._finds(text, pattern):
-                if self._counts(text, start, end):
+                if self._counts(reading, start, end):
                     return Grade.of(True, f"/{pattern}/ matched {show(text[start:end], 40)}")
         where = f" {self._where().strip()}" if self._where() else ""
         return Grade.of(
