@@ -21,10 +21,20 @@ from harness._files import read_regular, write_atomic
 from harness._version import __version__
 from harness.report._tables import CELL_KEY, ReportInputError, prepare_results
 
-__all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "Baseline", "baseline_save", "load_baseline"]
+__all__ = [
+    "BASELINE_FORMAT",
+    "BASELINE_VERSION",
+    "MAX_BASELINE_BYTES",
+    "Baseline",
+    "baseline_save",
+    "load_baseline",
+]
 
 BASELINE_FORMAT = "harness-baseline"
 BASELINE_VERSION = 1
+#: A baseline file larger than this is refused before it is read (a line is about 300 bytes
+#: per cell: some 900,000 cells); a 1 GB sparse file held 2.3 GB to fail.
+MAX_BASELINE_BYTES = 256 << 20
 _CELL_FIELDS = (
     *CELL_KEY,
     "model",
@@ -160,7 +170,8 @@ def load_baseline(path: str | Path) -> Baseline:
     """Read a baseline file; :class:`ReportInputError` names the file and the bad field."""
     p = Path(path)
     try:  # a regular file only: a FIFO would block the read until killed
-        doc = json.loads(read_regular(p).decode("utf-8"), parse_constant=_no_constant)
+        raw = read_regular(p, limit=MAX_BASELINE_BYTES)
+        doc = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
     except FileNotFoundError:
         raise ReportInputError(
             f"{p}: baseline file not found (write one with `harness baseline save -o {p}`)"
