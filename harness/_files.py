@@ -35,6 +35,7 @@ __all__ = [
     "MAX_INPUT_BYTES",
     "file_kind",
     "module_file_problem",
+    "not_a_folder",
     "open_input",
     "open_regular",
     "read_regular",
@@ -62,6 +63,19 @@ def file_kind(mode: int) -> str:
         if test(mode):
             return name
     return "not a regular file"
+
+
+def not_a_folder(path: str | os.PathLike[str]) -> str:
+    """What ``path``, found not to be a folder, is: ``a FIFO``, ``a symbolic link that loops``
+    (``mkdir`` of one says only "File exists"), ``a symbolic link to nothing``."""
+    try:
+        return file_kind(os.stat(path).st_mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link that loops"
+        if exc.errno == errno.ENOENT and os.path.islink(path):
+            return "a symbolic link to nothing"
+        return f"not readable ({exc.strerror})"
 
 
 def _refused(path: str | os.PathLike[str], what: str) -> OSError:
@@ -170,7 +184,12 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool
             if fsync:
                 out.flush()
                 os.fsync(out.fileno())
-        os.replace(tmp, target)
+        try:
+            os.replace(tmp, target)
+        except IsADirectoryError:  # named the temporary file: say what is in the way
+            raise OSError(
+                errno.EISDIR, f"{target} is a directory; cannot write the file there (remove it)"
+            ) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
