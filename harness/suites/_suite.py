@@ -289,6 +289,35 @@ class Task(RunOverrides):
                     hint = f" (did you mean {close[0]!r}?)" if close else ""
                     raise field_error(where, f"{exc}{hint}") from None
 
+    def added_tool_clash(self, tools: list[str], catalog: ToolCatalog) -> tuple[str, str] | None:
+        """(field, problem) when a follow-up turn adds a tool the run already has (from
+        ``tools``, ``all`` for every builtin, or an earlier ``add_tools``), which the run refuses
+        (before: ``suites validate`` passed it, ``run`` made error cells, ``suites audit``
+        crashed); None when every added tool is new."""
+        if (getattr(self, "__pydantic_private__", None) or {}).get("_tool_factory") is not None:
+            return None
+
+        def names(name: str) -> set[str]:
+            if name == "all":
+                return set(BUILTIN_TOOLS)
+            try:
+                tool = catalog.resolve(name)
+            except ConfigError:
+                return set()  # reported where it is named
+            return {str(tool.name)} if tool is not None else {name}
+
+        seen: set[str] = set().union(*(names(n) for n in tools)) if tools else set()
+        for i, turn in enumerate(self.turns or ()):
+            for j, name in enumerate(() if isinstance(turn, str) else turn.add_tools):
+                for tool in sorted(names(name)):
+                    if tool in seen:
+                        return f"turns.{i}.add_tools.{j}", (
+                            f"tool {tool!r} is already among the task's tools (its tools: or "
+                            "an earlier turn's add_tools); add each tool once"
+                        )
+                    seen.add(tool)
+        return None
+
     def with_tools(self, factory: Callable[[], dict[str, Any]]) -> None:
         """Make this task's tools per run with ``factory`` (fresh objects, by name, for every
         cell: e.g. tools bound to per-run state). ``tools:`` and ``add_tools`` name them."""
@@ -377,8 +406,11 @@ class Suite(BaseModel):
         raise KeyError(task_id)
 
     @model_validator(mode="after")
-    def _merge_defaults(self) -> Suite:
+    def _merge_defaults(self, info: ValidationInfo) -> Suite:
         from harness.modes._base import check_mode_spec
+
+        context = info.context if isinstance(info.context, dict) else {}
+        catalog = context.get("tools") or ToolCatalog(Path.cwd())
 
         for i, mode in enumerate(self.extra_modes):
             try:
@@ -414,6 +446,9 @@ class Suite(BaseModel):
                         f"tasks.{i}.until_tool",
                         f"{name!r} is not among the task's tools; add it to tools",
                     )
+            clash = task.added_tool_clash(list(tools or ()), catalog) if task.turns else None
+            if clash is not None:
+                raise field_error(f"tasks.{i}.{clash[0]}", clash[1])
             try:
                 parse_options(task.run_options())
             except ConfigError as exc:
