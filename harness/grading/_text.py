@@ -47,6 +47,7 @@ from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error, relative_path_ok, yaml_text
 from harness.grading._grade import Grade, show
+from harness.grading._sentences import NEGATIONS, Reading, answer_end
 from harness.tools._beneath import Beneath, read_fd
 
 __all__ = [
@@ -69,12 +70,6 @@ __all__ = [
 
 #: Shared stretches shorter than this (letters and digits) do not count as repeating the prompt.
 ECHO_MIN_CHARS = 12
-#: Words that say a thing is not there: ``negated`` matches need one in their sentence.
-NEGATIONS = re.compile(
-    r"\b(?:no|not|none|never|nothing|nowhere|neither|nor|cannot|without|missing|empty|absent|"
-    r"unknown|unsupported|unavailable|denied)\b|n't\b",
-    re.IGNORECASE,
-)
 #: Units of measure and currencies a number may be written with (``unit`` checks these).
 _UNIT_WORDS = """
 $ usd dollar dollars € eur euro euros £ gbp sterling ¥ yen cent cents
@@ -93,11 +88,7 @@ _VALUE_HELP = "the accepted string (or a list of them)"
 _NUMBER = re.compile(
     r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|(?<![\w.])[-+]?\.\d+"
 )
-#: What may close a reply after its answer: whitespace, punctuation, quotes, brackets, emphasis.
-_TRAILING = " \t\r\n.!?,;:'\"`*_)]}>’”»"
 _UNIT_AFTER = re.compile(r"\s*(°\s*[a-z]+|[a-z$€£¥]+\.?)", re.IGNORECASE)
-#: Where a sentence ends: . ! ? ; or a line break (a dot inside "report.txt" or "3.5" does not).
-_SENTENCE_END = re.compile(r"[!?;\n]|\.(?!\w)")
 
 
 def subject(target: str | None, result: Result) -> tuple[Any, str]:
@@ -141,68 +132,6 @@ def repeats_prompt(text: str, prompt: str) -> bool:
     return 2 * shared >= len(asked)
 
 
-def answer_end(text: str) -> int:
-    """Where the answer ends: the length of ``text`` without its closing whitespace,
-    punctuation, quotes, brackets and Markdown emphasis."""
-    return len(text.rstrip(_TRAILING))
-
-
-def _sentence(text: str, start: int, end: int) -> str:
-    """The sentence of ``text`` around ``start:end``."""
-    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
-    right = _SENTENCE_END.search(text, end)
-    return text[left : right.start() if right else len(text)]
-
-
-class _Reading:
-    """One reply read for the matches of one value, in the order they occur: its answer's end,
-    and each match's sentence (as :func:`_sentence` finds it) found by walking the text once, so
-    a hostile reply of millions of matches costs linear work, not a scan of the text per match.
-    A sentence already seen to hold no negation is not searched again."""
-
-    __slots__ = ("_bound", "_clean", "_left", "_lefts", "_right", "_rights", "_seen", "end", "text")
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.end = answer_end(text)
-        self._start()
-
-    def _start(self) -> None:
-        self._seen = (-1, -1)
-        self._bound = 0  # the end of the last sentence end before the match
-        self._clean = (len(self.text) + 1, -1)  # a stretch known to hold no negation
-        self._lefts = _SENTENCE_END.finditer(self.text)
-        self._left: re.Match[str] | None = next(self._lefts, None)
-        self._rights = _SENTENCE_END.finditer(self.text)
-        self._right: re.Match[str] | None = next(self._rights, None)
-
-    def negated(self, start: int, end: int) -> bool:
-        """Does the sentence around ``start:end`` say the thing is not there?"""
-        if (start, end) < self._seen:  # out of order: read from the start again
-            self._start()
-        self._seen = (start, end)
-        text = self.text
-        while self._left is not None and self._left.end() <= start:
-            self._bound = self._left.end()
-            self._left = next(self._lefts, None)
-        # _sentence's search stops at ``start``: a dot just before it ends a sentence there.
-        left = start if start > 0 and text[start - 1] == "." else self._bound
-        while self._right is not None and self._right.start() < end:
-            self._right = next(self._rights, None)
-        right = self._right.start() if self._right is not None else len(text)
-        if self._clean[0] == left and right <= self._clean[1]:
-            return False  # the last sentence again
-        # As NEGATIONS.search(text[left:right]): a word at ``left`` begins a word there.
-        if NEGATIONS.match(text[left : min(right, left + 16)]):
-            return True
-        if self._clean[0] <= left and right <= self._clean[1]:
-            return False
-        if NEGATIONS.search(text, left, right) is not None:
-            return True
-        self._clean = (left, right)
-        return False
-
-
 class _Values(Grader):
     field_help: ClassVar[dict[str, str]] = {"value": _VALUE_HELP}
     #: A model's reply (or a file it wrote) may be megabytes: read on a worker thread, so a long
@@ -242,7 +171,7 @@ class _Values(Grader):
             yield at, at + len(needle)
             at = hay.find(needle, at + 1)
 
-    def _counts(self, reading: _Reading, start: int, end: int) -> bool:
+    def _counts(self, reading: Reading, start: int, end: int) -> bool:
         return True
 
     def _where(self) -> str:
@@ -251,7 +180,7 @@ class _Values(Grader):
     def match(self, text: str, label: str) -> Grade:
         found_any = False
         for v in self.value:
-            reading = _Reading(text)
+            reading = Reading(text)
             for s, e in self._finds(text, v):
                 found_any = True
                 if self._counts(reading, s, e):
@@ -285,7 +214,7 @@ class _TextGrader(_Values):
             return Grade.of(False, f"the {label} repeats the prompt: {show(text)}")
         return self.match(text, label)
 
-    def _counts(self, reading: _Reading, start: int, end: int) -> bool:
+    def _counts(self, reading: Reading, start: int, end: int) -> bool:
         text = reading.text
         if self.at == "end" and end != reading.end:
             return False
@@ -344,14 +273,14 @@ class RegexGrader(_TextGrader):
         flags = 0 if self.case_sensitive else re.IGNORECASE
         return (m.span() for m in re.finditer(value, text, flags))
 
-    def _counts(self, reading: _Reading, start: int, end: int) -> bool:
+    def _counts(self, reading: Reading, start: int, end: int) -> bool:
         if self.at == "end" and end != reading.end:
             return False
         return not self.negated or reading.negated(start, end)
 
     def match(self, text: str, label: str) -> Grade:
         for pattern in self.value:
-            reading = _Reading(text)
+            reading = Reading(text)
             for start, end in self._finds(text, pattern):
                 if self._counts(reading, start, end):
                     return Grade.of(True, f"/{pattern}/ matched {show(text[start:end], 40)}")

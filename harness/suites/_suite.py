@@ -39,7 +39,7 @@ from harness.grading._fields import field_error, relative_path_ok
 from harness.kernel._options import ProgressCheck, RunConfig, parse_options
 from harness.kernel._permissions import Phase
 from harness.providers._mock import MockProvider
-from harness.suites._tools import ToolCatalog
+from harness.suites._tools import ToolCatalog, added_tool_clash
 from harness.tools._registry import BUILTIN_TOOLS
 
 __all__ = [
@@ -289,35 +289,6 @@ class Task(RunOverrides):
                     hint = f" (did you mean {close[0]!r}?)" if close else ""
                     raise field_error(where, f"{exc}{hint}") from None
 
-    def added_tool_clash(self, tools: list[str], catalog: ToolCatalog) -> tuple[str, str] | None:
-        """(field, problem) when a follow-up turn adds a tool the run already has (from
-        ``tools``, ``all`` for every builtin, or an earlier ``add_tools``), which the run refuses
-        (before: ``suites validate`` passed it, ``run`` made error cells, ``suites audit``
-        crashed); None when every added tool is new."""
-        if (getattr(self, "__pydantic_private__", None) or {}).get("_tool_factory") is not None:
-            return None
-
-        def names(name: str) -> set[str]:
-            if name == "all":
-                return set(BUILTIN_TOOLS)
-            try:
-                tool = catalog.resolve(name)
-            except ConfigError:
-                return set()  # reported where it is named
-            return {str(tool.name)} if tool is not None else {name}
-
-        seen: set[str] = set().union(*(names(n) for n in tools)) if tools else set()
-        for i, turn in enumerate(self.turns or ()):
-            for j, name in enumerate(() if isinstance(turn, str) else turn.add_tools):
-                for tool in sorted(names(name)):
-                    if tool in seen:
-                        return f"turns.{i}.add_tools.{j}", (
-                            f"tool {tool!r} is already among the task's tools (its tools: or "
-                            "an earlier turn's add_tools); add each tool once"
-                        )
-                    seen.add(tool)
-        return None
-
     def with_tools(self, factory: Callable[[], dict[str, Any]]) -> None:
         """Make this task's tools per run with ``factory`` (fresh objects, by name, for every
         cell: e.g. tools bound to per-run state). ``tools:`` and ``add_tools`` name them."""
@@ -446,7 +417,7 @@ class Suite(BaseModel):
                         f"tasks.{i}.until_tool",
                         f"{name!r} is not among the task's tools; add it to tools",
                     )
-            clash = task.added_tool_clash(list(tools or ()), catalog) if task.turns else None
+            clash = added_tool_clash(task, list(tools or ()), catalog) if task.turns else None
             if clash is not None:
                 raise field_error(f"tasks.{i}.{clash[0]}", clash[1])
             try:

@@ -17,15 +17,14 @@ from typing import Any
 
 import pytest
 
-from harness.grading import _text
+from harness.grading import _sentences
+from harness.grading._sentences import NEGATIONS, sentence
 from harness.grading._text import (
-    NEGATIONS,
     ContainsGrader,
     EqualsGrader,
     FileContainsGrader,
     NumberGrader,
     RegexGrader,
-    _sentence,
 )
 
 
@@ -58,8 +57,8 @@ class _Counting:
 
 @pytest.mark.parametrize("kind", ["contains", "regex"])
 def test_negated_matches_walk_the_reply_once(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    counting = _Counting(_text._SENTENCE_END)
-    monkeypatch.setattr(_text, "_SENTENCE_END", counting)
+    counting = _Counting(_sentences._SENTENCE_END)
+    monkeypatch.setattr(_sentences, "_SENTENCE_END", counting)
     grader = (
         ContainsGrader(value="a", negated=True)
         if kind == "contains"
@@ -71,18 +70,18 @@ def test_negated_matches_walk_the_reply_once(kind: str, monkeypatch: pytest.Monk
 
 
 def test_sentences_are_the_ones_sentence_finds() -> None:
-    from harness.grading._text import _Reading
+    from harness.grading._sentences import Reading
 
     rng = random.Random(8)
     pieces = ["a", "b", "no", "not", " ", ".", ";", "\n", "x", "n't", "report.txt", "?", "A!"]
     for _ in range(5_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
         value = rng.choice(["a", "ab", "x", "t", "no", "a.", ".a"])
-        reading = _Reading(text)
+        reading = Reading(text)
         at = text.find(value)
         while at >= 0:
             end = at + len(value)
-            expected = NEGATIONS.search(_sentence(text, at, end)) is not None
+            expected = NEGATIONS.search(sentence(text, at, end)) is not None
             assert reading.negated(at, end) is expected, (text, value, at)
             at = text.find(value, at + 1)
 
