@@ -134,6 +134,17 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number a baseline may hold")
 
 
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object of the baseline; a key given twice is refused (parsers disagree on which one
+    counts: a reviewer's tool may show the first, Python takes the last)."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(f"key {key!r} is given twice in one object")
+        seen.add(key)
+    return dict(pairs)
+
+
 #: The largest token count a baseline may hold (it is stored as a 64-bit integer).
 _MAX_TOKENS = 2**63 - 1
 
@@ -171,7 +182,9 @@ def load_baseline(path: str | Path) -> Baseline:
     p = Path(path)
     try:  # a regular file only: a FIFO would block the read until killed
         raw = read_regular(p, limit=MAX_BASELINE_BYTES)
-        doc = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+        doc = json.loads(
+            raw.decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=_no_duplicates
+        )
     except FileNotFoundError:
         raise ReportInputError(
             f"{p}: baseline file not found (write one with `harness baseline save -o {p}`)"
