@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from harness.bench._matrix import Cell
 from harness.bench._runner import CellOutcome, Executor, MatrixSummary, OnOutcome
 
-__all__ = ["drive", "progress_bar", "show_log"]
+__all__ = ["CANCEL_GRACE_S", "drive", "progress_bar", "show_log"]
 
 
 class _ConsoleHandler(logging.Handler):
@@ -60,6 +60,11 @@ def show_log(console: Console, name: str = "harness.bench") -> Iterator[None]:
         logger.removeHandler(handler)
         logger.setLevel(level)
         logger.propagate = propagate
+
+
+#: After a second SIGINT, how long the runner's tasks get to end once cancelled (the Ray
+#: executor's own closing waits up to 10 s for its actors) before they are left behind.
+CANCEL_GRACE_S = 15.0
 
 
 def drive(
@@ -121,13 +126,13 @@ def drive(
 
 def _close(loop: asyncio.AbstractEventLoop) -> None:
     """What ``asyncio.run`` does at its end, but never waiting on a task that refuses to be
-    cancelled for more than a few seconds (then it is left behind)."""
+    cancelled for more than :data:`CANCEL_GRACE_S` (then it is left behind)."""
     try:
         tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
         for task in tasks:
             task.cancel()
         if tasks:
-            loop.run_until_complete(asyncio.wait(tasks, timeout=5))
+            loop.run_until_complete(asyncio.wait(tasks, timeout=CANCEL_GRACE_S))
         loop.run_until_complete(loop.shutdown_asyncgens())
         loop.run_until_complete(loop.shutdown_default_executor())
     finally:
