@@ -23,22 +23,31 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
+import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 __all__ = [
+    "MAX_INPUT_BYTES",
     "file_kind",
     "module_file_problem",
+    "not_a_folder",
     "open_input",
     "open_regular",
     "read_regular",
+    "remove_tree",
     "write_atomic",
 ]
+
+#: A file a person writes (a suite, ``harness.toml``, ``pyproject.toml``, an ``examples_file``)
+#: larger than this is refused before it is read: a 1 GB sparse file held 2.1 GB to fail.
+MAX_INPUT_BYTES = 64 << 20
 
 _SAFE = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
@@ -57,6 +66,19 @@ def file_kind(mode: int) -> str:
         if test(mode):
             return name
     return "not a regular file"
+
+
+def not_a_folder(path: str | os.PathLike[str]) -> str:
+    """What ``path``, found not to be a folder, is: ``a FIFO``, ``a symbolic link that loops``
+    (``mkdir`` of one says only "File exists"), ``a symbolic link to nothing``."""
+    try:
+        return file_kind(os.stat(path).st_mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link that loops"
+        if exc.errno == errno.ENOENT and os.path.islink(path):
+            return "a symbolic link to nothing"
+        return f"not readable ({exc.strerror})"
 
 
 def _refused(path: str | os.PathLike[str], what: str) -> OSError:
@@ -165,7 +187,12 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool
             if fsync:
                 out.flush()
                 os.fsync(out.fileno())
-        os.replace(tmp, target)
+        try:
+            os.replace(tmp, target)
+        except IsADirectoryError:  # named the temporary file: say what is in the way
+            raise OSError(
+                errno.EISDIR, f"{target} is a directory; cannot write the file there (remove it)"
+            ) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -181,3 +208,63 @@ def _mode_for(target: Path) -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return 0o666 & ~mask
+
+
+def remove_tree(path: str | os.PathLike[str]) -> None:
+    """``shutil.rmtree(path, ignore_errors=True)`` for any depth. A model's command can nest
+    folders 20,000 deep, past ``rmtree``'s recursion (``RecursionError``: the cell ended as an
+    error and its workspace stayed on disk) and past ``PATH_MAX``: then each folder's subfolders
+    are renamed up into ``path`` (relative to open descriptors, never following a link) until
+    none is left, so no path grows and two descriptors are open at a time."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+        return
+    except RecursionError:
+        pass
+    with contextlib.suppress(OSError):
+        _flatten_and_remove(os.fspath(path))
+
+
+def _flatten_and_remove(path: str) -> None:
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    top = os.open(path, flags)
+    moved = itertools.count()
+    try:
+        progress = True
+        while progress:  # a pass that removes nothing (a folder we may not empty) ends it
+            progress = False
+            for name in os.listdir(top):
+                try:
+                    fd = os.open(name, flags, dir_fd=top)
+                except OSError:  # a file, a link, or gone
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=top)
+                        progress = True
+                    continue
+                try:
+                    for inner in os.listdir(fd):
+                        if stat.S_ISDIR(os.stat(inner, dir_fd=fd, follow_symlinks=False).st_mode):
+                            _move_up(fd, inner, top, moved)
+                        else:
+                            os.unlink(inner, dir_fd=fd)
+                finally:
+                    os.close(fd)
+                with contextlib.suppress(OSError):
+                    os.rmdir(name, dir_fd=top)
+                    progress = True
+    finally:
+        os.close(top)
+    os.rmdir(path)
+
+
+def _move_up(fd: int, name: str, top: int, moved: Iterator[int]) -> None:
+    """Rename the folder ``name`` (in the folder ``fd``) into ``top`` under a new name."""
+    for _ in range(100):
+        try:
+            os.rename(name, f".harness-flat-{next(moved)}", src_dir_fd=fd, dst_dir_fd=top)
+            return
+        except FileExistsError:  # the name is taken (as the model may have made it)
+            continue
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.ENOTDIR, errno.EISDIR):
+                raise

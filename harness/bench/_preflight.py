@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness._files import open_regular
+from harness._files import not_a_folder, open_regular
 from harness.errors import ConfigError
 from harness.grading._base import Grader
 from harness.grading._judge import JudgeGrader
@@ -76,8 +76,11 @@ def check_output_path(path: Path, flag: str) -> None:
             try:
                 folder.mkdir()
             except FileExistsError:  # another run made it meanwhile (two runs started at once)
-                if not folder.is_dir():
-                    raise
+                if not folder.is_dir():  # or a link that loops or leads nowhere, a file
+                    what = not_a_folder(folder)
+                    raise ConfigError(
+                        f"{flag} {path}: {folder} is {what}, not a folder; {fix}"
+                    ) from None
                 continue
             made.append(folder)
         existed = path.exists()

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness._files import remove_tree
 from harness.bench._matrix import Cell
 from harness.bench._outcome import CellOutcome, DriftPolicy
 from harness.bench._runner import Runner, RunnerOptions
@@ -154,7 +154,7 @@ class CellWorker:
         """Close the tracer and remove the scratch folder (the driver calls it before it kills
         the actor; a worker that died without it is cleaned by the next one on its host)."""
         self.tracing.shutdown()
-        shutil.rmtree(self._scratch, ignore_errors=True)
+        remove_tree(self._scratch)
 
     async def run_batch(self, specs: Sequence[CellSpec]) -> Batch:
         """Run ``specs`` with the asyncio runner under the worker's ``concurrency`` limit;
@@ -243,7 +243,7 @@ def _remove_stale_scratch() -> None:
     for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH}*-*"):
         pid = folder.name.removeprefix(_SCRATCH).partition("-")[0]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)
 
 
 def _node() -> str:

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import socket
 import tempfile
 import time
 from pathlib import Path
 
-from harness._files import write_atomic
+from harness._files import remove_tree, write_atomic
 
 __all__ = ["LEGACY_CELL_PREFIX", "RUN_PREFIX", "RunFolder", "remove_stale"]
 
@@ -39,12 +38,12 @@ class RunFolder:
         self.root = Path(root) if root is not None else Path(tempfile.gettempdir())
         self.path = self.root / f"{RUN_PREFIX}{run_id}"
         if self.path.exists() and not _alive(self.path):
-            shutil.rmtree(self.path, ignore_errors=True)  # left by a killed run of this id
+            remove_tree(self.path)  # left by a killed run of this id
         self.path.mkdir(parents=True, exist_ok=True)
         write_atomic(self.path / _PID_FILE, f"{os.getpid()}\n{socket.gethostname()}\n")
 
     def remove(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+        remove_tree(self.path)
 
     def __enter__(self) -> RunFolder:
         return self
@@ -62,12 +61,12 @@ def remove_stale(root: Path | None = None) -> list[Path]:
     with contextlib.suppress(OSError):
         for folder in root.glob(f"{RUN_PREFIX}*"):
             if folder.is_dir() and not folder.is_symlink() and not _alive(folder):
-                shutil.rmtree(folder, ignore_errors=True)
+                remove_tree(folder)
                 removed.append(folder)
         # Cell folders of older harness versions (no run folder, no pid): only old ones.
         for folder in root.glob(f"{LEGACY_CELL_PREFIX}*"):
             if folder.is_dir() and not folder.is_symlink() and _age_s(folder) > _LEGACY_AGE_S:
-                shutil.rmtree(folder, ignore_errors=True)
+                remove_tree(folder)
                 removed.append(folder)
     return removed
 

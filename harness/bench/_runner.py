@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import shlex
-import shutil
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness._files import remove_tree
 from harness._plugins import described
 from harness.api import arun
 from harness.bench._matrix import Cell
@@ -305,9 +305,9 @@ class Runner:
             if workspace is not None:
                 reaper = self._reaper
                 if reaper is None:
-                    shutil.rmtree(workspace, ignore_errors=True)
+                    remove_tree(workspace)
                 else:
-                    reaper.submit(shutil.rmtree, workspace, True)
+                    reaper.submit(remove_tree, workspace)
 
     def _verdict_to_trace(
         self, result: Result | None, outcome: CellOutcome, score: float, grader: str

@@ -221,6 +221,15 @@ class Redactor:
             if new != text:
                 parent[key] = new
                 changed.add(i)
+        # The parts may make a JSON document (a tool call's ``arguments``) that spells a secret
+        # in ``\u`` escapes split over chunks: the whole document, scrubbed as it decodes, goes
+        # in the first part and the others are emptied (the concatenation is the same text).
+        whole = "".join(parent[key] for _, parent, key in parts)
+        clean = self._json_text(whole) if "\\" in whole else whole
+        if clean != whole:
+            for n, (i, parent, key) in enumerate(parts):
+                parent[key] = clean if n == 0 else ""
+                changed.add(i)
 
     def body(self, body: bytes) -> bytes:
         """A response body with every secret replaced: in the raw bytes, then in the strings

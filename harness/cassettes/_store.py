@@ -252,12 +252,19 @@ class Scrubber:
     """The ``before_record_request`` / ``before_record_response`` hooks (idempotent). Values are
     replaced by the run's :class:`~harness.cassettes._secrets.Redactor`; a response body is
     scrubbed whole and, when streamed (SSE, NDJSON), chunk by chunk, so that a secret split
-    over two chunks leaves neither half (:meth:`Redactor.body`)."""
+    over two chunks leaves neither half (:meth:`Redactor.body`). A header whose *name* holds a
+    secret (HTTP names are case-insensitive: httpx lowers them) is dropped whole."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
         values = {s.strip() for s in secrets if s and s.strip()}
         self.exact = frozenset(values)
         self.redactor = Redactor(values)
+        self._folded = tuple(s.casefold() for s in self.redactor.secrets)
+
+    def kept_name(self, name: str) -> bool:
+        """Is a header of this name stored (no secret in it, in any case)?"""
+        folded = name.casefold()
+        return folded not in DROPPED_HEADERS and not any(s in folded for s in self._folded)
 
     def text(self, value: str) -> str:
         if value in self.exact:
@@ -271,7 +278,7 @@ class Scrubber:
         headers = {}
         for name, value in request.headers.items():
             low = name.lower()
-            if low not in DROPPED_HEADERS:
+            if self.kept_name(name):
                 headers[name] = PLACEHOLDER if low in SECRET_HEADERS else self.text(str(value))
         uri = self.text(_scrub_query(request.uri))
         body = request.body
@@ -304,7 +311,7 @@ class Scrubber:
         clean = {
             k: [self.text(str(v)) for v in values]
             for k, values in headers.items()
-            if k.lower() not in DROPPED_HEADERS
+            if self.kept_name(k)
         }
         return {**response, "headers": clean, "body": {**response.get("body", {}), "string": body}}
 

@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from harness.bench._matrix import Cell
 from harness.bench._runner import CellOutcome, Executor, MatrixSummary, OnOutcome
 
-__all__ = ["drive", "progress_bar", "show_log"]
+__all__ = ["CANCEL_GRACE_S", "drive", "progress_bar", "show_log"]
 
 
 class _ConsoleHandler(logging.Handler):
@@ -62,36 +62,82 @@ def show_log(console: Console, name: str = "harness.bench") -> Iterator[None]:
         logger.propagate = propagate
 
 
+#: After a second SIGINT, how long the runner's tasks get to end once cancelled (the Ray
+#: executor's own closing waits up to 10 s for its actors) before they are left behind.
+CANCEL_GRACE_S = 15.0
+
+
 def drive(
     runner: Executor, cells: Sequence[Cell], console: Console, progress: bool
 ) -> MatrixSummary:
     """Run ``cells`` to the end, or until SIGINT/SIGTERM asks the runner to stop (the handlers
-    are removed afterwards), with a progress bar on ``console`` when ``progress`` is true."""
+    are removed afterwards), with a progress bar on ``console`` when ``progress`` is true.
+
+    A second signal stops waiting for the runner (an executor plug-in that ignores
+    ``request_stop`` and refuses to be cancelled kept ``harness run`` alive through any number
+    of Ctrl-C): the run ends interrupted with the cells stored so far, its tasks left behind."""
 
     # asyncio's remove_signal_handler puts Python's default back, not what was there before
     # (e.g. SIG_IGN under nohup): restore the handlers we found.
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    signals = 0
 
     async def main() -> MatrixSummary:
         loop = asyncio.get_running_loop()
+        given_up = asyncio.Event()
+
+        def stop() -> None:
+            nonlocal signals
+            signals += 1
+            if signals == 1:
+                runner.request_stop()
+            else:
+                given_up.set()
+
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, runner.request_stop)
-            loop.add_signal_handler(signal.SIGTERM, runner.request_stop)
+            loop.add_signal_handler(signal.SIGINT, stop)
+            loop.add_signal_handler(signal.SIGTERM, stop)
         try:
             with progress_bar(console, len(cells), progress) as update:
-                return await runner.run(cells, update)
+                running = asyncio.ensure_future(runner.run(cells, update))
+                waiting = asyncio.ensure_future(given_up.wait())
+                await asyncio.wait({running, waiting}, return_when=asyncio.FIRST_COMPLETED)
+                if running.done():
+                    waiting.cancel()
+                    return running.result()
+                running.cancel()
+                console.print("stopped waiting for the executor (a second signal)")
+                return MatrixSummary(total=len(cells), interrupted=True)
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
                 loop.remove_signal_handler(signal.SIGTERM)
 
+    loop = asyncio.new_event_loop()
     try:
-        return asyncio.run(main())
+        return loop.run_until_complete(main())
     finally:
+        _close(loop)
         for sig, handler in before.items():
             if handler is not None:
                 with contextlib.suppress(ValueError, OSError):
                     signal.signal(sig, handler)
+
+
+def _close(loop: asyncio.AbstractEventLoop) -> None:
+    """What ``asyncio.run`` does at its end, but never waiting on a task that refuses to be
+    cancelled for more than :data:`CANCEL_GRACE_S` (then it is left behind)."""
+    try:
+        tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            loop.run_until_complete(asyncio.wait(tasks, timeout=CANCEL_GRACE_S))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
 
 
 @contextlib.contextmanager

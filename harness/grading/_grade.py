@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 __all__ = ["PASS_THRESHOLD", "Grade", "one_line", "show"]
@@ -26,6 +27,11 @@ class Grade:
     def __post_init__(self) -> None:
         if not (isinstance(self.score, int | float) and 0.0 <= self.score <= 1.0):
             raise ValueError(f"score must be a number in [0, 1], got {self.score!r}")
+        cost = self.cost_usd
+        if not (isinstance(cost, int | float) and 0.0 <= cost < math.inf):
+            raise ValueError(
+                f"cost_usd must be a finite number of dollars, 0 or more, got {cost!r}"
+            )
         object.__setattr__(self, "explanation", one_line(self.explanation, 300))
 
     @classmethod

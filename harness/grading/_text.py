@@ -35,6 +35,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Iterator
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -46,6 +47,7 @@ from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error, relative_path_ok, yaml_text
 from harness.grading._grade import Grade, show
+from harness.grading._sentences import NEGATIONS, Reading, answer_end
 from harness.tools._beneath import Beneath, read_fd
 
 __all__ = [
@@ -68,12 +70,6 @@ __all__ = [
 
 #: Shared stretches shorter than this (letters and digits) do not count as repeating the prompt.
 ECHO_MIN_CHARS = 12
-#: Words that say a thing is not there: ``negated`` matches need one in their sentence.
-NEGATIONS = re.compile(
-    r"\b(?:no|not|none|never|nothing|nowhere|neither|nor|cannot|without|missing|empty|absent|"
-    r"unknown|unsupported|unavailable|denied)\b|n't\b",
-    re.IGNORECASE,
-)
 #: Units of measure and currencies a number may be written with (``unit`` checks these).
 _UNIT_WORDS = """
 $ usd dollar dollars € eur euro euros £ gbp sterling ¥ yen cent cents
@@ -92,11 +88,7 @@ _VALUE_HELP = "the accepted string (or a list of them)"
 _NUMBER = re.compile(
     r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|(?<![\w.])[-+]?\.\d+"
 )
-#: What may close a reply after its answer: whitespace, punctuation, quotes, brackets, emphasis.
-_TRAILING = " \t\r\n.!?,;:'\"`*_)]}>’”»"
 _UNIT_AFTER = re.compile(r"\s*(°\s*[a-z]+|[a-z$€£¥]+\.?)", re.IGNORECASE)
-#: Where a sentence ends: . ! ? ; or a line break (a dot inside "report.txt" or "3.5" does not).
-_SENTENCE_END = re.compile(r"[!?;\n]|\.(?!\w)")
 
 
 def subject(target: str | None, result: Result) -> tuple[Any, str]:
@@ -140,21 +132,11 @@ def repeats_prompt(text: str, prompt: str) -> bool:
     return 2 * shared >= len(asked)
 
 
-def answer_end(text: str) -> int:
-    """Where the answer ends: the length of ``text`` without its closing whitespace,
-    punctuation, quotes, brackets and Markdown emphasis."""
-    return len(text.rstrip(_TRAILING))
-
-
-def _sentence(text: str, start: int, end: int) -> str:
-    """The sentence of ``text`` around ``start:end``."""
-    left = max((m.end() for m in _SENTENCE_END.finditer(text, 0, start)), default=0)
-    right = _SENTENCE_END.search(text, end)
-    return text[left : right.start() if right else len(text)]
-
-
 class _Values(Grader):
     field_help: ClassVar[dict[str, str]] = {"value": _VALUE_HELP}
+    #: A model's reply (or a file it wrote) may be megabytes: read on a worker thread, so a long
+    #: read never holds up the event loop (the other cells, Ctrl-C).
+    slow: ClassVar[bool] = True
 
     value: list[str]
     case_sensitive: bool = False
@@ -180,15 +162,16 @@ class _Values(Grader):
     def _fold(self, text: str) -> str:
         return text if self.case_sensitive else text.casefold()
 
-    def _finds(self, text: str, value: str) -> list[tuple[int, int]]:
+    def _finds(self, text: str, value: str) -> Iterator[tuple[int, int]]:
+        """Each match of ``value`` in ``text``, in order, as it is found (never all at once:
+        a reply of a million matches is not a list of a million)."""
         hay, needle = self._fold(text), self._fold(value)
-        out, at = [], hay.find(needle)
+        at = hay.find(needle)
         while at >= 0:
-            out.append((at, at + len(needle)))
+            yield at, at + len(needle)
             at = hay.find(needle, at + 1)
-        return out
 
-    def _counts(self, text: str, start: int, end: int) -> bool:
+    def _counts(self, reading: Reading, start: int, end: int) -> bool:
         return True
 
     def _where(self) -> str:
@@ -197,12 +180,13 @@ class _Values(Grader):
     def match(self, text: str, label: str) -> Grade:
         found_any = False
         for v in self.value:
-            found = self._finds(text, v)
-            if any(self._counts(text, s, e) for s, e in found):
-                return Grade.of(
-                    True, f"found {show(v)} {self._where()}in {label}".replace("  ", " ")
-                )
-            found_any = found_any or bool(found)
+            reading = Reading(text)
+            for s, e in self._finds(text, v):
+                found_any = True
+                if self._counts(reading, s, e):
+                    return Grade.of(
+                        True, f"found {show(v)} {self._where()}in {label}".replace("  ", " ")
+                    )
         note = f" (found, but not {self._where().strip()})" if found_any else ""
         return Grade.of(False, f"expected {_wanted(self.value)} in {label}{note}, got {show(text)}")
 
@@ -230,12 +214,13 @@ class _TextGrader(_Values):
             return Grade.of(False, f"the {label} repeats the prompt: {show(text)}")
         return self.match(text, label)
 
-    def _counts(self, text: str, start: int, end: int) -> bool:
-        if self.at == "end" and end != answer_end(text):
+    def _counts(self, reading: Reading, start: int, end: int) -> bool:
+        text = reading.text
+        if self.at == "end" and end != reading.end:
             return False
         if self.at == "end" and start > 0 and text[start - 1].isalnum() and text[start].isalnum():
             return False  # "XNorland" does not end with the word Norland
-        return not self.negated or NEGATIONS.search(_sentence(text, start, end)) is not None
+        return not self.negated or reading.negated(start, end)
 
     def _where(self) -> str:
         parts = ["at the end"] if self.at == "end" else []
@@ -284,19 +269,20 @@ class RegexGrader(_TextGrader):
         except re.error as exc:
             raise field_error(where, f"invalid regular expression {value!r}: {exc}") from None
 
-    def _finds(self, text: str, value: str) -> list[tuple[int, int]]:
+    def _finds(self, text: str, value: str) -> Iterator[tuple[int, int]]:
         flags = 0 if self.case_sensitive else re.IGNORECASE
-        return [m.span() for m in re.finditer(value, text, flags)]
+        return (m.span() for m in re.finditer(value, text, flags))
 
-    def _counts(self, text: str, start: int, end: int) -> bool:
-        if self.at == "end" and end != answer_end(text):
+    def _counts(self, reading: Reading, start: int, end: int) -> bool:
+        if self.at == "end" and end != reading.end:
             return False
-        return not self.negated or NEGATIONS.search(_sentence(text, start, end)) is not None
+        return not self.negated or reading.negated(start, end)
 
     def match(self, text: str, label: str) -> Grade:
         for pattern in self.value:
+            reading = Reading(text)
             for start, end in self._finds(text, pattern):
-                if self._counts(text, start, end):
+                if self._counts(reading, start, end):
                     return Grade.of(True, f"/{pattern}/ matched {show(text[start:end], 40)}")
         where = f" {self._where().strip()}" if self._where() else ""
         return Grade.of(

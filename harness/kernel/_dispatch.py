@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from harness._plugins import described
 from harness.core._messages import INVALID_JSON_KEY, ToolCall, ToolResult
 from harness.errors import ToolError, ToolSafetyNet
 from harness.events import ToolCallEvent, ToolResultEvent, ToolUI
@@ -122,6 +123,15 @@ async def _bounded(state: State, call: ToolCall, *, parallel: bool) -> ToolResul
     return result
 
 
+def _crash(exc: Exception) -> str:
+    """``RuntimeError: boom`` as the model has always been shown it; an exception whose message
+    cannot be read is named by its type (:func:`~harness._plugins.described`)."""
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:
+        return described(exc)
+
+
 async def _run_one(state: State, call: ToolCall) -> ToolResult:
     """Gate (permissions, PreToolUse), execute under the timeout, then PostToolUse. The
     timeout bounds the tool only: a slow approval callback is not a tool timeout.
@@ -161,7 +171,7 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
     except ToolSafetyNet:
         raise  # not the model's doing: the loop ends the run as error_during_execution
     except Exception as exc:
-        reason = f"tool crashed: {type(exc).__name__}: {exc}"
+        reason = f"tool crashed: {_crash(exc)}"
         await _fire_failure(state, call, reason)
         result = ToolResult(call.id, f"error: {reason}", True)
     else:
@@ -176,7 +186,14 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
             if value.assigns:
                 merge_assigns(ctx.assigns, value.assigns)
         else:
-            result = ToolResult(call.id, render(value), False)
+            try:
+                text = render(value)
+            except Exception as exc:  # its str() raises, a cycle, nesting too deep for JSON
+                reason = f"tool crashed: its result cannot be shown as text: {_crash(exc)}"
+                await _fire_failure(state, call, reason)
+                result = ToolResult(call.id, f"error: {reason}", True)
+            else:
+                result = ToolResult(call.id, text, False)
     if state.hooks.has(HookEvent.POST_TOOL_USE):
         post = await state.hooks.fire(
             HookEvent.POST_TOOL_USE,

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from harness._files import read_regular
+from harness._files import MAX_INPUT_BYTES, read_regular
 from harness._yaml import safe_load_bounded
 from harness.errors import ConfigError, YAMLSyntaxError
 
@@ -300,7 +300,7 @@ def _parse_files(base: Path) -> dict[str, ProviderProfile]:
         if not path.is_file():
             continue
         try:
-            data: Any = tomllib.loads(read_regular(path).decode("utf-8"))
+            data: Any = tomllib.loads(read_regular(path, limit=MAX_INPUT_BYTES).decode("utf-8"))
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -371,7 +371,8 @@ def _read_examples(path: Path, where: str) -> Any:
     import yaml
 
     try:
-        data = safe_load_bounded(read_regular(path), source=str(path))  # a FIFO: refused
+        raw = read_regular(path, limit=MAX_INPUT_BYTES)  # a FIFO: refused
+        data = safe_load_bounded(raw, source=str(path))
     except OSError as exc:
         raise ConfigError(f"{where}: examples_file {path}: {exc.strerror or exc}") from None
     except (yaml.YAMLError, YAMLSyntaxError) as exc:

@@ -21,10 +21,20 @@ from harness._files import read_regular, write_atomic
 from harness._version import __version__
 from harness.report._tables import CELL_KEY, ReportInputError, prepare_results
 
-__all__ = ["BASELINE_FORMAT", "BASELINE_VERSION", "Baseline", "baseline_save", "load_baseline"]
+__all__ = [
+    "BASELINE_FORMAT",
+    "BASELINE_VERSION",
+    "MAX_BASELINE_BYTES",
+    "Baseline",
+    "baseline_save",
+    "load_baseline",
+]
 
 BASELINE_FORMAT = "harness-baseline"
 BASELINE_VERSION = 1
+#: A baseline file larger than this is refused before it is read (a line is about 300 bytes
+#: per cell: some 900,000 cells); a 1 GB sparse file held 2.3 GB to fail.
+MAX_BASELINE_BYTES = 256 << 20
 _CELL_FIELDS = (
     *CELL_KEY,
     "model",
@@ -124,6 +134,17 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number a baseline may hold")
 
 
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object of the baseline; a key given twice is refused (parsers disagree on which one
+    counts: a reviewer's tool may show the first, Python takes the last)."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(f"key {key!r} is given twice in one object")
+        seen.add(key)
+    return dict(pairs)
+
+
 #: The largest token count a baseline may hold (it is stored as a 64-bit integer).
 _MAX_TOKENS = 2**63 - 1
 
@@ -160,7 +181,10 @@ def load_baseline(path: str | Path) -> Baseline:
     """Read a baseline file; :class:`ReportInputError` names the file and the bad field."""
     p = Path(path)
     try:  # a regular file only: a FIFO would block the read until killed
-        doc = json.loads(read_regular(p).decode("utf-8"), parse_constant=_no_constant)
+        raw = read_regular(p, limit=MAX_BASELINE_BYTES)
+        doc = json.loads(
+            raw.decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=_no_duplicates
+        )
     except FileNotFoundError:
         raise ReportInputError(
             f"{p}: baseline file not found (write one with `harness baseline save -o {p}`)"

@@ -31,13 +31,13 @@ listed, and the audit fails, unless the task says ``audit: {allow: true, reason:
 from __future__ import annotations
 
 import asyncio
-import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness._files import remove_tree
 from harness.api import arun
 from harness.cassettes._transport import CassetteTransport
 from harness.grading import Grade, agrade
@@ -130,7 +130,7 @@ async def _attempt(
             cassette=offline,
         )
     finally:
-        shutil.rmtree(workspace, ignore_errors=True)
+        remove_tree(workspace)
 
 
 async def _against(task: Task, adversary: str, tools: Sequence[str]) -> tuple[Grade | None, str]:

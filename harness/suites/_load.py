@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from harness._files import read_regular
+from harness._files import MAX_INPUT_BYTES, read_regular
 from harness.errors import ConfigError, SuiteError
 from harness.grading._base import Grader
 from harness.suites._errors import describe
@@ -55,7 +55,8 @@ def load_suite(path: str | Path) -> Suite:
     """Load and validate one suite file, raising :class:`SuiteError` with every problem found."""
     path = Path(path)
     try:
-        text = read_regular(path).decode("utf-8")  # a FIFO is refused, never waited on
+        # a FIFO is refused, never waited on; so is a file larger than any suite
+        text = read_regular(path, limit=MAX_INPUT_BYTES).decode("utf-8")
     except OSError as exc:
         raise SuiteError([f"{path}: cannot read the file: {exc.strerror or exc}"]) from None
     except UnicodeDecodeError as exc:

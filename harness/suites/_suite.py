@@ -39,7 +39,7 @@ from harness.grading._fields import field_error, relative_path_ok
 from harness.kernel._options import ProgressCheck, RunConfig, parse_options
 from harness.kernel._permissions import Phase
 from harness.providers._mock import MockProvider
-from harness.suites._tools import ToolCatalog
+from harness.suites._tools import ToolCatalog, added_tool_clash
 from harness.tools._registry import BUILTIN_TOOLS
 
 __all__ = [
@@ -377,8 +377,11 @@ class Suite(BaseModel):
         raise KeyError(task_id)
 
     @model_validator(mode="after")
-    def _merge_defaults(self) -> Suite:
+    def _merge_defaults(self, info: ValidationInfo) -> Suite:
         from harness.modes._base import check_mode_spec
+
+        context = info.context if isinstance(info.context, dict) else {}
+        catalog = context.get("tools") or ToolCatalog(Path.cwd())
 
         for i, mode in enumerate(self.extra_modes):
             try:
@@ -414,6 +417,9 @@ class Suite(BaseModel):
                         f"tasks.{i}.until_tool",
                         f"{name!r} is not among the task's tools; add it to tools",
                     )
+            clash = added_tool_clash(task, list(tools or ()), catalog) if task.turns else None
+            if clash is not None:
+                raise field_error(f"tasks.{i}.{clash[0]}", clash[1])
             try:
                 parse_options(task.run_options())
             except ConfigError as exc:

@@ -29,7 +29,7 @@ from harness.errors import ConfigError
 from harness.tools._base import Tool, tool
 from harness.tools._registry import BUILTIN_TOOLS, TOOLS, resolve_tools
 
-__all__ = ["ToolCatalog", "is_tool_ref"]
+__all__ = ["ToolCatalog", "added_tool_clash", "is_tool_ref"]
 
 
 def is_tool_ref(name: str) -> bool:
@@ -160,3 +160,33 @@ class ToolCatalog:
         if names is None:
             return None
         return [self.resolve(n) or n for n in names]
+
+
+def added_tool_clash(task: Any, tools: list[str], catalog: ToolCatalog) -> tuple[str, str] | None:
+    """(field, problem) when one of ``task``'s follow-up turns adds a tool the run already has
+    (from ``tools``, ``all`` for every builtin, or an earlier ``add_tools``), which the run
+    refuses (adversary round 8: ``suites validate`` passed it, ``run`` made error cells,
+    ``suites audit`` crashed); None when every added tool is new."""
+    if (getattr(task, "__pydantic_private__", None) or {}).get("_tool_factory") is not None:
+        return None
+
+    def names(name: str) -> set[str]:
+        if name == "all":
+            return set(BUILTIN_TOOLS)
+        try:
+            found = catalog.resolve(name)
+        except ConfigError:
+            return set()  # reported where it is named
+        return {str(found.name)} if found is not None else {name}
+
+    seen: set[str] = set().union(*(names(n) for n in tools)) if tools else set()
+    for i, turn in enumerate(task.turns or ()):
+        for j, name in enumerate(() if isinstance(turn, str) else turn.add_tools):
+            for added in sorted(names(name)):
+                if added in seen:
+                    return f"turns.{i}.add_tools.{j}", (
+                        f"tool {added!r} is already among the task's tools (its tools: or "
+                        "an earlier turn's add_tools); add each tool once"
+                    )
+                seen.add(added)
+    return None

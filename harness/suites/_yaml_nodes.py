@@ -23,7 +23,13 @@ def parse_yaml(text: str) -> tuple[Any, yaml.Node | None]:
         problem = exc.problem.split(": ", 1)[-1]
         if problem.endswith("refused"):  # over a bound; plain syntax errors come from below
             raise YAMLSyntaxError(problem, exc.line, exc.column) from None
-    loader = yaml.SafeLoader(text)
+    try:  # the reader refuses NUL and other control characters as it is made
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        problem = f"character #x{exc.character:04x} is not allowed in YAML ({exc.reason})"
+        raise YAMLSyntaxError(problem, line, column) from None
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None

@@ -19,12 +19,12 @@ cannot run here is a tool error (the tool never runs code unsandboxed).
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from harness._files import remove_tree
 from harness.errors import ToolError
 from harness.tools._base import ToolContext
 from harness.tools._builtin_base import BuiltinTool, object_schema
@@ -55,7 +55,7 @@ async def run_python_files(
             (folder / name).write_text(text, encoding="utf-8")
         return await run_command(command, folder, timeout_s=timeout_s, limits=limits)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_tree(folder)
 
 
 def _python_folders() -> list[str]:

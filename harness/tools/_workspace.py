@@ -15,12 +15,12 @@ roots the child outside.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from harness._files import remove_tree
 from harness.errors import ConfigError, ToolError
 from harness.tools._beneath import Beneath
 
@@ -207,7 +207,7 @@ class Workspace:
     def cleanup(self) -> None:
         """Remove a temporary workspace; a caller-given directory is left alone."""
         if self._owned and self._root is not None:
-            shutil.rmtree(self._root, ignore_errors=True)
+            remove_tree(self._root)
             self._root = None
             self._real = None
             self._top = None

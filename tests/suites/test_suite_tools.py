@@ -212,3 +212,35 @@ def test_an_unknown_tool_in_add_tools_is_bad_input(tmp_path: Path, command: str)
     assert "Traceback" not in result.output
     said = " ".join(result.stderr.split())  # rich wraps long lines
     assert "task 'convo': turns[1].add_tools[1]: unknown tool 'nosuchtool'" in said
+
+
+ADDED_AGAIN = {
+    "twice-in-one-turn": ("    tools: [calculator]\n", "[write_file, write_file]", 1, "write_file"),
+    "already-in-tools": ("    tools: [calculator]\n", "[calculator]", 0, "calculator"),
+    "already-in-all": ("", "[grep]", 0, "grep"),  # no tools: is every builtin
+}
+
+
+@pytest.mark.parametrize("command", ["validate", "audit", "run"])
+@pytest.mark.parametrize("case", sorted(ADDED_AGAIN))
+def test_a_tool_added_again_is_bad_input(tmp_path: Path, command: str, case: str) -> None:
+    """A follow-up turn's ``add_tools`` naming a tool the run already has (adversary round 8:
+    `suites validate` exit 0, `run` error cells ``tool 'grep' is already among the run's
+    tools`` and exit 3, `suites audit` a traceback): exit 2 naming the turn and the tool."""
+    tools, added, j, name = ADDED_AGAIN[case]
+    path = tmp_path / "again.yaml"
+    path.write_text(
+        "suite: again\ntasks:\n  - id: convo\n" + tools
+        + f"    turns:\n      - hello\n      - {{user: more, add_tools: {added}}}\n"
+        "    expect: {kind: contains, value: x}\n    mock: {turns: [{text: x}, {text: x}]}\n"
+    )  # fmt: skip
+    args = ["suites", command, str(path)]
+    if command == "run":
+        db, trace = str(tmp_path / "h.duckdb"), str(tmp_path / "t.jsonl")
+        args = ["run", str(path), "--modes", "react", "--providers", "mock",
+                "--db", db, "--trace-file", trace]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    said = " ".join(result.stderr.split())
+    assert f"turns[1].add_tools[{j}]: tool {name!r} is already among the task's tools" in said
