@@ -18,6 +18,8 @@ scripts/record_qwen.py starts the same server with :func:`server_command`.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import shlex
 import signal
 import subprocess
@@ -106,17 +108,42 @@ def main(argv: list[str] | None = None) -> int:
         threads=args.threads,
     )  # fmt: skip
     print(f"[serve] {shlex.join(cmd)}", flush=True)
-    proc = subprocess.Popen(cmd)  # its log on this terminal
+    return serve(cmd, port, next_steps(args.model, port))
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to send this process SIGTERM when its parent dies (``PR_SET_PDEATHSIG``): a
+    server whose supervisor was killed stops instead of holding its port and cores."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def serve(cmd: list[str], port: int, steps: list[str]) -> int:
+    """Run the server ``cmd`` in the foreground until it exits or this process is stopped, then
+    stop it. Ctrl-C, SIGTERM (``kill``, ``docker stop``) and SIGHUP (the terminal closed) all
+    stop the server; so does this process's death by SIGKILL, or its parent's (nox's)."""
+    _die_with_parent()  # nox killed: this process gets SIGTERM, which stops the server
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupt)
+    proc = subprocess.Popen(cmd, preexec_fn=_die_with_parent)  # its log on this terminal
     try:
         wait_ready(f"http://127.0.0.1:{port}/health", proc)
         print(f"[serve] ready on http://127.0.0.1:{port}; use --providers", flush=True)
-        for line in next_steps(args.model, port):
+        for line in steps:
             print(f"[serve]   {line}", flush=True)
         print("[serve] Ctrl-C stops it", flush=True)
         return proc.wait()
     except KeyboardInterrupt:
         return 0
     finally:
+        # A second signal while the server stops (nox sends SIGTERM 0.3 s after SIGINT) must
+        # not cut this short and leave the server running.
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
             try:
