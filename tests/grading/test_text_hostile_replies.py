@@ -32,7 +32,7 @@ def test_a_reply_of_two_million_matches_is_not_listed() -> None:
     text = "a " * 2_000_000
     tracemalloc.start()
     try:
-        grade = ContainsGrader(value="a", at="end").match(text, "text")
+        grade = ContainsGrader(value=["a"], at="end").match(text, "text")
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -60,9 +60,9 @@ def test_negated_matches_walk_the_reply_once(kind: str, monkeypatch: pytest.Monk
     counting = _Counting(_sentences._SENTENCE_END)
     monkeypatch.setattr(_sentences, "_SENTENCE_END", counting)
     grader = (
-        ContainsGrader(value="a", negated=True)
+        ContainsGrader(value=["a"], negated=True)
         if kind == "contains"
-        else RegexGrader(value="a", negated=True)
+        else RegexGrader(value=["a"], negated=True)
     )
     grade = grader.match("a" * 10_000 + ". It is not here.", "text")
     assert not grade.passed  # no match is in the sentence with the negation
