@@ -92,7 +92,6 @@ class Store:
         con: duckdb.DuckDBPyConnection | None,
         *,
         read_only: bool,
-        shared: bool = False,
         lock_timeout_s: float = LOCK_WAIT_S,
         flush_after_s: float = 0.5,
         disk_full_wait_s: float | None = None,
@@ -100,7 +99,6 @@ class Store:
         self.path = path
         self.read_only = read_only
         self.lock_timeout_s = lock_timeout_s
-        self._shared = shared  # a cursor on this process's writer: closing it closes only that
         self.runs = runs_dir(path)
         #: The full-disk streak every write of this store shares (:mod:`._diskfull`).
         self.disk = DiskPatience(disk_full_wait_s)
@@ -149,7 +147,7 @@ class Store:
                 cursor.execute("SET TimeZone = 'UTC'")
                 if damaged:
                     skip_shards(cursor, runs_dir(path), damaged)
-                return cls(path, cursor, read_only=True, shared=True)
+                return cls(path, cursor, read_only=True)  # closing it closes only the cursor
             if read_only:
                 reader = cls._open_reader(path, steps, lock_timeout_s)
                 if damaged and reader._access.held is not None:
