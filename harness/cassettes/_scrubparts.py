@@ -22,19 +22,35 @@ import dataclasses
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["Place", "Walk", "cut", "find_spans", "leaves", "replace_spans", "scrub_literals"]
+__all__ = [
+    "MANY_NEEDLES",
+    "PREFIX",
+    "Needles",
+    "Place",
+    "Walk",
+    "cut",
+    "find_spans",
+    "leaves",
+    "replace_spans",
+    "scrub_literals",
+]
 
 S = TypeVar("S", str, bytes)
+#: How many leading characters :class:`Needles` indexes needles by.
+PREFIX = 8
+#: From how many needles on :class:`Needles` indexes them.
+MANY_NEEDLES = 32
 #: A JSON string literal (the unrolled form: no backtracking on long strings).
 _LITERAL = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 
-def find_spans(haystack: S, needles: Sequence[S]) -> list[tuple[int, int]]:
-    """The disjoint, sorted ``[start, end)`` spans covered by any occurrence of any needle."""
+def find_spans(haystack: S, needles: Sequence[S] | Needles[S]) -> list[tuple[int, int]]:
+    """The disjoint, sorted ``[start, end)`` spans covered by any occurrence of any needle
+    (a :class:`Needles` built once searches many needles faster)."""
     found: list[tuple[int, int]] = []
-    for needle in needles:
+    for needle in needles.present(haystack) if isinstance(needles, Needles) else needles:
         found.extend(_covered(haystack, needle))
     if len(found) < 2:
         return found
@@ -48,6 +64,42 @@ def find_spans(haystack: S, needles: Sequence[S]) -> list[tuple[int, int]]:
         else:
             merged.append((lo, hi))
     return merged
+
+
+class Needles(Generic[S]):
+    """Needles to search many texts for. With many of them (a run with thousands of secret
+    variables set), searching a text once per needle costs about 0.1 ms per thousand needles
+    even for a short text: 93 cells with 3,000 secrets set took 99 s instead of 1.6 s. So the
+    needles are indexed by their first :data:`PREFIX` characters, and a text whose length is
+    small beside their number is walked once for those prefixes: only the needles whose
+    prefix it holds are searched."""
+
+    __slots__ = ("_by_prefix", "_width", "needles")
+
+    def __init__(self, needles: Sequence[S]) -> None:
+        self.needles: tuple[S, ...] = tuple(needles)
+        self._width = min((len(n) for n in self.needles), default=0)
+        self._by_prefix: dict[S, list[S]] = {}
+        if self._width >= PREFIX and len(self.needles) > MANY_NEEDLES:
+            for needle in self.needles:
+                self._by_prefix.setdefault(needle[:PREFIX], []).append(needle)
+
+    def __len__(self) -> int:
+        return len(self.needles)
+
+    def present(self, haystack: S) -> Sequence[S]:
+        """The needles that may occur in ``haystack`` (a superset of those that do), in
+        their order."""
+        index = self._by_prefix
+        # A walk costs about as much per character as a search per needle and 1,000 characters.
+        if not index or len(haystack) > len(self.needles) * 1_000:
+            return self.needles
+        grams = (haystack[i : i + PREFIX] for i in range(len(haystack) - PREFIX + 1))
+        seen = set(filter(index.__contains__, grams))
+        if not seen:
+            return ()
+        wanted = {id(n) for gram in seen for n in index[gram]}
+        return [n for n in self.needles if id(n) in wanted]
 
 
 def _covered(haystack: S, needle: S) -> list[tuple[int, int]]:

@@ -42,13 +42,12 @@ def test_a_secret_equal_to_a_name_of_the_run_leaves_resume_working(
     con = duckdb.connect("h.duckdb", read_only=True)
     try:
         rows = con.execute("SELECT suite, task_id, mode, cell_key FROM results").fetchall()
-        replies = [
-            str(r[0]) for r in con.execute("SELECT text FROM results").fetchall()
-        ]
+        replies = [str(r[0]) for r in con.execute("SELECT text FROM results").fetchall()]
     finally:
         con.close()
     assert len(rows) == 3, rows  # one per mode, none run twice by the resume
-    assert {r[0] for r in rows} == {"wordsuite"} and {r[1] for r in rows} == {"task_alpha"}
+    assert {r[0] for r in rows} == {"wordsuite"}
+    assert {r[1] for r in rows} == {"task_alpha"}
     assert all("REDACTED" not in str(r[3]) for r in rows), rows
     if secret == "wordsuite":  # the model's echo of it is still the provider's output
         assert all(secret not in reply for reply in replies), replies

@@ -31,7 +31,8 @@ def test_a_secret_repeating_itself_over_a_long_run_is_one_span(secret: str, text
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert secret not in clean and secret.encode() not in data
+    assert secret not in clean
+    assert secret.encode() not in data
     assert clean.count("REDACTED") == 1, clean[:100]
     assert peak < 64 * 2**20, peak  # 509 MiB before (a tuple per character)
 
@@ -39,10 +40,7 @@ def test_a_secret_repeating_itself_over_a_long_run_is_one_span(secret: str, text
 def _listed(haystack: str, needles: list[str]) -> list[tuple[int, int]]:
     """Every occurrence listed, then merged: the spans as they were found before."""
     found = sorted(
-        (p, p + len(n))
-        for n in needles
-        for p in range(len(haystack))
-        if haystack.startswith(n, p)
+        (p, p + len(n)) for n in needles for p in range(len(haystack)) if haystack.startswith(n, p)
     )
     merged: list[tuple[int, int]] = []
     for lo, hi in found:
@@ -63,6 +61,36 @@ def test_spans_are_those_of_every_occurrence_listed() -> None:
             for _ in range(rng.randint(1, 3))
         ]
         assert find_spans(text, needles) == _listed(text, needles), (text, needles)
-        assert find_spans(text.encode(), [x.encode() for x in needles]) == _listed(
-            text, needles
-        )
+        assert find_spans(text.encode(), [x.encode() for x in needles]) == _listed(text, needles)
+
+
+class _Counted(str):
+    """A text that counts the searches made in it."""
+
+    finds = 0
+
+    def find(self, *args: object) -> int:  # type: ignore[override]
+        type(self).finds += 1
+        return super().find(*args)  # type: ignore[arg-type]
+
+
+def test_thousands_of_secrets_search_a_text_only_for_those_it_may_hold() -> None:
+    """Before: each text was searched once per secret spelling (3,000 secrets set: 93 mock
+    cells took 99 s instead of 1.6 s); now the text is walked once for the secrets' first
+    characters and searched only for those it may hold (the same run: 2.3 s)."""
+    rng = random.Random(3)
+    letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+    secrets = ["".join(rng.choice(letters) for _ in range(32)) for _ in range(3_000)]
+    redact = Redactor(secrets)
+    _Counted.finds = 0
+    assert redact.text(_Counted("the answer is 42, nothing secret here")) == (
+        "the answer is 42, nothing secret here"
+    )
+    assert _Counted.finds == 0
+    _Counted.finds = 0
+    held = _Counted(f"a key {secrets[1234]} and {secrets[7]}/{secrets[8]}.")
+    assert redact.text(held) == "a key REDACTED and REDACTED/REDACTED."
+    assert _Counted.finds <= 12  # three secrets (each found, then looked for again)
+    long = "".join(rng.choice(letters) for _ in range(500_000)) + secrets[0]
+    assert redact.text(long).endswith("REDACTED")
+    assert redact.data(long.encode()).endswith(b"REDACTED")
