@@ -9,10 +9,13 @@ filled before the run; the database is elsewhere."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -53,3 +56,83 @@ def test_spans_on_a_disk_that_stays_full_are_waited_for_and_their_loss_said(
     assert "the disk stayed full for 8.0s" in out, out
     assert "bytes of spans not written" in out
     assert "did not finish within" not in out
+
+
+def _model() -> ThreadingHTTPServer:
+    class Model(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+            message = {"role": "assistant", "content": "the answer is 4"}
+            usage = {"prompt_tokens": 30, "completion_tokens": 5, "total_tokens": 35}
+            if body.get("stream"):
+                choice = {"index": 0, "delta": message, "finish_reason": "stop"}
+                chunk = {"id": "c", "object": "chat.completion.chunk", "model": "m",
+                         "usage": usage, "choices": [choice]}  # fmt: skip
+                data, kind = (
+                    f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode(),
+                    "text/event-stream",
+                )
+            else:
+                choice = {"index": 0, "message": message, "finish_reason": "stop"}
+                reply = {"id": "r", "object": "chat.completion", "model": "m", "usage": usage,
+                         "choices": [choice]}  # fmt: skip
+                data, kind = json.dumps(reply).encode(), "application/json"
+            self.send_response(200)
+            self.send_header("content-type", kind)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Model)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_recording_onto_a_full_disk_makes_error_cells_that_resume_records(
+    tmp_path: Path,
+) -> None:
+    """Before: recording with ``--cassettes`` on a full disk exited 0, "3 passed", with no
+    cassette written (each save's ENOSPC became a warning in the run's events), and
+    ``--resume`` then ran nothing: the recordings were lost for good. Now each cell whose
+    cassette could not be saved is an error cell naming it, exit 3, and ``--resume`` with
+    room again records them."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    prefix = _full_disk_prefix(disk)
+    server = _model()
+    try:
+        (tmp_path / "harness.toml").write_text(
+            f'[providers.lb]\nkind = "openai"\nbase_url = "http://127.0.0.1:'
+            f'{server.server_address[1]}/v1"\napi_key_env = "LB_API_KEY"\nmodel = "m"\n'
+            "max_retries = 0\nprices = {input_per_mtok = 0, output_per_mtok = 0}\n"
+        )
+        (tmp_path / "s.yaml").write_text("suite: recs\ntasks:\n" + "".join(
+            f"  - {{id: t{i}, prompt: 'what is {i}', expect: {{kind: contains, value: '4'}}}}\n"
+            for i in range(3)))  # fmt: skip
+        run = (f"'{sys.executable}' -m harness.cli run s.yaml --providers lb --modes react "
+               f"--db h.duckdb --no-progress --label R --record-mode all "
+               f"--cassettes '{disk}/cas'")  # fmt: skip
+        fill = f"dd if=/dev/zero of='{disk}/fill' bs=1k count=100000 2>/dev/null; "
+        env = {**os.environ, "LB_API_KEY": "sk-test-123456789", "HARNESS_LIVE_PREFLIGHT": "0"}
+        script = (f"{fill}{run} >first.txt 2>&1; echo $? >first.rc; rm '{disk}/fill'; "
+                  f"{run} --resume >second.txt 2>&1; echo $? >second.rc; "
+                  f"find '{disk}/cas' -name '*.yaml' | wc -l >saved.txt")  # fmt: skip
+        subprocess.run([*prefix, "sh", "-c", script], env=env, timeout=540, cwd=tmp_path,
+                       check=True)  # fmt: skip
+    finally:
+        server.shutdown()
+    first, second = (" ".join((tmp_path / f).read_text().split()) for f in
+                     ("first.txt", "second.txt"))  # fmt: skip
+    assert "Traceback" not in first + second
+    assert (tmp_path / "first.rc").read_text().strip() == "3", first  # before: 0, "3 passed"
+    assert first.count("cassette_not_saved") >= 3, first
+    assert "the disk is full" in first
+    assert (tmp_path / "second.rc").read_text().strip() == "0", second
+    assert "3/3 cells, 3 passed" in second
+    assert (tmp_path / "saved.txt").read_text().strip() == "3"  # recorded by the resume
