@@ -132,7 +132,12 @@ class Redactor:
         secrets overlap (one's end is another's start) the whole stretch they cover becomes one
         ``REDACTED``: no part of either is left."""
         spans = find_spans(text, self._needles)
-        return replace_spans(text, spans, PLACEHOLDER) if spans else text
+        clean = replace_spans(text, spans, PLACEHOLDER) if spans else text
+        if "\\u" in clean and '"' in clean:  # JSON inside text (a provider's error body)
+            scrubbed = scrub_literals(clean, self._decoded)
+            if scrubbed != clean:  # a key spelt in escapes in one of its strings
+                return scrubbed
+        return clean
 
     def data(self, data: bytes) -> bytes:
         """``data`` (UTF-8) with every secret replaced (overlapping ones as in :meth:`text`)."""
@@ -269,11 +274,15 @@ class Redactor:
             ending = line[len(content) :]
             payload = content[5:] if content.startswith(b"data:") else content
             payload = payload.lstrip(b" \t").removeprefix(_BOM)
-            if not payload.startswith((b"{", b"[")):
+            if not payload.startswith((b"{", b"[")):  # text: any JSON strings in it
+                lines[n] = self._literals(line) if b"\\u" in line else line
+                deep = deep or lines[n] is not line
                 continue
             try:
                 chunk = json.loads(payload)
-            except ValueError:
+            except ValueError:  # not JSON after all: its string literals one by one
+                lines[n] = self._literals(line) if b"\\u" in line else line
+                deep = deep or lines[n] is not line
                 continue
             except RecursionError:  # too deep to parse: its strings one by one
                 lines[n], deep = self._literals(line), True

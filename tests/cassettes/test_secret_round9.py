@@ -94,3 +94,29 @@ def test_thousands_of_secrets_search_a_text_only_for_those_it_may_hold() -> None
     long = "".join(rng.choice(letters) for _ in range(500_000)) + secrets[0]
     assert redact.text(long).endswith("REDACTED")
     assert redact.data(long.encode()).endswith(b"REDACTED")
+
+
+KEY = "sk-leak-7Hq2vN9xRk4LmP0sT8wZ"
+ESCAPED = "".join(f"\\u{ord(c):04X}" for c in KEY)  # upper-case hex, as some servers write
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f'upstream said {{"key":"{ESCAPED}"}}',  # a text/plain error body holding JSON
+     f'{{"choices":[{{"message":{{"content":"{ESCAPED}"}}}} oops',  # JSON cut short
+     f'data: {{"x": "{ESCAPED}"}} trailing junk'],
+)  # fmt: skip
+def test_a_key_in_escapes_inside_json_strings_of_text_is_scrubbed(text: str) -> None:
+    """Before: a provider's error body that is text with a JSON part (``text/plain``, or JSON
+    that does not parse) kept the key spelt in ``\\u`` escapes: in the cassette, the store's
+    ``error`` column, the trace file and the terminal. A JSON string literal in any text is
+    now decoded and scrubbed (escapes outside any string, ``<html>\\u0073...``, are not a JSON
+    spelling: not promised)."""
+    redact = Redactor([KEY])
+    for clean in (redact.text(text), redact.body(text.encode()).decode()):
+        assert ESCAPED not in clean
+        assert ESCAPED.lower() not in clean
+        assert "REDACTED" in clean
+    assert redact.text(f"error: {text}").count("REDACTED") == 1
+    plain = 'no key here: {"a": "caf\\u00e9"}'
+    assert redact.text(plain) is plain  # strings without a key are kept as they are
