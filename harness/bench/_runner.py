@@ -432,8 +432,11 @@ def unsaved(cassette: Path | None, exc: OSError) -> str:
     """The error of a cell whose recording could not be saved."""
     import errno
 
-    why = "the disk is full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else str(exc)
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        why, fix = f"the disk is full ({exc.strerror or exc})", "make room"
+    else:
+        why, fix = str(exc), "fix that"
     return (
-        f"cassette_not_saved: {cassette}: {why} ({exc.strerror or exc}); the recording is lost: "
-        "make room and run it again (--resume records the cells not saved)"
+        f"cassette_not_saved: {cassette}: {why}; the recording is lost: {fix} and run it "
+        "again (--resume records the cells not saved)"
     )

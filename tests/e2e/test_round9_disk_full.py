@@ -136,3 +136,41 @@ def test_a_recording_onto_a_full_disk_makes_error_cells_that_resume_records(
     assert (tmp_path / "second.rc").read_text().strip() == "0", second
     assert "3/3 cells, 3 passed" in second
     assert (tmp_path / "saved.txt").read_text().strip() == "3"  # recorded by the resume
+
+
+def test_a_folder_at_the_cassettes_path_makes_an_error_cell_not_a_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same fault without a full disk: a folder where the cassette goes made the save
+    fail with ``Is a directory``, and the cell was stored as passed, exit 0, nothing recorded.
+    Now an error cell naming the cassette and the cause, exit 3."""
+    from click.testing import CliRunner
+
+    from harness.cli import main
+
+    server = _model()
+    try:
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "harness.toml").write_text(
+            f'[providers.lb]\nkind = "openai"\nbase_url = "http://127.0.0.1:'
+            f'{server.server_address[1]}/v1"\napi_key_env = "LB_API_KEY"\nmodel = "m"\n'
+            "max_retries = 0\nprices = {input_per_mtok = 0, output_per_mtok = 0}\n"
+        )
+        (tmp_path / "s.yaml").write_text(
+            "suite: recs\ntasks:\n  - {id: t1, prompt: 'what is 2', "
+            "expect: {kind: contains, value: '4'}}\n"
+        )
+        (tmp_path / "cassettes/recs/lb/react/t1.e0.yaml").mkdir(parents=True)
+        done = CliRunner().invoke(
+            main,
+            ["run", "s.yaml", "--providers", "lb", "--modes", "react", "--db", "h.duckdb",
+             "--no-progress", "--record-mode", "all"],
+            env={"LB_API_KEY": "sk-test-123456789", "HARNESS_LIVE_PREFLIGHT": "0"},
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+    out = " ".join(done.output.split())
+    assert done.exit_code == 3, out  # before: 0, "1 passed"
+    assert "cassette_not_saved: cassettes/recs/lb/react/t1.e0.yaml" in out
+    assert "Is a directory" in out
+    assert "fix that and run it again" in out
