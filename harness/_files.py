@@ -150,9 +150,16 @@ def open_input(path: str | os.PathLike[str], *, limit: int | None = None) -> Bin
 
 
 def read_regular(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
-    """The bytes of the regular file at ``path`` (see :func:`open_input`)."""
+    """The bytes of the regular file at ``path`` (see :func:`open_input`). The ``limit`` holds
+    for what is read too: a file that grows while it is read, or one whose size the kernel
+    does not say (``/proc``, ``/sys``: 0 bytes by ``stat``), is refused past it."""
     with open_input(path, limit=limit) as f:
-        return f.read()
+        if limit is None:
+            return f.read()
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"{os.fspath(path)} is larger than {limit:,} bytes")
+    return data
 
 
 def module_file_problem(name: str, search: Iterable[str]) -> str | None:

@@ -123,6 +123,8 @@ def check_yaml_bounds(
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
+        if "maximum nesting depth" in str(problem):  # libyaml's own bound (flow collections)
+            problem = f"nested more than {max_depth} levels deep; refused"
         raise _error(source, str(problem), mark) from None
 
 

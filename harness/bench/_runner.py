@@ -67,6 +67,7 @@ __all__ = [
     "Sink",
     "apply_approvals",
     "rerecord_command",
+    "unsaved",
 ]
 
 
@@ -273,6 +274,10 @@ class Runner:
             finally:
                 if transport is not None:
                     await transport.aclose()
+            if transport is not None and transport.save_error is not None:
+                # Recorded but not saved (a full disk): not a finished cell, so that
+                # --resume records it again.
+                return CellOutcome(cell, cassette, error=unsaved(cassette, transport.save_error))
             outcome = CellOutcome(cell, cassette, result, verdict, reviews=reviews)
             if transport is not None and transport.drift:
                 outcome.drift = transport.drift
@@ -421,3 +426,17 @@ def rerecord_command(cell: Cell) -> str:
             "--record-mode", "all",
         ]
     )  # fmt: skip
+
+
+def unsaved(cassette: Path | None, exc: OSError) -> str:
+    """The error of a cell whose recording could not be saved."""
+    import errno
+
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        why, fix = f"the disk is full ({exc.strerror or exc})", "make room"
+    else:
+        why, fix = str(exc), "fix that"
+    return (
+        f"cassette_not_saved: {cassette}: {why}; the recording is lost: {fix} and run it "
+        "again (--resume records the cells not saved)"
+    )

@@ -8,19 +8,29 @@ from typing import Any
 from harness.bench._outcome import MatrixSummary
 from harness.cassettes._secrets import Redactor
 
-__all__ = ["scrub_summary", "scrubbed"]
+__all__ = ["IDENTITY_COLUMNS", "scrub_summary", "scrubbed"]
+
+#: The columns naming a cell: the user's own names (suite file, command line), never a
+#: provider's output, kept as they are so that ``--resume`` finds the cell again even when a
+#: secret's value is also a suite, task, mode or provider name (adversary round 9).
+IDENTITY_COLUMNS = frozenset(
+    ("run_id", "suite", "task_id", "mode", "provider", "epoch", "cell_key", "cassette")
+)
 
 
 def scrubbed(row: dict[str, Any], redact: Redactor) -> dict[str, Any]:
-    """``row`` with every secret value replaced in every column: text, JSON values however
-    nested (``calls`` with each call's error and response model included) and BLOBs (the
-    zlib-compressed transcript is scrubbed inside)."""
+    """``row`` with every secret value replaced in every column but the cell's names
+    (:data:`IDENTITY_COLUMNS`): text, JSON values however nested (``calls`` with each call's
+    error and response model included) and BLOBs (the zlib-compressed transcript is scrubbed
+    inside)."""
     if not redact:
         return row
     return {
-        column: _scrubbed_blob(value, redact) if isinstance(value, bytes) else redact.value(value)
+        column: value if column in IDENTITY_COLUMNS
+        else _scrubbed_blob(value, redact) if isinstance(value, bytes)
+        else redact.value(value)
         for column, value in row.items()
-    }
+    }  # fmt: skip
 
 
 def _scrubbed_blob(blob: bytes, redact: Redactor) -> bytes:

@@ -4,6 +4,7 @@
   included, merged into disjoint spans. Replacing each needle in turn left a suffix of a secret
   that overlapped another one (keys ``abcdefgh12`` and ``gh12345678``: ``abcdefgh12345678``
   became ``REDACTED345678``); a merged span is replaced whole, so no part of either survives.
+  A needle that repeats itself is extended over a run of its pattern a period at a time.
 - :func:`cut`: one string of a concatenation with the spans that touch it cut out, walking the
   spans from where the previous string stopped (a streamed reply of 32,000 chunks with a key split
   over each pair used to compare every chunk with every span: quadratic).
@@ -21,23 +22,36 @@ import dataclasses
 import json
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["Place", "Walk", "cut", "find_spans", "leaves", "replace_spans", "scrub_literals"]
+__all__ = [
+    "MANY_NEEDLES",
+    "PREFIX",
+    "Needles",
+    "Place",
+    "Walk",
+    "cut",
+    "find_spans",
+    "leaves",
+    "replace_spans",
+    "scrub_literals",
+]
 
 S = TypeVar("S", str, bytes)
+#: How many leading characters :class:`Needles` indexes needles by.
+PREFIX = 8
+#: From how many needles on :class:`Needles` indexes them.
+MANY_NEEDLES = 32
 #: A JSON string literal (the unrolled form: no backtracking on long strings).
 _LITERAL = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 
-def find_spans(haystack: S, needles: Sequence[S]) -> list[tuple[int, int]]:
-    """The disjoint, sorted ``[start, end)`` spans covered by any occurrence of any needle."""
+def find_spans(haystack: S, needles: Sequence[S] | Needles[S]) -> list[tuple[int, int]]:
+    """The disjoint, sorted ``[start, end)`` spans covered by any occurrence of any needle
+    (a :class:`Needles` built once searches many needles faster)."""
     found: list[tuple[int, int]] = []
-    for needle in needles:
-        pos = haystack.find(needle)
-        while pos >= 0:
-            found.append((pos, pos + len(needle)))
-            pos = haystack.find(needle, pos + 1)
+    for needle in needles.present(haystack) if isinstance(needles, Needles) else needles:
+        found.extend(_covered(haystack, needle))
     if len(found) < 2:
         return found
     found.sort()
@@ -50,6 +64,88 @@ def find_spans(haystack: S, needles: Sequence[S]) -> list[tuple[int, int]]:
         else:
             merged.append((lo, hi))
     return merged
+
+
+class Needles(Generic[S]):
+    """Needles to search many texts for. With many of them (a run with thousands of secret
+    variables set), searching a text once per needle costs about 0.1 ms per thousand needles
+    even for a short text: 93 cells with 3,000 secrets set took 99 s instead of 1.6 s. So the
+    needles are indexed by their first :data:`PREFIX` characters, and a text whose length is
+    small beside their number is walked once for those prefixes: only the needles whose
+    prefix it holds are searched."""
+
+    __slots__ = ("_by_prefix", "_width", "needles")
+
+    def __init__(self, needles: Sequence[S]) -> None:
+        self.needles: tuple[S, ...] = tuple(needles)
+        self._width = min((len(n) for n in self.needles), default=0)
+        self._by_prefix: dict[S, list[S]] = {}
+        if self._width >= PREFIX and len(self.needles) > MANY_NEEDLES:
+            for needle in self.needles:
+                self._by_prefix.setdefault(needle[:PREFIX], []).append(needle)
+
+    def __len__(self) -> int:
+        return len(self.needles)
+
+    def present(self, haystack: S) -> Sequence[S]:
+        """The needles that may occur in ``haystack`` (a superset of those that do), in
+        their order."""
+        index = self._by_prefix
+        # A walk costs about as much per character as a search per needle and 1,000 characters.
+        if not index or len(haystack) > len(self.needles) * 1_000:
+            return self.needles
+        grams = (haystack[i : i + PREFIX] for i in range(len(haystack) - PREFIX + 1))
+        seen = set(filter(index.__contains__, grams))
+        if not seen:
+            return ()
+        wanted = {id(n) for gram in seen for n in index[gram]}
+        return [n for n in self.needles if id(n) in wanted]
+
+
+def _covered(haystack: S, needle: S) -> list[tuple[int, int]]:
+    """The disjoint spans the occurrences of one ``needle`` cover, each run of overlapping or
+    touching ones as one span. A needle that repeats itself (``aaaaaaaa``, ``abcabcab``) over a
+    run of its own pattern is extended a whole period at a time by doubling, not found once per
+    character: a secret ``00000000`` over 4,000,000 zeros was 4,000,000 spans (11.5 s,
+    509 MiB); it is one span now."""
+    size = len(needle)
+    if not size:
+        return []
+    period = _period(needle)
+    unit = needle[size - period :]
+    spans: list[tuple[int, int]] = []
+    pos = haystack.find(needle)
+    while pos >= 0:
+        hi = pos + size
+        if period < size:  # the text may go on in the needle's pattern: gallop over it
+            step = 1
+            while step:
+                if haystack.startswith(unit * step, hi):
+                    hi += period * step
+                    step *= 2
+                else:
+                    step //= 2
+        if spans and pos <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(hi, spans[-1][1]))
+        else:
+            spans.append((pos, hi))
+        # An occurrence ending by ``hi`` lies wholly inside the span: look past them.
+        pos = haystack.find(needle, max(pos + 1, hi - size + 1))
+    return spans
+
+
+def _period(needle: S) -> int:
+    """The smallest ``p`` such that ``needle[i] == needle[i + p]`` throughout (KMP's failure
+    function); ``len(needle)`` when the needle does not repeat itself."""
+    fail = [0] * len(needle)
+    k = 0
+    for i in range(1, len(needle)):
+        while k and needle[i] != needle[k]:
+            k = fail[k - 1]
+        if needle[i] == needle[k]:
+            k += 1
+        fail[i] = k
+    return len(needle) - fail[-1]
 
 
 def replace_spans(text: S, spans: Sequence[tuple[int, int]], placeholder: S) -> S:

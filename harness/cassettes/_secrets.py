@@ -42,6 +42,7 @@ from typing import Any
 
 from harness.cassettes._logscrub import LOGS
 from harness.cassettes._scrubparts import (
+    Needles,
     Place,
     Walk,
     cut,
@@ -101,7 +102,7 @@ class Redactor:
     (:meth:`scrubbing_logs`). Values shorter than :data:`MIN_SECRET_CHARS` are ignored. A
     Redactor without secrets is false and returns everything unchanged (the same objects)."""
 
-    __slots__ = ("_bytes", "_needles", "_walk", "secrets")
+    __slots__ = ("_bytes", "_needles", "_secrets", "_walk", "secrets")
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         values = {s.strip() for s in secrets if s and len(s.strip()) >= MIN_SECRET_CHARS}
@@ -111,8 +112,10 @@ class Redactor:
         for s in self.secrets:  # as the value of a JSON string spells it
             for spelt in (json.dumps(s)[1:-1], json.dumps(s, ensure_ascii=False)[1:-1]):
                 needles.update((spelt, spelt.replace("/", "\\/")))  # PHP & co. escape "/"
-        self._needles = tuple(sorted(needles, key=lambda s: (-len(s), s)))
-        self._bytes = tuple(n.encode("utf-8", "surrogateescape") for n in self._needles)
+        ordered = sorted(needles, key=lambda s: (-len(s), s))
+        self._needles = Needles(ordered)
+        self._bytes = Needles([n.encode("utf-8", "surrogateescape") for n in ordered])
+        self._secrets = Needles(self.secrets)
         self._walk = Walk(self._decoded, self.data)
 
     def __bool__(self) -> bool:
@@ -129,7 +132,12 @@ class Redactor:
         secrets overlap (one's end is another's start) the whole stretch they cover becomes one
         ``REDACTED``: no part of either is left."""
         spans = find_spans(text, self._needles)
-        return replace_spans(text, spans, PLACEHOLDER) if spans else text
+        clean = replace_spans(text, spans, PLACEHOLDER) if spans else text
+        if "\\u" in clean and '"' in clean:  # JSON inside text (a provider's error body)
+            scrubbed = scrub_literals(clean, self._decoded)
+            if scrubbed != clean:  # a key spelt in escapes in one of its strings
+                return scrubbed
+        return clean
 
     def data(self, data: bytes) -> bytes:
         """``data`` (UTF-8) with every secret replaced (overlapping ones as in :meth:`text`)."""
@@ -213,7 +221,7 @@ class Redactor:
 
     def _cut_parts(self, parts: list[tuple[int, Any, Any]], changed: set[int]) -> None:
         texts = [parent[key] for _, parent, key in parts]
-        spans = find_spans("".join(texts), self.secrets)
+        spans = find_spans("".join(texts), self._secrets)
         start = first = 0
         for (i, parent, key), text in zip(parts, texts, strict=True) if spans else ():
             new, first = cut(text, start, spans, first, PLACEHOLDER)
@@ -266,11 +274,15 @@ class Redactor:
             ending = line[len(content) :]
             payload = content[5:] if content.startswith(b"data:") else content
             payload = payload.lstrip(b" \t").removeprefix(_BOM)
-            if not payload.startswith((b"{", b"[")):
+            if not payload.startswith((b"{", b"[")):  # text: any JSON strings in it
+                lines[n] = self._literals(line) if b"\\u" in line else line
+                deep = deep or lines[n] is not line
                 continue
             try:
                 chunk = json.loads(payload)
-            except ValueError:
+            except ValueError:  # not JSON after all: its string literals one by one
+                lines[n] = self._literals(line) if b"\\u" in line else line
+                deep = deep or lines[n] is not line
                 continue
             except RecursionError:  # too deep to parse: its strings one by one
                 lines[n], deep = self._literals(line), True

@@ -158,6 +158,8 @@ class CassetteTransport(httpx.AsyncBaseTransport):
         self.drift_notes: list[str] = []
         self._real = real_transport
         self._closed = False
+        #: Why the last save failed (a full disk): the recording of this cassette is lost.
+        self.save_error: OSError | None = None
         #: Written beside the interactions when this cassette records (e.g. whether the server
         #: honours seeds); kept as loaded otherwise.
         self.metadata = dict(metadata or {})
@@ -260,7 +262,11 @@ class CassetteTransport(httpx.AsyncBaseTransport):
             # timeout) is never saved: a replay of it would miss its later requests, and a
             # recording that resumes records the whole cell again.
             if task is None or not task.cancelling():
-                await asyncio.to_thread(self.save)
+                try:
+                    await asyncio.to_thread(self.save)
+                except OSError as exc:  # a full disk, say: the recording is lost
+                    self.save_error = exc
+                    raise
         finally:
             if self._real is not None:
                 real, self._real = self._real, None

@@ -199,6 +199,16 @@ class JsonLinesSpanExporter(SpanExporter):
             return data[keep:]
         return b""
 
+    @property
+    def holding(self) -> bool:
+        """Whether lines a full disk refused wait in memory."""
+        return bool(self._held)
+
+    @property
+    def wait_s(self) -> float:
+        """How long :meth:`shutdown` waits for room for the lines held back."""
+        return self._wait_s
+
     def after_fork(self) -> None:
         """In a forked child: a fresh lock (the parent's may be held by one of its threads)."""
         self._lock = threading.Lock()

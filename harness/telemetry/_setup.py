@@ -61,6 +61,7 @@ class TracingHandle:
     otlp_endpoint: str | None = None
     memory: InMemorySpanExporter | None = None
     _exporters: list[Guarded] = field(default_factory=list)
+    _files: list[JsonLinesSpanExporter] = field(default_factory=list)
     _closed: bool = False
 
     @property
@@ -96,6 +97,9 @@ class TracingHandle:
             return
         self._closed = True
         atexit.unregister(self.shutdown)
+        # A span file on a full disk was promised its back-off budget (round 9: the 5 s gave
+        # up at 4.5 s, the lines held back were lost and the run said only "did not finish").
+        timeout_s += max((f.wait_s for f in self._files if f.holding), default=0.0)
         try:
             if not _bounded(self.provider.shutdown, max(0.0, timeout_s - 0.5)):
                 for g in self._exporters:
@@ -230,8 +234,9 @@ def configure_tracing(
     if capture_content is None:
         capture_content = path is not None and otlp is None
     if path is not None and otlp is None and not in_memory and not sdk and _light_allowed():
+        lines = JsonLinesSpanExporter(path, scrub=scrub)
         light = LightTracerProvider(
-            JsonLinesSpanExporter(path, scrub=scrub),
+            lines,
             resource=_resource(service_name),
             span_limits=limits,
             shutdown_on_exit=False,  # the handle's shutdown, registered below
@@ -240,7 +245,8 @@ def configure_tracing(
         if hold is not None:
             register_holder(light, light.release)
         return _register(
-            TracingHandle(light, capture_content, content_max_chars, file=path), set_global
+            TracingHandle(light, capture_content, content_max_chars, file=path, _files=[lines]),
+            set_global,
         )
     provider = TracerProvider(
         resource=_resource(service_name), span_limits=limits, shutdown_on_exit=False
@@ -256,6 +262,7 @@ def configure_tracing(
         otlp_endpoint=otlp[1] if otlp is not None else None,
         memory=memory,
         _exporters=guarded,
+        _files=[g.inner for g in guarded if isinstance(g.inner, JsonLinesSpanExporter)],
     )
     if guarded:
         quiet(True)
