@@ -33,6 +33,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.graphs import first_cycle
+
 ROOT = Path(__file__).resolve().parents[1] / "harness"
 
 #: Layer of each top-level package or module of harness ("harness" is the root ``__init__``).
@@ -166,31 +168,6 @@ def package_graph(edges: tuple[Edge, ...]) -> dict[tuple[str, str], list[str]]:
     return graph
 
 
-def _find_cycle(nodes: set[str], graph: dict[tuple[str, str], list[str]]) -> list[str] | None:
-    succ: dict[str, list[str]] = defaultdict(list)
-    for a, b in graph:
-        succ[a].append(b)
-    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
-    path: list[str] = []
-
-    def visit(n: str) -> list[str] | None:
-        state[n] = 1
-        path.append(n)
-        for m in sorted(succ[n]):
-            if state.get(m) == 1:
-                return [*path[path.index(m) :], m]
-            if m not in state and (found := visit(m)) is not None:
-                return found
-        path.pop()
-        state[n] = 2
-        return None
-
-    for n in sorted(nodes):
-        if n not in state and (found := visit(n)) is not None:
-            return found
-    return None
-
-
 def test_the_graph_sees_function_level_imports_and_skips_type_checking_ones() -> None:
     edges = {(src, dst) for src, dst, _ in import_edges()}
     # A function-level import (the suite model checks extra_modes with the mode registry) ...
@@ -217,8 +194,10 @@ def test_every_package_has_a_layer() -> None:
 
 def test_no_import_cycle_between_packages() -> None:
     graph = package_graph(import_edges())
-    nodes = {n for edge in graph for n in edge}
-    cycle = _find_cycle(nodes, graph)
+    succ: dict[str, list[str]] = defaultdict(list)
+    for a, b in graph:
+        succ[a].append(b)
+    cycle = first_cycle(succ)
     if cycle is not None:
         steps = [f"{a} -> {b}: {graph[(a, b)][0]}" for a, b in itertools.pairwise(cycle)]
         raise AssertionError("import cycle between packages:\n" + "\n".join(steps))

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.graphs import first_cycle
+
 ROOT = Path(__file__).resolve().parents[1] / "harness"
 
 #: Packages whose modules still import each other in a circle, with what is known of it.
@@ -75,28 +77,6 @@ def _package_graph(package: str) -> dict[str, set[str]]:
     return graph
 
 
-def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    path: list[str] = []
-
-    def visit(n: str) -> list[str] | None:
-        state[n] = 1
-        path.append(n)
-        for m in sorted(graph.get(n, ())):
-            if state.get(m) == 1:
-                return [*path[path.index(m) :], m]
-            if m not in state and (found := visit(m)) is not None:
-                return found
-        path.pop()
-        state[n] = 2
-        return None
-
-    for n in sorted(graph):
-        if n not in state and (found := visit(n)) is not None:
-            return found
-    return None
-
-
 PACKAGES = sorted(
     p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file() and p.name not in KNOWN_CIRCLES
 )
@@ -104,7 +84,7 @@ PACKAGES = sorted(
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_no_import_circle_inside_a_package(package: str) -> None:
-    cycle = _cycle(_package_graph(package))
+    cycle = first_cycle(_package_graph(package))
     assert cycle is None, f"harness/{package}: " + " -> ".join(cycle or [])
 
 
@@ -124,8 +104,8 @@ def test_the_circle_check_sees_type_checking_imports() -> None:
         "harness.cassettes._secrets",
         "harness.store._rows",
     }
-    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
-    assert _cycle({"a": {"b"}, "b": set()}) is None
+    assert first_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert first_cycle({"a": {"b"}, "b": set()}) is None
 
 
 def _harness_classes() -> dict[str, set[str]]:
