@@ -195,13 +195,9 @@ tasks:
 """
 
 
-@pytest.mark.parametrize("command", ["validate", "audit", "run"])
-def test_an_unknown_tool_in_add_tools_is_bad_input(tmp_path: Path, command: str) -> None:
-    """A follow-up turn's ``add_tools`` naming no tool (adversary round 5: `suites validate`
-    exit 0, `run` error cells and exit 3, `suites audit` a traceback): exit 2 naming the file,
-    the task and the field, before anything runs."""
-    path = tmp_path / "added.yaml"
-    path.write_text(UNKNOWN_ADDED)
+def _refused(tmp_path: Path, path: Path, command: str) -> str:
+    """``harness suites COMMAND path`` (or ``harness run path`` on the mock): exit 2, no
+    traceback; what it said on stderr, on one line."""
     args = ["suites", command, str(path)]
     if command == "run":
         db, trace = str(tmp_path / "h.duckdb"), str(tmp_path / "t.jsonl")
@@ -210,7 +206,17 @@ def test_an_unknown_tool_in_add_tools_is_bad_input(tmp_path: Path, command: str)
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
-    said = " ".join(result.stderr.split())  # rich wraps long lines
+    return " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize("command", ["validate", "audit", "run"])
+def test_an_unknown_tool_in_add_tools_is_bad_input(tmp_path: Path, command: str) -> None:
+    """A follow-up turn's ``add_tools`` naming no tool (adversary round 5: `suites validate`
+    exit 0, `run` error cells and exit 3, `suites audit` a traceback): exit 2 naming the file,
+    the task and the field, before anything runs."""
+    path = tmp_path / "added.yaml"
+    path.write_text(UNKNOWN_ADDED)
+    said = _refused(tmp_path, path, command)
     assert "task 'convo': turns[1].add_tools[1]: unknown tool 'nosuchtool'" in said
 
 
@@ -234,13 +240,5 @@ def test_a_tool_added_again_is_bad_input(tmp_path: Path, command: str, case: str
         + f"    turns:\n      - hello\n      - {{user: more, add_tools: {added}}}\n"
         "    expect: {kind: contains, value: x}\n    mock: {turns: [{text: x}, {text: x}]}\n"
     )  # fmt: skip
-    args = ["suites", command, str(path)]
-    if command == "run":
-        db, trace = str(tmp_path / "h.duckdb"), str(tmp_path / "t.jsonl")
-        args = ["run", str(path), "--modes", "react", "--providers", "mock",
-                "--db", db, "--trace-file", trace]  # fmt: skip
-    result = CliRunner().invoke(main, args)
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    said = " ".join(result.stderr.split())
+    said = _refused(tmp_path, path, command)
     assert f"turns[1].add_tools[{j}]: tool {name!r} is already among the task's tools" in said
