@@ -36,9 +36,9 @@ import copy
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.cassettes._logscrub import LOGS
 from harness.cassettes._scrubparts import (
@@ -102,7 +102,7 @@ class Redactor:
     (:meth:`scrubbing_logs`). Values shorter than :data:`MIN_SECRET_CHARS` are ignored. A
     Redactor without secrets is false and returns everything unchanged (the same objects)."""
 
-    __slots__ = ("_bytes", "_needles", "_secrets", "_walk", "secrets")
+    __slots__ = ("_again", "_bytes", "_needles", "_secrets", "_walk", "secrets")
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         values = {s.strip() for s in secrets if s and len(s.strip()) >= MIN_SECRET_CHARS}
@@ -117,6 +117,10 @@ class Redactor:
         self._bytes = Needles([n.encode("utf-8", "surrogateescape") for n in ordered])
         self._secrets = Needles(self.secrets)
         self._walk = Walk(self._decoded, self.data)
+        #: A secret that meets the placeholder (holds it, or begins with its end, or ends with
+        #: its start) can be made by a replacement (``xREDACTEDy`` from ``x<other secret>y``):
+        #: then the text is scrubbed again until nothing changes.
+        self._again = any(_meets(s) for s in self.secrets)
 
     def __bool__(self) -> bool:
         return bool(self.secrets)
@@ -133,6 +137,10 @@ class Redactor:
         ``REDACTED``: no part of either is left."""
         spans = find_spans(text, self._needles)
         clean = replace_spans(text, spans, PLACEHOLDER) if spans else text
+        if spans and self._again:
+            clean = _until_still(
+                clean, lambda t: replace_spans(t, find_spans(t, self._needles), PLACEHOLDER)
+            )
         if "\\u" in clean and '"' in clean:  # JSON inside text (a provider's error body)
             scrubbed = scrub_literals(clean, self._decoded)
             if scrubbed != clean:  # a key spelt in escapes in one of its strings
@@ -142,7 +150,15 @@ class Redactor:
     def data(self, data: bytes) -> bytes:
         """``data`` (UTF-8) with every secret replaced (overlapping ones as in :meth:`text`)."""
         spans = find_spans(data, self._bytes)
-        return replace_spans(data, spans, PLACEHOLDER.encode()) if spans else data
+        if not spans:
+            return data
+        clean = replace_spans(data, spans, PLACEHOLDER.encode())
+        if self._again:
+            mark = PLACEHOLDER.encode()
+            clean = _until_still(
+                clean, lambda d: replace_spans(d, find_spans(d, self._bytes), mark)
+            )
+        return clean
 
     def value(self, value: Any) -> Any:
         """A nested value with every secret replaced: strings, bytes, dict keys and values,
@@ -195,6 +211,11 @@ class Redactor:
             return scrubbed
         work = copy.deepcopy(scrubbed)  # _join changes chunks in place
         changed = self._join(work)
+        for _ in range(16 if self._again and changed else 0):  # a cut that made a secret
+            more = self._join(work)
+            if not more:
+                break
+            changed |= more
         return [work[i] if i in changed else c for i, c in enumerate(scrubbed)]
 
     def _join(self, chunks: list[Any]) -> set[int]:
@@ -354,6 +375,28 @@ class Redactor:
 
 #: The text fields of one reply a client shows one after the other (reasoning, then answer).
 _TEXT_FIELDS = frozenset({"reasoning_content", "reasoning", "thinking", "content", "text"})
+
+
+def _meets(secret: str) -> bool:
+    """Can replacing another secret make ``secret`` (it holds or overlaps the placeholder)?"""
+    if PLACEHOLDER in secret and secret != PLACEHOLDER:
+        return True
+    ends = range(1, len(PLACEHOLDER))
+    return any(secret.startswith(PLACEHOLDER[i:]) or secret.endswith(PLACEHOLDER[:i]) for i in ends)
+
+
+_T = TypeVar("_T", str, bytes)
+
+
+def _until_still(text: _T, scrub: Callable[[_T], _T], passes: int = 16) -> _T:
+    """``scrub`` applied again until the text stops changing (at most ``passes`` times: each
+    pass that changes it shortens it or turns a secret into the placeholder)."""
+    for _ in range(passes):
+        again = scrub(text)
+        if again == text:
+            break
+        text = again
+    return text
 
 
 def _dump(value: Any) -> bytes:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import math
 from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,7 @@ from harness.grading._grade import Grade
 from harness.grading._pool import GraderPool
 
 __all__ = [
+    "DEFAULT_TIME_LIMIT_S",
     "GRADERS",
     "GradeContext",
     "Grader",
@@ -49,6 +51,10 @@ __all__ = [
     "grade",
     "parse_grader",
 ]
+
+
+#: The wall-clock bound of one verdict of a kind that sets none (:attr:`Grader.time_limit_s`).
+DEFAULT_TIME_LIMIT_S = 1800.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +91,11 @@ class Grader(BaseModel):
     reads_answer: ClassVar[bool] = False
     #: What each required field holds, for "needs `field`" messages.
     field_help: ClassVar[dict[str, str]] = {}
+    #: Seconds of wall clock one verdict may take; past them the grading is cancelled and the
+    #: cell is an error (a grader that never returns must not hold a run for ever). Generous by
+    #: default: an LLM judge on a slow local model writes about one token a second. ``None``:
+    #: no bound here, for kinds that bound their own work (python, command, judge, bfcl, ...).
+    time_limit_s: ClassVar[float | None] = DEFAULT_TIME_LIMIT_S
 
     _base_dir: Path | None = PrivateAttr(default=None)
 
@@ -122,6 +133,14 @@ class Grader(BaseModel):
 def _grader_class(obj: Any, spec: str) -> type[Grader]:
     if not (isinstance(obj, type) and issubclass(obj, Grader)):
         raise ConfigError(f"grader kind {spec!r}: {obj!r} is not a harness.grading.Grader subclass")
+    limit = obj.time_limit_s
+    if limit is not None and not (
+        isinstance(limit, int | float) and not isinstance(limit, bool) and 0 < limit < math.inf
+    ):
+        raise ConfigError(
+            f"grader kind {spec!r}: time_limit_s must be a number of seconds above 0, or None "
+            f"for no bound; got {limit!r}"
+        )
     return obj
 
 
@@ -270,8 +289,20 @@ async def evaluate(grader: Grader, result: Result, context: GradeContext) -> Gra
             f"no answer: the run ended with {reason} ({result.category.value}); text graders "
             "grade only runs that stop or submit (set grade_on_error: true to grade anyway)",
         )
+    limit = type(grader).time_limit_s
     try:
-        verdict = await _verdict(grader, result, context)
+        async with asyncio.timeout(limit) as clock:
+            verdict = await _verdict(grader, result, context)
+    except TimeoutError as exc:
+        if not clock.expired():  # the grader's own TimeoutError: a crash like any other
+            return Grade(False, 0.0, f"{grader.kind} grader error: TimeoutError: {exc}", error=True)
+        return Grade(
+            False,
+            0.0,
+            f"{grader.kind} grader error: no verdict within its time limit of {limit:g} s "
+            f"(stopped); a grader kind sets its own as the class variable time_limit_s",
+            error=True,
+        )
     except Exception as exc:  # a broken grader is an error cell; it never stops a matrix
         return Grade(
             False, 0.0, f"{grader.kind} grader error: {type(exc).__name__}: {exc}", error=True

@@ -17,6 +17,7 @@ __all__ = ["AllGrader", "AnyGrader", "combine"]
 
 
 class _Combined(Grader):
+    time_limit_s: ClassVar[float | None] = None  # each part is bounded by its own
     field_help: ClassVar[dict[str, str]] = {"graders": "a list of graders to combine"}
 
     graders: list[GraderField]

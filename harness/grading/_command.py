@@ -54,6 +54,7 @@ class CommandGrader(Grader):
     kind: Literal["command"] = "command"
     reads_workspace: ClassVar[bool] = True
     needs_process: ClassVar[bool] = True
+    time_limit_s: ClassVar[float | None] = None  # its own: timeout_s of CPU, a wall-clock net
     field_help: ClassVar[dict[str, str]] = {
         "command": "the command to run in the workspace, e.g. 'python -m pytest -q'"
     }

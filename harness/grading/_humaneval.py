@@ -299,6 +299,7 @@ class HumanEvalGrader(Grader):
     kind: Literal["humaneval"] = "humaneval"
     needs_process: ClassVar[bool] = True
     reads_answer: ClassVar[bool] = True
+    time_limit_s: ClassVar[float | None] = None  # its own: the official timeout, in the sandbox
     field_help: ClassVar[dict[str, str]] = {"problem": "the HumanEval task id, e.g. HumanEval/12"}
 
     problem: str

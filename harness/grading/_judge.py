@@ -50,6 +50,7 @@ class JudgeGrader(Grader):
     kind: Literal["judge"] = "judge"
     reads_answer: ClassVar[bool] = True
     records_calls: ClassVar[bool] = True
+    time_limit_s: ClassVar[float | None] = None  # its own: timeout_s per model call
     field_help: ClassVar[dict[str, str]] = {
         "provider": "the judge's provider spec, e.g. 'openai:gpt-4o-mini'",
         "rubric": "what a good answer does",

@@ -88,6 +88,7 @@ class PythonGrader(Grader):
     reads_workspace: ClassVar[bool] = True
     needs_process: ClassVar[bool] = True
     slow: ClassVar[bool] = True
+    time_limit_s: ClassVar[float | None] = None  # its own: timeout_s, in a killable worker
     field_help: ClassVar[dict[str, str]] = {"function": "'package.module:function'"}
 
     function: str

@@ -73,6 +73,7 @@ class BfclGrader(Grader):
 
     kind: Literal["bfcl"] = "bfcl"
     slow: ClassVar[bool] = True
+    time_limit_s: ClassVar[float | None] = None  # its own: the checker worker's 60 s
     field_help: ClassVar[dict[str, str]] = {"entry": "the BFCL entry id, e.g. simple_python_0"}
     entry: str
 

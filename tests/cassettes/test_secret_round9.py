@@ -120,3 +120,39 @@ def test_a_key_in_escapes_inside_json_strings_of_text_is_scrubbed(text: str) -> 
     assert redact.text(f"error: {text}").count("REDACTED") == 1
     plain = 'no key here: {"a": "caf\\u00e9"}'
     assert redact.text(plain) is plain  # strings without a key are kept as they are
+
+
+@pytest.mark.parametrize(
+    ("secret", "other", "text"),
+    [("xREDACTEDyz", "secret-two-123", "at xsecret-two-123yz."),  # holds the placeholder
+     ("EDACTEDxyz", "secret-two-123", "at secret-two-123xyz."),  # begins with its end
+     ("abcdefgRED", "secret-two-123", "at abcdefgsecret-two-123."),  # ends with its start
+     ("xREDACTEDy", "qqqqqqqqq", "at xxqqqqqqqqqyy.")],  # made twice over, pass after pass
+)  # fmt: skip
+def test_a_secret_made_by_replacing_another_is_scrubbed_too(
+    secret: str, other: str, text: str
+) -> None:
+    """Round 9 left it: a secret that meets the placeholder was made again by replacing
+    another secret beside it (``x<other>yz`` became ``xREDACTEDyz``, the first secret)."""
+    redact = Redactor([secret, other])
+    clean = redact.text(text)
+    data = redact.data(text.encode())
+    assert secret not in clean, clean
+    assert secret.encode() not in data, data
+    assert "REDACTED" in clean
+    assert data == clean.encode()
+
+
+def test_a_secret_equal_to_the_placeholder_leaves_the_text_as_one_pass_does() -> None:
+    redact = Redactor(["REDACTED", "secret-two-123"])
+    assert redact.text("a secret-two-123 REDACTED b") == "a REDACTED REDACTED b"
+
+
+def test_a_secret_made_by_a_cut_across_streamed_chunks_is_cut_too() -> None:
+    made = ["xREDACTEDyz", "wREDACTEDv"]  # each made by cutting the one inside it
+    redact = Redactor([*made, "secret-two-123"])
+    chunks = [{"choices": [{"index": 0, "delta": {"content": text}}]}
+              for text in ("at wxsecret-", "two-123yzv.")]  # fmt: skip
+    joined = "".join(c["choices"][0]["delta"]["content"] for c in redact.stream(chunks))
+    assert not [secret for secret in made if secret in joined], joined
+    assert joined == "at REDACTED."
