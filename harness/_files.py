@@ -31,11 +31,12 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 __all__ = [
     "MAX_INPUT_BYTES",
     "file_kind",
+    "init_file_problem",
     "module_file_problem",
     "not_a_folder",
     "open_input",
@@ -171,6 +172,23 @@ def module_file_problem(name: str, search: Iterable[str]) -> str | None:
     folders = list(getattr(sys.modules.get(parent), "__path__", ())) if parent else list(search)
     for folder in folders:
         path = os.path.join(folder or os.curdir, f"{last}.py")
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            continue
+        if not stat.S_ISREG(mode):
+            return f"{path} is {file_kind(mode)}, not a regular file"
+    return None
+
+
+def init_file_problem(module: Any) -> str | None:
+    """Why a package has none of the names its ``__init__.py`` defines: that file is no regular
+    file (Python then imports the folder as a namespace package, empty, and a reference into
+    it says only ``has no attribute``): ``/x/pkg/__init__.py is a FIFO, not a regular file``."""
+    if getattr(module, "__file__", None) is not None:
+        return None
+    for folder in list(getattr(module, "__path__", ())):
+        path = os.path.join(folder, "__init__.py")
         try:
             mode = os.stat(path).st_mode
         except (OSError, ValueError):

@@ -21,12 +21,14 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
+from harness._files import init_file_problem, module_file_problem
 from harness.errors import ConfigError
 
 __all__ = ["PluginInfo", "Registry", "described", "import_reference", "is_reference"]
@@ -48,6 +50,11 @@ def import_reference(spec: str, *, what: str) -> Any:
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as exc:
+        name = getattr(exc, "name", None)
+        why = module_file_problem(name, sys.path) if isinstance(name, str) and name else None
+        if why:  # the file is there but is no regular file (Python's import passes over it)
+            said = f"{what}: cannot import {module_name!r} for {spec!r}: {why}; refused"
+            raise ConfigError(said) from None
         raise ConfigError(
             f"{what}: cannot import {module_name!r} for {spec!r}: {exc}; install the package "
             "that provides it, or check the spelling"
@@ -64,8 +71,10 @@ def import_reference(spec: str, *, what: str) -> Any:
         try:
             target = getattr(target, part)
         except AttributeError:
+            why = init_file_problem(target)
             raise ConfigError(
                 f"{what}: module {module_name!r} has no attribute {attr!r} (from {spec!r})"
+                + (f": {why}; refused" if why else "")
             ) from None
         except KeyboardInterrupt:
             raise
