@@ -4,7 +4,7 @@ The layers, bottom to top (issue 16, "one-way layers"):
 
 0. ``errors``, ``_version``, ``_exports``, ``_plugins`` (the registries), ``_yaml`` and
    ``_files`` (opening files for writing): leaves
-   (``_plugins`` imports only ``errors``).
+   (``_plugins`` imports only ``errors`` and ``_files``, which imports nothing of harness).
 1. ``core`` (messages, terminations, budget and call records, Result, the halt signal) and
    ``harness.events``, the home of the event classes, which are built from core's messages and
    call records: events imports core, core never imports events.
@@ -70,6 +70,7 @@ ALLOWED_WITHIN_LAYER = {
     ("events", "core"): "the event classes carry core's messages and call records (not reverse)",
     ("harness", "api"): "the root package re-exports the facade's run/arun",
     ("_plugins", "errors"): "a registry raises ConfigError for an unknown name",
+    ("_plugins", "_files"): "an import that found no module names the FIFO in its way",
     ("_yaml", "errors"): "the bounded YAML loader raises YAMLSyntaxError",
     ("_sync", "errors"): "the one sync bridge refuses a running loop with a HarnessError",
     ("view", "report"): "the viewer shows a run with the report's own tables and charts",

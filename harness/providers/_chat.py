@@ -63,6 +63,7 @@ class ChatProvider(ABC):
         max_retries: int | None = None,
         retry_initial_s: float | None = None,
         context_window: int | None = None,
+        deadline_s: float | None = None,
     ) -> None:
         self.profile = profile
         self.name = profile.name
@@ -85,6 +86,7 @@ class ChatProvider(ABC):
                 initial_s=profile.retry_initial_s if retry_initial_s is None else retry_initial_s,
             ),
             transport=transport,
+            deadline_s=deadline_s or profile.deadline_s,
         )
 
     @abstractmethod

@@ -9,18 +9,23 @@ retries with backoff, streaming (SSE and NDJSON), and the HTTP error taxonomy.
   429 rate_limited, 5xx server_error, other 4xx bad_request), ``timeout``/``transport`` for the
   network, ``invalid_response`` for bodies that are not what the API promises (bad JSON, an HTML
   page from a proxy, a truncated stream).
+- Deadline: ``timeout_s`` bounds each read (httpx's timeouts are per operation), so a server
+  that keeps a call alive (keep-alive comments while its upstream hangs, a body dripped a byte
+  at a time) would hold it for ever; ``deadline_s`` bounds the whole call, retries included.
+  Past it the call is a ``timeout`` error, not retried.
 - ``transport=`` lets a caller route the client through its own httpx transport (the bench
   replays cassettes that way, per cell).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import email.utils
 import json
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -34,6 +39,7 @@ from tenacity import (
 )
 
 from harness.errors import ProviderError, kind_from_status
+from harness.providers._profiles import DEFAULT_DEADLINE_S
 
 T = TypeVar("T")
 
@@ -67,9 +73,11 @@ class HTTPClient:
         timeout_s: float = 300.0,
         retry: RetryPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        deadline_s: float | None = DEFAULT_DEADLINE_S,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
+        self.deadline_s = deadline_s
         self.retry = retry or RetryPolicy()
         self._client = httpx.AsyncClient(
             base_url=self.base_url,
@@ -131,8 +139,22 @@ class HTTPClient:
         async def once() -> dict[str, Any]:
             return _decode_json(await self._send(path, body, timeout_s, stream=False))
 
-        data = await self._with_retries(attempts, once)
+        try:
+            async with asyncio.timeout(self.deadline_s) as clock:
+                data = await self._with_retries(attempts, once)
+        except TimeoutError:
+            if not clock.expired():
+                raise
+            raise self._past_deadline() from None
         return data, attempts
+
+    def _past_deadline(self) -> ProviderError:
+        return ProviderError(
+            "timeout",
+            f"no complete reply within deadline_s={self.deadline_s:g} s (the whole call, "
+            "retries included: the server kept the call alive); raise deadline_s for a slower "
+            "model",
+        )
 
     async def stream(
         self,
@@ -147,17 +169,30 @@ class HTTPClient:
         line. Retries happen only before the first item is yielded; failed attempts are
         appended to ``attempts``."""
         attempts = attempts if attempts is not None else Attempts()
-        response = await self._with_retries(
-            attempts, lambda: self._send(path, body, timeout_s, stream=True)
-        )
+        loop = asyncio.get_running_loop()
+        deadline = None if self.deadline_s is None else loop.time() + self.deadline_s
         try:
-            if framing == "sse":
-                async for item in _sse(response):
-                    yield item
-            else:
-                async for line in response.aiter_lines():
-                    if line.strip():
-                        yield None, line
+            async with asyncio.timeout_at(deadline):
+                response = await self._with_retries(
+                    attempts, lambda: self._send(path, body, timeout_s, stream=True)
+                )
+        except TimeoutError:
+            if deadline is None or loop.time() < deadline:
+                raise
+            raise self._past_deadline() from None
+        items = _sse(response) if framing == "sse" else _ndjson(response)
+        try:
+            while True:
+                try:  # the deadline bounds each wait for an item, never the caller's work
+                    async with asyncio.timeout_at(deadline):
+                        item = await anext(items)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    if deadline is None or loop.time() < deadline:
+                        raise
+                    raise self._past_deadline() from None
+                yield item
         except httpx.TimeoutException as exc:
             raise ProviderError("timeout", f"stream stalled: {_describe(exc)}") from exc
         except httpx.TransportError as exc:
@@ -165,6 +200,7 @@ class HTTPClient:
                 "transport", f"stream broken off (truncated): {_describe(exc)}"
             ) from exc
         finally:
+            await items.aclose()
             await response.aclose()
 
     @contextlib.contextmanager
@@ -250,7 +286,7 @@ def _decode_json(response: httpx.Response) -> dict[str, Any]:
     return data
 
 
-async def _sse(response: httpx.Response) -> AsyncIterator[tuple[str | None, str]]:
+async def _sse(response: httpx.Response) -> AsyncGenerator[tuple[str | None, str], None]:
     """A minimal SSE reader (event/data fields; comments and ids ignored)."""
     event: str | None = None
     data: list[str] = []
@@ -270,6 +306,13 @@ async def _sse(response: httpx.Response) -> AsyncIterator[tuple[str | None, str]
                 data.append(value)
     if data:
         yield event, "\n".join(data)
+
+
+async def _ndjson(response: httpx.Response) -> AsyncGenerator[tuple[str | None, str], None]:
+    """``(None, line)`` per non-blank NDJSON line."""
+    async for line in response.aiter_lines():
+        if line.strip():
+            yield None, line
 
 
 _TITLE = re.compile(r"<title>(.*?)</title>", re.IGNORECASE | re.DOTALL)

@@ -33,6 +33,7 @@ from harness.errors import ConfigError, YAMLSyntaxError
 
 __all__ = [
     "BUILTIN_PROFILES",
+    "DEFAULT_DEADLINE_S",
     "OVERRIDES_ENV",
     "Example",
     "Prices",
@@ -43,6 +44,10 @@ __all__ = [
 
 #: A provider kind: a built-in wire format or a registered one (harness.providers._kinds).
 Kind = str
+
+#: The wall-clock bound of one call, retries included, when the profile sets none: an hour
+#: (a slow local model writes about a token a second; a completion is capped by max_tokens).
+DEFAULT_DEADLINE_S = 3600.0
 
 _HEADER_ONLY = "an HTTP header can carry printable ASCII only"
 
@@ -118,6 +123,8 @@ class ProviderProfile(BaseModel):
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     stream: bool = True
     timeout_s: float = Field(default=300.0, gt=0)
+    #: The wall-clock bound of one call, retries included (``timeout_s`` bounds each read).
+    deadline_s: float | None = Field(default=DEFAULT_DEADLINE_S, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
     retry_initial_s: float = Field(default=0.5, ge=0)
     context_window: int | None = Field(default=None, gt=0)

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from harness.errors import ConfigError
 from harness.providers._base import Provider
 
-__all__ = ["HTTP_OPTS", "resolve_provider"]
+__all__ = ["HTTP_OPTS", "HTTPOpts", "resolve_provider"]
 
 #: provider_opts keys the HTTP providers accept (``transport`` is an httpx transport).
 HTTP_OPTS = frozenset(
@@ -17,11 +19,27 @@ HTTP_OPTS = frozenset(
         "transport",
         "stream",
         "timeout_s",
+        "deadline_s",
         "max_retries",
         "retry_initial_s",
         "context_window",
     }
 )
+
+
+class HTTPOpts(BaseModel):
+    """The values of :data:`HTTP_OPTS`, checked as the profile's fields of those names are."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    base_url: str | None = None
+    transport: Any = None
+    stream: bool | None = None
+    timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    deadline_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    max_retries: int | None = Field(default=None, ge=0, le=10)
+    retry_initial_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    context_window: int | None = Field(default=None, gt=0)
 
 
 def resolve_provider(
@@ -60,6 +78,7 @@ def _http_provider(profile: Any, model: str | None, opts: Mapping[str, Any]) -> 
             f"provider_opts: unknown keys for provider {profile.name!r}: {sorted(unknown)}; "
             f"known: {sorted(HTTP_OPTS)}"
         )
+    opts = _checked(opts)
     from harness.providers._kinds import PROVIDER_KINDS
 
     cls = PROVIDER_KINDS.get(profile.kind)
@@ -70,3 +89,17 @@ def _http_provider(profile: Any, model: str | None, opts: Mapping[str, Any]) -> 
         )
     provider: Provider = cls(profile, model, **dict(opts))
     return provider
+
+
+def _checked(opts: Mapping[str, Any]) -> dict[str, Any]:
+    """``opts`` with each value checked as its profile field is (a bad one is a ConfigError
+    naming the key, not a TypeError deep in httpx) and numbers given as text converted."""
+    try:
+        checked = HTTPOpts.model_validate(dict(opts))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(
+            f"provider_opts.{where}: {first['msg']} (got {first.get('input')!r})"
+        ) from None
+    return {key: opts[key] if key == "transport" else getattr(checked, key) for key in opts}

@@ -54,11 +54,15 @@ class Fault:
 
     - ``reset``: close with a TCP RST (SO_LINGER 0), nothing sent;
     - ``hang``: send ``data`` (possibly nothing), then keep the connection open, silent;
-    - ``raw``: send ``data`` and close normally (a complete or a truncated response).
+    - ``raw``: send ``data`` and close normally (a complete or a truncated response);
+    - ``drip``: send ``data``, then ``beat`` every ``every_s`` seconds, never ending (a
+      gateway's keep-alive comments while its upstream hangs, a slow-loris body).
     """
 
-    action: Literal["reset", "hang", "raw"]
+    action: Literal["reset", "hang", "raw", "drip"]
     data: bytes = b""
+    beat: bytes = b""
+    every_s: float = 0.1
 
     @classmethod
     def reset(cls) -> Fault:
@@ -71,6 +75,10 @@ class Fault:
     @classmethod
     def raw(cls, data: bytes) -> Fault:
         return cls("raw", data)
+
+    @classmethod
+    def drip(cls, data: bytes, beat: bytes, every_s: float = 0.1) -> Fault:
+        return cls("drip", data, beat, every_s)
 
 
 def http_response(
@@ -195,6 +203,10 @@ class FaultServer:
             if fault.action == "hang":
                 while not self._stop.is_set() and time.monotonic() < deadline:
                     self._stop.wait(0.05)
+            if fault.action == "drip":
+                while not self._stop.is_set() and time.monotonic() < deadline:
+                    conn.sendall(fault.beat)
+                    self._stop.wait(fault.every_s)
         except OSError:
             pass
         finally:
