@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 from harness.bench._matrix import Cell
 from harness.core._result import Result
@@ -23,6 +23,7 @@ __all__ = [
     "MatrixSummary",
     "OnOutcome",
     "Sink",
+    "Tally",
 ]
 
 #: A cell's status (the ``results.status`` column).
@@ -103,6 +104,29 @@ class CellOutcome:
         return (self.result.cost_usd or 0.0) if self.result is not None else 0.0
 
 
+class Tally(NamedTuple):
+    """What a run's summary counts of one cell: its status, why it could not be scored, whether
+    it crashed, its drift and its cost."""
+
+    status: CellStatus
+    error: str | None
+    crashed: bool = False
+    drift: int = 0
+    drift_note: str | None = None
+    cost_usd: float = 0.0
+
+    @classmethod
+    def of(cls, outcome: CellOutcome) -> Tally:
+        return cls(
+            outcome.status,
+            outcome.error_cause,
+            outcome.error is not None,
+            outcome.drift,
+            outcome.drift_note,
+            outcome.cost_usd,
+        )
+
+
 class Sink(Protocol):
     """Receives each finished cell (the CLI's sink writes it to the store right away)."""
 
@@ -129,21 +153,24 @@ class MatrixSummary:
 
     def count(self, outcome: CellOutcome) -> None:
         """Add one finished cell (already handed to the sink) to the tallies."""
+        self.count_cell(outcome.cell.key, Tally.of(outcome))
+
+    def count_cell(self, key: str, tally: Tally) -> None:
+        """Add the cell ``key`` as ``tally`` says (what was stored for it)."""
         self.done += 1
-        if outcome.error is not None:
+        if tally.crashed:
             self.crashed += 1
-        if outcome.drift:
-            self.drift += outcome.drift
-            self.drifted.append(f"{outcome.cell.key}: {outcome.drift} ({outcome.drift_note})")
-        status = outcome.status
-        if status == "error":
+        if tally.drift:
+            self.drift += tally.drift
+            self.drifted.append(f"{key}: {tally.drift} ({tally.drift_note})")
+        if tally.status == "error":
             self.errored += 1
-            self.errors.append(f"{outcome.cell.key}: {outcome.error_cause}")
-        elif status == "passed":
+            self.errors.append(f"{key}: {tally.error}")
+        elif tally.status == "passed":
             self.passed += 1
         else:
             self.failed += 1
-        self.cost_usd += outcome.cost_usd
+        self.cost_usd += tally.cost_usd
 
     @property
     def cells_per_s(self) -> float:

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from harness._plugins import described
 from harness.bench._discover import discover_providers, recorded
+from harness.bench._guard import Guarded
 from harness.bench._live import preflight
 from harness.bench._matrix import Cell, expand
 from harness.bench._outcome import CellOutcome, DriftPolicy, Executor, MatrixSummary, Sink
@@ -175,7 +176,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         ignore = _collector_hosts(request.otlp_endpoint)
 
         disk_full: list[DiskFull] = []  # the disk stayed full: the run stops, resumable
-        stored = StoredCells({c.key for c in cells})
+        stored = StoredCells(cells)
 
         def sink(outcome: CellOutcome) -> None:
             if not stored.admit(outcome):  # a cell twice, one this run never had, not an outcome
@@ -194,7 +195,8 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
                 disk_full.append(exc)
                 runner.request_stop()
                 return
-            report.per_cell[outcome.cell.key] = outcome.passed
+            stored.stored(outcome, row)
+            report.per_cell[outcome.cell.key] = row["status"] == "passed"
 
         options = RunnerOptions(
             cassettes=request.cassettes,
@@ -257,7 +259,9 @@ def _drive(
     told: object
     try:
         with redact.scrubbing_logs():
-            told = (drive or drive_plain)(runner, cells, request.progress)
+            # The executor gets a list of its own, and is guarded (see harness.bench._guard).
+            guarded = Guarded(runner, stored, request.executor)
+            told = (drive or drive_plain)(guarded, list(cells), request.progress)
     except HarnessError:
         raise
     except (Exception, SystemExit) as exc:  # an executor plug-in raising mid-run (its
@@ -267,7 +271,7 @@ def _drive(
         log.error("harness: %s; the cells it stored are kept", crashed)
         told = MatrixSummary(total=len(cells))
     # What the run stored, not what the executor says (a plug-in's summary may not hold)
-    report.summary = stored.summary(told, cells, request.executor, time.perf_counter() - started)
+    report.summary = stored.summary(told, request.executor, time.perf_counter() - started)
     if crashed is not None:
         report.summary.errors.insert(0, crashed)
         report.crashed = crashed

@@ -1,16 +1,24 @@
 """The cells a run stored, once each, and the run's summary counted from them (not from what its
-executor returns: :class:`StoredCells`)."""
+executor returns: :class:`StoredCells`).
+
+The summary counts what each cell's row said when it was stored, for the run's own list of
+cells: an executor plug-in that emptied the list it was given made ``harness run`` print "0/0
+cells", exit 0, with a failed cell in the store; one that turned a failed outcome into a pass
+after handing it in printed "2 passed". An outcome whose cost is not a finite number of dollars,
+0 or more, makes no row (it printed ``cost $nan``)."""
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
-from collections.abc import Sequence
-from typing import cast
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from harness._plugins import described
 from harness.bench._matrix import Cell
-from harness.bench._outcome import CellOutcome, MatrixSummary
+from harness.bench._outcome import CellOutcome, MatrixSummary, Tally
 from harness.core._result import Result
 
 __all__ = ["StoredCells", "crashed_executor"]
@@ -27,9 +35,16 @@ class StoredCells:
     is an error cell of the summary (round 7: such hand-ins, or a ``run`` that returned ``None``,
     ended ``harness run`` with a traceback, exit 1)."""
 
-    def __init__(self, keys: set[str]) -> None:
-        self.keys = keys
+    def __init__(self, cells: Sequence[Cell]) -> None:
+        #: The run's cells (its own copy: the executor gets another list).
+        self.cells = tuple(cells)
+        self.keys = {c.key for c in self.cells}
+        #: The outcomes handed in and taken (being stored, or stored).
         self.outcomes: dict[str, CellOutcome] = {}
+        #: What each stored cell's row said, when it was stored.
+        self.tallies: dict[str, Tally] = {}
+        #: When the last of the run's cells was stored (``time.monotonic()``), or None.
+        self.complete_since: float | None = None
         self._lock = threading.Lock()
 
     def admit(self, outcome: object) -> bool:
@@ -52,13 +67,28 @@ class StoredCells:
         with self._lock:
             self.outcomes.pop(outcome.cell.key, None)
 
-    def summary(
-        self, told: object, cells: Sequence[Cell], executor: str, elapsed_s: float
-    ) -> MatrixSummary:
+    def stored(self, outcome: CellOutcome, row: Mapping[str, Any]) -> None:
+        """``outcome``'s row was stored: count what the row says (the executor may change its
+        outcome after handing it in; the store keeps the row)."""
+        tally = Tally(
+            row["status"],
+            row.get("error"),
+            outcome.error is not None,
+            int(row.get("drift") or 0),
+            outcome.drift_note,
+            float(row.get("cost_usd") or 0.0),
+        )
+        with self._lock:
+            self.tallies[outcome.cell.key] = tally
+            if len(self.tallies) == len(self.keys):
+                self.complete_since = time.monotonic()
+
+    def summary(self, told: object, executor: str, elapsed_s: float) -> MatrixSummary:
         """The run's summary counted from the stored cells (``elapsed_s``: the run's own clock);
         a cell the executor never handed in (and not left by an interruption or a full disk)
         is an error cell of the summary. ``told``, what the executor returned, is believed only
         on whether it was interrupted, and only when some cells are missing."""
+        cells = self.cells
         if not isinstance(told, MatrixSummary):
             log.warning(
                 "harness: the executor %r returned %s, not a MatrixSummary: the summary counts "
@@ -66,14 +96,14 @@ class StoredCells:
             )  # fmt: skip
             told = MatrixSummary(total=len(cells))
         with self._lock:
-            outcomes = dict(self.outcomes)
-        missing = [c.key for c in cells if c.key not in outcomes]
+            tallies = dict(self.tallies)
+        missing = [c.key for c in cells if c.key not in tallies]
         counted = MatrixSummary(
             total=len(cells), interrupted=bool(told.interrupted and missing), elapsed_s=elapsed_s
         )
         for cell in cells:
-            if cell.key in outcomes:
-                counted.count(outcomes[cell.key])
+            if cell.key in tallies:
+                counted.count_cell(cell.key, tallies[cell.key])
         if counted.interrupted or (told.skipped and missing):
             counted.skipped = len(missing)
         elif missing:
@@ -102,9 +132,24 @@ def _not_an_outcome(value: object) -> str | None:
     result = cast(object, value.result)
     if result is not None and not isinstance(result, Result):
         return f"an outcome of {cell.key} whose result is {type(result).__name__}, not a Result"
+    for what, cost in (
+        ("result", getattr(result, "cost_usd", None)),
+        ("grade", _grade_cost(value)),
+    ):
+        if cost is not None and not (isinstance(cost, int | float) and 0.0 <= cost < math.inf):
+            return (
+                f"an outcome of {cell.key} whose {what} costs {cost!r}, not a finite number "
+                "of dollars, 0 or more"
+            )
     return None
 
 
+def _grade_cost(outcome: CellOutcome) -> object:
+    return getattr(outcome.grade, "cost_usd", None) if outcome.grade is not None else None
+
+
 def crashed_executor(executor: str, exc: BaseException) -> str:
-    """The run's error when its executor raised mid-run."""
+    """The run's error when its executor raised mid-run (what it raised, when guarded:
+    :class:`harness.bench._guard.ExecutorRaised`)."""
+    exc = getattr(exc, "original", exc)
     return f"the executor {executor!r} raised {described(exc)}"

@@ -3,6 +3,11 @@
 :func:`harness.cli._common.echo` does for plain lines, while its own colours still reach the
 terminal. A provider's error message ``bad \\x1b]0;PWNED\\x07`` is shown as that text; it does
 not retitle the window.
+
+Strings longer than :data:`HIGHLIGHT_MAX_CHARS` are printed without rich's automatic
+highlighting: its regular expressions take time quadratic in a line's length (16,000 zeros: 8.6
+s; a provider's 400 whose message was 200 KB of digits held `harness run` at its summary for
+more than two minutes after every cell was stored).
 """
 
 from __future__ import annotations
@@ -14,7 +19,10 @@ from rich.text import Text
 
 from harness.cli._common import safe_text
 
-__all__ = ["SafeConsole"]
+__all__ = ["HIGHLIGHT_MAX_CHARS", "SafeConsole"]
+
+#: Longer strings are printed without automatic highlighting (see the module docs).
+HIGHLIGHT_MAX_CHARS = 1_000
 
 
 class SafeConsole(Console):
@@ -22,4 +30,6 @@ class SafeConsole(Console):
     the escapes cannot form markup either; newlines and tabs are kept)."""
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
+        if len(text) > HIGHLIGHT_MAX_CHARS:
+            kwargs["highlight"] = False
         return super().render_str(safe_text(text), **kwargs)

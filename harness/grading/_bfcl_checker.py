@@ -18,7 +18,10 @@ precision, and the checker re-executes the model's calls, which may compute for 
 used before in that process, deletes the globals it created, and restores both precisions; past
 :data:`GRADE_TIME_LIMIT_S` its worker is killed and the model fails with
 ``harness:checker_timeout``. Nothing of it runs in the harness's process, so a grading never
-waits for another, nor sees another's precision.
+waits for another, nor sees another's precision. A worker holds at most
+:data:`~harness.grading._bfcl_worker.MEMORY_LIMIT_BYTES`: a re-executed call past it gets BFCL's
+own ``Error during execution`` result (a worker that dies of it fails the model with
+``harness:checker_memory``).
 """
 
 from __future__ import annotations
@@ -32,7 +35,12 @@ from typing import Any, NamedTuple
 
 from harness.grading._bfcl_calls import render_call
 from harness.grading._bfcl_env import CHECKER_MODEL, bfcl_module
-from harness.grading._bfcl_worker import current
+from harness.grading._bfcl_worker import (
+    MEMORY_LIMIT_BYTES,
+    WorkerDied,
+    current,
+    give_back_memory,
+)
 
 __all__ = ["GRADE_TIME_LIMIT_S", "BfclVerdict", "grade_ast", "grade_multi_turn"]
 
@@ -152,6 +160,12 @@ def grade_multi_turn(
             "harness:checker_timeout",
             f"BFCL's re-execution of the calls took over {timeout_s:g} s and was stopped",
         )
+    except WorkerDied:  # out of memory where the checker could not catch it
+        return _fail(
+            "harness:checker_memory",
+            "BFCL's re-execution of the calls stopped its worker process (its memory limit is "
+            f"{MEMORY_LIMIT_BYTES // 2**20:,} MiB)",
+        )
 
 
 def _check(
@@ -171,6 +185,7 @@ def _check(
     finally:
         _purge(prefix)
         _restore(saved)
+        give_back_memory()  # a call past the memory limit left freed heap behind
     if result["valid"]:
         return BfclVerdict(True, None, "BFCL: valid")
     return _fail(str(result.get("error_type")), result.get("error_message", ""))

@@ -12,7 +12,12 @@ runs one thing at a time, and a call past its limit, a cancelled one, or one run
 :meth:`BfclWorkers.kill_all` is called (Ctrl-C) has its worker killed at once. A new worker
 imports BFCL's modules (:func:`warm_up`) before its first call, outside that call's limit (it
 takes about half a second, and many seconds on a loaded machine); it is then kept warm for the
-next calls (at most :data:`MAX_IDLE` idle ones).
+next calls (at most :data:`MAX_IDLE` idle ones). A worker may hold at most
+:data:`MEMORY_LIMIT_BYTES` of address space (set as it warms up): BFCL's classes build what the
+model's calls ask for, and 85 calls of ``mkdir`` and ``cp`` make a folder tree whose ``find``
+lists billions of paths (level 21: a 329 MB result and 1.5 GB held in 4 s; the grading re-ran it
+for up to a minute), so past the limit a call fails with ``MemoryError`` instead of taking the
+machine's memory.
 
 A bench runner owns one :class:`BfclWorkers` (:func:`using`, a context variable its cells and
 grading threads inherit); calls outside a run share a default one, stopped at interpreter exit.
@@ -24,6 +29,8 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import ctypes
+import gc
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -35,10 +42,14 @@ from harness.tools._grep_worker import GrepWorker
 
 __all__ = [
     "MAX_IDLE",
+    "MEMORY_LIMIT_BYTES",
     "WARM_UP_LIMIT_S",
     "BfclWorkers",
+    "WorkerDied",
     "WorkerStopped",
+    "cap_memory",
     "current",
+    "give_back_memory",
     "using",
     "warm_up",
 ]
@@ -48,15 +59,41 @@ T = TypeVar("T")
 MAX_IDLE = 8
 #: How long a new worker may take to start and import BFCL's modules.
 WARM_UP_LIMIT_S = 120.0
+#: The address space a BFCL worker may hold (a warm worker holds about 65 MB; the largest normal
+#: call a few MB; ``square_root(2, precision=10**9)`` about 474 MB before its time limit).
+MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024
 _CHECKER = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker"
 
 
 def warm_up() -> None:
-    """Import BFCL's classes and its multi-turn checker (in a new worker, before its first
-    call)."""
+    """Cap the worker's memory (:data:`MEMORY_LIMIT_BYTES`) and import BFCL's classes and its
+    multi-turn checker (in a new worker, before its first call)."""
+    cap_memory(MEMORY_LIMIT_BYTES)
     for module in CLASS_MODULES.values():
         bfcl_module(module)
     bfcl_module(_CHECKER)
+
+
+def cap_memory(limit: int) -> None:
+    """Lower this process's address-space limit to ``limit`` bytes (never raise it)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limits = [x for x in (soft, hard, limit) if x != resource.RLIM_INFINITY]
+    resource.setrlimit(resource.RLIMIT_AS, (min(limits), hard))
+
+
+def give_back_memory() -> None:
+    """Hand the memory a finished call freed back to the system (in a worker): freed heap stays
+    with ``malloc``, and under the address-space limit the worker could not even pickle its
+    answer after a call that ran out of memory (it died instead)."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
+
+
+class WorkerDied(RuntimeError):
+    """A BFCL worker process died while it ran a call (killed by the system, out of memory)."""
 
 
 class _Lease:
@@ -104,7 +141,7 @@ class BfclWorkers:
     def _lease(self) -> Iterator[_Lease]:
         """A worker for one call, given back (kept warm) when the call returned, killed when
         it raised, timed out or was cancelled; a dead worker's error becomes
-        :class:`WorkerStopped` (after :meth:`kill_all`) or ``RuntimeError``."""
+        :class:`WorkerStopped` (after :meth:`kill_all`) or :class:`WorkerDied`."""
         worker, fresh = self._take()
         keep = False
         try:
@@ -150,7 +187,7 @@ class BfclWorkers:
     def _broken(self, exc: BaseException) -> BaseException:
         if self._stopped:
             return WorkerStopped("BFCL's workers were stopped (the run is ending)")
-        return RuntimeError(f"BFCL's worker process died ({exc})")
+        return WorkerDied(f"BFCL's worker process died ({exc})")
 
     def kill_all(self) -> None:
         """Kill every worker, busy or idle (their calls end at once), and start none until

@@ -13,9 +13,12 @@ runs in one of BFCL's killable worker processes (:mod:`harness.grading._bfcl_wor
 the event loop: the instances travel there pickled and come back pickled with the call's
 changes (the cell's state is those bytes). Past :data:`CALL_TIME_LIMIT_S` (or the run's
 ``tool_timeout_s``, whichever comes first) the worker is killed, the call is an error result
-and the cell's state is as it was before the call. MathAPI sets process-global ``mpmath`` and
-``decimal`` precision: in the worker, which runs one call at a time, both are restored after
-every call.
+and the cell's state is as it was before the call. The same holds for a call that needs more
+than the worker's memory (:data:`~harness.grading._bfcl_worker.MEMORY_LIMIT_BYTES`) or whose
+result is longer than :data:`MAX_RESULT_CHARS` (``find`` over a folder tree the model's ``cp``
+calls made to branch at every level lists billions of paths). MathAPI sets process-global
+``mpmath`` and ``decimal`` precision: in the worker, which runs one call at a time, both are
+restored after every call.
 
 Single-turn (AST) entries are graded on the calls alone: their tools execute nothing and answer
 :data:`AST_RESULT`.
@@ -34,16 +37,36 @@ from typing import Any
 
 from harness.errors import ToolError
 from harness.grading._bfcl_env import CLASS_MODULES, bfcl_module
-from harness.grading._bfcl_worker import current
+from harness.grading._bfcl_worker import (
+    MEMORY_LIMIT_BYTES,
+    WorkerDied,
+    current,
+    give_back_memory,
+)
 from harness.suites._bfcl_data import BfclEntry, tool_spec
 from harness.tools._base import ToolContext
 
-__all__ = ["AST_RESULT", "CALL_TIME_LIMIT_S", "BfclState", "BfclTool", "BfclToolset", "build_tools"]
+__all__ = [
+    "AST_RESULT",
+    "CALL_TIME_LIMIT_S",
+    "MAX_RESULT_CHARS",
+    "BfclState",
+    "BfclTool",
+    "BfclToolset",
+    "CallStopped",
+    "build_tools",
+]
 
 AST_RESULT = "Call recorded. This task is graded on the calls you made; reply in text now."
 _STATELESS = frozenset({"MathAPI"})
 #: A BFCL call past this many seconds is stopped (its worker killed): an error result.
 CALL_TIME_LIMIT_S = 10.0
+#: A BFCL result longer than this many characters is not returned (the call is stopped).
+MAX_RESULT_CHARS = 1_000_000
+
+
+class CallStopped(Exception):
+    """A BFCL call stopped at a limit other than time (in the worker): its message says which."""
 
 
 def _as_text(value: Any) -> str:
@@ -92,17 +115,41 @@ def execute(
                 methods[member] = bound  # a later class wins, as in BFCL's executor
     method = methods.get(name)
     saved = (mpmath.mp.prec, decimal.getcontext().prec)
+    text = ""
+    out_of_memory = False
     try:
         if method is None:
             raise NameError(f"name '{name}' is not defined")
         if not isinstance(arguments, dict):
             raise TypeError(f"{name}() arguments must be an object")
         text = _as_text(method(**arguments))
+    except MemoryError:  # raised below, once the traceback (and what its frames hold) is gone
+        out_of_memory = True
     except Exception as exc:
         text = f"Error during execution: {exc}"
     finally:
         mpmath.mp.prec, decimal.getcontext().prec = saved
-    return text, pickle.dumps(instances, protocol=pickle.HIGHEST_PROTOCOL)
+    if out_of_memory:
+        give_back_memory()
+        raise CallStopped(_memory_stop(name))
+    if len(text) > MAX_RESULT_CHARS:
+        raise CallStopped(
+            f"{name}: BFCL's result is {len(text):,} characters, over the limit of "
+            f"{MAX_RESULT_CHARS:,}; the call was stopped"
+        )
+    try:
+        return text, pickle.dumps(instances, protocol=pickle.HIGHEST_PROTOCOL)
+    except MemoryError:
+        out_of_memory = True
+    give_back_memory()
+    raise CallStopped(_memory_stop(name))
+
+
+def _memory_stop(name: str) -> str:
+    return (
+        f"{name}: BFCL's call needed more than {MEMORY_LIMIT_BYTES // 2**20:,} MiB of memory "
+        "and was stopped"
+    )
 
 
 class BfclState:
@@ -118,7 +165,8 @@ class BfclState:
     async def call(self, name: str, arguments: Any, timeout_s: float = CALL_TIME_LIMIT_S) -> str:
         """Run one call on this cell's instances and return BFCL's result text; a call past
         ``timeout_s`` raises :class:`~harness.tools._base.ToolError` (its worker killed, the
-        instances as before it)."""
+        instances as before it), as does one past the worker's memory or
+        :data:`MAX_RESULT_CHARS`."""
         entry = self.entry
         async with self._lock:
             try:
@@ -135,6 +183,13 @@ class BfclState:
             except TimeoutError:
                 raise ToolError(
                     f"{name}: BFCL's call took over {timeout_s:g} s and was stopped"
+                ) from None
+            except CallStopped as exc:  # the instances stay as they were before the call
+                raise ToolError(str(exc)) from None
+            except WorkerDied:  # e.g. out of memory where the call could not catch it
+                raise ToolError(
+                    f"{name}: BFCL's worker process died during the call (its memory limit is "
+                    f"{MEMORY_LIMIT_BYTES // 2**20:,} MiB); the call was stopped"
                 ) from None
             return text
 
