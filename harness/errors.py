@@ -20,6 +20,8 @@ harness, so every layer can use it); import them from here::
     │   └── CpuLimitReached               grep's search spent its CPU time (in its worker)
     ├── WorkerStopped                     BFCL's worker processes were stopped (Ctrl-C) while a
     │                                     call waited or ran
+    ├── WorkerDied                        a BFCL worker process died while it ran a call (out of
+    │                                     memory)
     ├── StoreError                        the results store cannot do what was asked
     │   ├── SchemaTooNew                  the file was written by a newer harness
     │   ├── StoreLocked                   another process holds the database (pid)
@@ -73,6 +75,7 @@ __all__ = [
     "ToolError",
     "ToolSafetyNet",
     "UnknownRun",
+    "WorkerDied",
     "WorkerStopped",
     "YAMLSyntaxError",
 ]
@@ -202,6 +205,10 @@ class CpuLimitReached(ToolSafetyNet):
 
 class WorkerStopped(HarnessError):
     """BFCL's worker processes were killed (Ctrl-C) while a call waited for one or ran."""
+
+
+class WorkerDied(HarnessError):
+    """A BFCL worker process died while it ran a call (killed by the system, out of memory)."""
 
 
 class ContextOverflow(HarnessError):

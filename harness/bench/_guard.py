@@ -25,7 +25,7 @@ from harness.bench._matrix import Cell
 from harness.bench._outcome import Executor, MatrixSummary, OnOutcome
 from harness.bench._stored import StoredCells
 
-__all__ = ["RETURN_GRACE_S", "ExecutorRaised", "Guarded"]
+__all__ = ["RETURN_GRACE_S", "Guarded"]
 
 log = logging.getLogger("harness.bench")
 
@@ -35,7 +35,7 @@ RETURN_GRACE_S = 60.0
 _POLL_S = 0.2
 
 
-class ExecutorRaised(Exception):
+class _ExecutorRaised(Exception):
     """The executor's ``run`` raised what would not end as an ``Exception`` (its own
     cancellation, ``SystemExit``): ``original`` is what it raised."""
 
@@ -85,9 +85,9 @@ class Guarded:
             )
             return MatrixSummary(total=len(cells), interrupted=True)
         except SystemExit as exc:
-            raise ExecutorRaised(exc) from None
+            raise _ExecutorRaised(exc) from None
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()
             if task is not None and task.cancelling():  # the run cancelled it: go on up
                 raise
-            raise ExecutorRaised(exc) from None
+            raise _ExecutorRaised(exc) from None

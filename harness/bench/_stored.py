@@ -150,6 +150,6 @@ def _grade_cost(outcome: CellOutcome) -> object:
 
 def crashed_executor(executor: str, exc: BaseException) -> str:
     """The run's error when its executor raised mid-run (what it raised, when guarded:
-    :class:`harness.bench._guard.ExecutorRaised`)."""
+    :class:`harness.bench._guard._ExecutorRaised`)."""
     exc = getattr(exc, "original", exc)
     return f"the executor {executor!r} raised {described(exc)}"

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from harness.errors import WorkerStopped
+from harness.errors import WorkerDied, WorkerStopped
 from harness.grading._bfcl_env import CLASS_MODULES, bfcl_module
 from harness.tools._grep_worker import GrepWorker
 
@@ -90,10 +90,6 @@ def give_back_memory() -> None:
     gc.collect()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).malloc_trim(0)
-
-
-class WorkerDied(RuntimeError):
-    """A BFCL worker process died while it ran a call (killed by the system, out of memory)."""
 
 
 class _Lease:

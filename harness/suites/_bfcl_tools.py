@@ -53,7 +53,6 @@ __all__ = [
     "BfclState",
     "BfclTool",
     "BfclToolset",
-    "CallStopped",
     "build_tools",
 ]
 
@@ -65,7 +64,7 @@ CALL_TIME_LIMIT_S = 10.0
 MAX_RESULT_CHARS = 1_000_000
 
 
-class CallStopped(Exception):
+class _CallStopped(Exception):
     """A BFCL call stopped at a limit other than time (in the worker): its message says which."""
 
 
@@ -131,9 +130,9 @@ def execute(
         mpmath.mp.prec, decimal.getcontext().prec = saved
     if out_of_memory:
         give_back_memory()
-        raise CallStopped(_memory_stop(name))
+        raise _CallStopped(_memory_stop(name))
     if len(text) > MAX_RESULT_CHARS:
-        raise CallStopped(
+        raise _CallStopped(
             f"{name}: BFCL's result is {len(text):,} characters, over the limit of "
             f"{MAX_RESULT_CHARS:,}; the call was stopped"
         )
@@ -142,7 +141,7 @@ def execute(
     except MemoryError:
         out_of_memory = True
     give_back_memory()
-    raise CallStopped(_memory_stop(name))
+    raise _CallStopped(_memory_stop(name))
 
 
 def _memory_stop(name: str) -> str:
@@ -184,7 +183,7 @@ class BfclState:
                 raise ToolError(
                     f"{name}: BFCL's call took over {timeout_s:g} s and was stopped"
                 ) from None
-            except CallStopped as exc:  # the instances stay as they were before the call
+            except _CallStopped as exc:  # the instances stay as they were before the call
                 raise ToolError(str(exc)) from None
             except WorkerDied:  # e.g. out of memory where the call could not catch it
                 raise ToolError(
