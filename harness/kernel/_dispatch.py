@@ -151,20 +151,26 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
         ctx.workspace, ctx.session_id, ctx.phase, call.id, ctx.assigns, ctx.kv, ctx.emit, ctx.spawn
     )
     timeout_s = state.config.tool_timeout_s
+    clock = asyncio.timeout(timeout_s)
     try:
-        async with asyncio.timeout(timeout_s):
+        async with clock:
             value = await tool.run(as_sent(call.arguments), call_ctx)
-    except TimeoutError:
-        if state.config.on_tool_timeout == "end_run":
+    except TimeoutError as exc:
+        if not clock.expired():  # the tool's own TimeoutError: a crash, told to the model
+            reason = f"tool crashed: {_crash(exc)}"
+            await _fire_failure(state, call, reason)
+            result = ToolResult(call.id, f"error: {reason}", True)
+        elif state.config.on_tool_timeout == "end_run":
             raise ToolSafetyNet(
                 f"tool call '{name}' did not finish within {timeout_s:g} s (wall clock; "
                 "on_tool_timeout='end_run'): an infrastructure error of the cell, not a result "
                 "for the model"
             ) from None
-        await _fire_failure(state, call, "timeout")
-        result = ToolResult(
-            call.id, f"error: tool call '{name}' timed out after {timeout_s:g}s", True
-        )
+        else:
+            await _fire_failure(state, call, "timeout")
+            result = ToolResult(
+                call.id, f"error: tool call '{name}' timed out after {timeout_s:g}s", True
+            )
     except ToolError as exc:
         await _fire_failure(state, call, str(exc))
         result = ToolResult(call.id, f"error: {exc}", True)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Any
+from typing import Any, Literal
+
+import pytest
 
 import harness
 from harness import FinishReason, Submit, ToolError, tool
@@ -257,6 +259,29 @@ async def test_the_timeout_is_per_call_not_counting_the_wait_for_a_slot() -> Non
 
 
 # --- failures become error results -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("on_tool_timeout", ["tell_model", "end_run"])
+async def test_a_tool_raising_its_own_timeout_error_is_a_crash_told_to_the_model(
+    on_tool_timeout: Literal["tell_model", "end_run"],
+) -> None:
+    """Adversary round 10: a tool raising ``TimeoutError("mine")`` at once was taken for the
+    kernel's own timeout: "did not finish within 60 s", untrue, and with ``end_run`` the cell
+    ended as an infrastructure error though the tool's failure is the model's to see."""
+
+    @tool
+    async def impatient() -> str:
+        """Gives up at once."""
+        raise TimeoutError("upstream did not answer")
+
+    p = MockProvider([calls_turn(("impatient", {})), {"text": "moving on"}])
+    result = await harness.arun(
+        "go", provider=p, tools=[impatient], tool_timeout_s=60, on_tool_timeout=on_tool_timeout
+    )
+    assert result.finish_reason is FinishReason.STOP, result.halted_reason
+    (crashed,) = results(result.messages)
+    assert crashed.is_error
+    assert crashed.content == "error: tool crashed: TimeoutError: upstream did not answer"
 
 
 async def test_a_tool_exceeding_the_timeout_becomes_an_error_and_the_run_continues() -> None:
