@@ -46,20 +46,24 @@ class _ConsoleHandler(logging.Handler):
 
 
 @contextlib.contextmanager
-def show_log(console: Console, name: str = "harness.bench") -> Iterator[None]:
-    """Show the records of logger ``name`` (INFO and up) on ``console`` while in the block."""
-    logger = logging.getLogger(name)
+def show_log(
+    console: Console, names: tuple[str, ...] = ("harness.bench", "harness.suites")
+) -> Iterator[None]:
+    """Show the records of the loggers ``names`` (INFO and up) on ``console`` in the block."""
     handler = _ConsoleHandler(console)
-    level, propagate = logger.level, logger.propagate
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False  # shown here, not again by a root handler
+    loggers = [logging.getLogger(name) for name in names]
+    saved = [(logger.level, logger.propagate) for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False  # shown here, not again by a root handler
     try:
         yield
     finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-        logger.propagate = propagate
+        for logger, (level, propagate) in zip(loggers, saved, strict=True):
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+            logger.propagate = propagate
 
 
 #: After a second SIGINT, how long the runner's tasks get to end once cancelled (the Ray

@@ -17,6 +17,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import hashlib
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
@@ -51,6 +52,8 @@ __all__ = [
     "bfcl_source",
     "entry_task",
 ]
+
+log = logging.getLogger("harness.suites")
 
 #: BFCL's runner fails an entry past 20 steps in a turn.
 MAX_STEPS_PER_TURN = 20
@@ -208,7 +211,11 @@ def bfcl_source(argument: str | None, options: Mapping[str, Any]) -> Suite:
     few_shot = options.get("few_shot", True)
     if not isinstance(few_shot, bool):
         raise ConfigError(f"bfcl source: `few_shot` must be true or false, got {few_shot!r}")
-    categories = argument.split(",") if argument else _list(options, "categories")
+    named = argument.split(",") if argument else _list(options, "categories")
+    categories = list(dict.fromkeys(c.strip() for c in named))  # a repeat runs once
+    for category in categories:
+        if (n := sum(c.strip() == category for c in named)) > 1:
+            log.warning("bfcl source: category %r named %d times; running it once", category, n)
     if not categories:
         raise ConfigError(f"bfcl source: name a category ({', '.join(CATEGORIES)})")
     ids = _list(options, "ids")
@@ -218,15 +225,16 @@ def bfcl_source(argument: str | None, options: Mapping[str, Any]) -> Suite:
     chosen = [
         e
         for category in categories
-        for e in scored_entries(category.strip())
+        for e in scored_entries(category)
         if not ids or any(fnmatch.fnmatchcase(e.id, pattern) for pattern in ids)
     ]
     tasks = [entry_task(e, few_shot=few_shot) for e in chosen]
     if not tasks:
         raise ConfigError(f"bfcl source: no entry of {categories} matches ids {ids}")
-    name = "bfcl-" + "-".join(c.strip() for c in categories) if argument else "bfcl"
+    name = "bfcl-" + "-".join(categories) if argument else "bfcl"
     if len(name) > 80:  # a cassette folder name: keep it short and stable
-        name = "bfcl-" + hashlib.sha1(",".join(categories).encode()).hexdigest()[:10]
+        key = named if len(named) == len(categories) else categories  # as before repeats ran
+        name = "bfcl-" + hashlib.sha1(",".join(key).encode()).hexdigest()[:10]
     known = _Catalog([d["name"].replace(".", "_") for e in chosen for d in e.all_functions()])
     suite = Suite.model_validate(
         {
