@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from harness.bench._matrix import Cell
 from harness.bench._runner import CellOutcome, Executor, MatrixSummary, OnOutcome
 
-__all__ = ["CANCEL_GRACE_S", "drive", "progress_bar", "show_log"]
+__all__ = ["CANCEL_GRACE_S", "HARD_STOP_SIGNALS", "drive", "progress_bar", "show_log"]
 
 
 class _ConsoleHandler(logging.Handler):
@@ -66,6 +66,10 @@ def show_log(
             logger.propagate = propagate
 
 
+#: Ctrl-C the event loop has not handled (plug-in code holds it) before the blocking code is
+#: interrupted with ``KeyboardInterrupt``.
+HARD_STOP_SIGNALS = 3
+
 #: After a second SIGINT, how long the runner's tasks get to end once cancelled (the Ray
 #: executor's own closing waits up to 10 s for its actors) before they are left behind.
 CANCEL_GRACE_S = 15.0
@@ -85,14 +89,26 @@ def drive(
     # (e.g. SIG_IGN under nohup): restore the handlers we found.
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     signals = 0
+    unseen = 0  # SIGINTs the event loop has not handled yet
+
+    def hard_stop(signum: int, frame: object) -> None:
+        """Python's own SIGINT handler, run between bytecodes even while plug-in code holds the
+        event loop (``time.sleep`` in an executor): the loop's handler cannot run then, so
+        after :data:`HARD_STOP_SIGNALS` unseen Ctrl-C the blocking code gets the
+        ``KeyboardInterrupt`` (the run ends interrupted; stored cells are kept)."""
+        nonlocal unseen
+        unseen += 1
+        if unseen >= HARD_STOP_SIGNALS:
+            raise KeyboardInterrupt
 
     async def main() -> MatrixSummary:
         loop = asyncio.get_running_loop()
         given_up = asyncio.Event()
 
         def stop() -> None:
-            nonlocal signals
+            nonlocal signals, unseen
             signals += 1
+            unseen = 0
             if signals == 1:
                 runner.request_stop()
             else:
@@ -101,6 +117,8 @@ def drive(
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, stop)
             loop.add_signal_handler(signal.SIGTERM, stop)
+            # The loop still hears SIGINT through its wakeup fd; this handler runs as well.
+            signal.signal(signal.SIGINT, hard_stop)
         try:
             with progress_bar(console, len(cells), progress) as update:
                 running = asyncio.ensure_future(runner.run(cells, update))

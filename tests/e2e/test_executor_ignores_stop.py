@@ -65,3 +65,55 @@ def test_a_second_sigint_stops_waiting_for_a_stubborn_executor(tmp_path: Path) -
             proc.communicate()
     assert proc.returncode == 130, out
     assert "resume with: harness run" in " ".join(out.split())
+
+
+BLOCKING = """\
+import time
+
+
+class Blocking:
+    def request_stop(self):
+        pass
+
+    async def run(self, cells, on_outcome=None):
+        print("executor running", flush=True)
+        while True:
+            time.sleep(3600)  # holds the event loop: its signal handlers never run
+
+
+def make(options, sink, context):
+    return Blocking()
+"""
+
+
+@pytest.mark.timeout(600)
+def test_ctrl_c_thrice_ends_a_run_whose_executor_holds_the_event_loop(tmp_path: Path) -> None:
+    """Adversary round 10 part A: an executor whose ``run`` blocks the loop (``time.sleep``)
+    survived any number of SIGINTs (only SIGKILL ended it): the loop's handlers cannot run while
+    it is held. Python's own handler now interrupts the blocking code at the third unseen
+    Ctrl-C: the run ends interrupted, exit 130, the resume command printed."""
+    (tmp_path / "blocking.py").write_text(BLOCKING)
+    (tmp_path / "s.yaml").write_text(SUITE)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "mock",
+         "--modes", "react", "--db", "h.duckdb", "--no-progress", "--label", "L",
+         "--executor", "blocking:make"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        for line in proc.stdout:
+            if "executor running" in line:
+                break
+        for _ in range(3):
+            proc.send_signal(signal.SIGINT)
+            time.sleep(1)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, out
+    assert "Traceback" not in out, out
+    assert "resume with: harness run" in " ".join(out.split())
