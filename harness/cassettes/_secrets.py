@@ -357,7 +357,9 @@ class Redactor:
         if count:
             # A fresh name (O_EXCL): a link planted at a fixed one (``spans.jsonl.scrub``) had
             # its target overwritten with the spans and then renamed over the span file.
-            fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:80]}.", suffix=".scrub")
+            fd, name = tempfile.mkstemp(
+                dir=path.parent, prefix=f".{path.name[:80]}.", suffix=".scrub"
+            )
             tmp = Path(name)
             try:
                 os.fchmod(fd, stat.S_IMODE(os.stat(path).st_mode))  # the span file's own

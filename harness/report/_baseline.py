@@ -219,7 +219,7 @@ def load_baseline(path: str | Path) -> Baseline:
         if not isinstance(cell["passed"], bool):
             raise ReportInputError(f"{p}: field cells[{i}].passed: expected true or false")
         for key in (*_NAMES, "model", "finish_reason"):  # a list or true was shown as "True"
-            if not isinstance(cell.get(key, ""), str | None) or key in _NAMES and not cell[key]:
+            if not isinstance(cell.get(key, ""), str | None) or (key in _NAMES and not cell[key]):
                 raise ReportInputError(f"{p}: field cells[{i}].{key}: expected a name (text)")
         _check_numbers(p, i, cell)
         # The same cell twice (passed, then failed): the last one counted, silently, while a

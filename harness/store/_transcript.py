@@ -7,10 +7,11 @@ marks the assistant turns that are not answers (``plan``, ``critique``) and ``ma
 reply of an ``error_schema_validation`` ending, which the conversation never took in). Under a
 scripted reviewer, an assistant message shows each call as the model proposed it, and a
 ``{"role": "review", "review": {...}}`` entry after it holds the reviewer's decision (approved,
-denied, or edited with the arguments that ran). Bounds: a message's
-content (and a tool result's, a tool call's arguments as JSON, its name and id) keeps its first :data:`MAX_CONTENT_CHARS` characters, and a
-conversation longer than :data:`MAX_MESSAGES` keeps its first and last messages; both cuts are
-said in the message itself (``[... N characters cut ...]``) and in ``cut``. Text that is not
+denied, or edited with the arguments that ran). Bounds: a message's content (and a tool
+result's, a tool call's arguments as JSON, its name and id) keeps its first
+:data:`MAX_CONTENT_CHARS` characters, and a conversation longer than :data:`MAX_MESSAGES`
+keeps its first and last messages; both cuts are said in the message itself (``[... N
+characters cut ...]``) and in ``cut``. Text that is not
 valid Unicode (a lone surrogate in a reply, an undecodable byte in a file name) is replaced (see
 :mod:`harness.store._text`), never raised.
 """
