@@ -41,6 +41,7 @@ __all__ = [
     "not_a_folder",
     "open_input",
     "open_regular",
+    "own_folder",
     "read_regular",
     "remove_tree",
     "write_atomic",
@@ -82,6 +83,24 @@ def not_a_folder(path: str | os.PathLike[str]) -> str:
         return f"not readable ({exc.strerror})"
 
 
+def own_folder(path: str | os.PathLike[str]) -> Path:
+    """Create the harness's own folder ``path`` (its parents too) and check that it is a real
+    folder: a symbolic link there is refused, never followed (a link planted at
+    ``runs/_schema`` had the schema shards written into its target), and so is a file or a
+    FIFO (``runs/_labels`` being a file gave a ``FileExistsError`` traceback). The refusal is
+    an :class:`OSError` naming what is there and the fix."""
+    folder = Path(path)
+    with contextlib.suppress(FileExistsError):  # something else is there: said below
+        folder.mkdir(parents=True, exist_ok=True)
+    st = os.lstat(folder)
+    if stat.S_ISDIR(st.st_mode):
+        return folder
+    what = not_a_folder(folder) if stat.S_ISLNK(st.st_mode) else file_kind(st.st_mode)
+    if stat.S_ISLNK(st.st_mode) and not what.startswith("a symbolic link"):
+        what = f"a symbolic link to {what}"
+    raise OSError(errno.ENOTDIR, f"{folder} is {what}, not a folder; refused (remove it)")
+
+
 def _refused(path: str | os.PathLike[str], what: str) -> OSError:
     return OSError(
         errno.EINVAL, f"{os.fspath(path)} is {what}, not a regular file; refused (remove it)"
@@ -111,8 +130,13 @@ def open_regular(
         if exc.errno == errno.ELOOP and not named_by_user:
             raise _refused(path, "a symbolic link") from None
         if exc.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO without a reader, a folder
-            with contextlib.suppress(OSError):
-                raise _refused(path, file_kind(os.stat(path).st_mode)) from None
+            try:  # (raised inside a suppress before, and so swallowed: "No such device")
+                what = file_kind(os.stat(path).st_mode)
+            except OSError:
+                raise exc from None
+            if exc.errno == errno.ENXIO and what == "a FIFO":
+                what = "a FIFO with no reader"
+            raise _refused(path, what) from None
         raise
     try:
         st = os.fstat(fd)
@@ -198,12 +222,28 @@ def init_file_problem(module: Any) -> str | None:
     return None
 
 
-def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool = False) -> None:
+def write_atomic(
+    path: str | os.PathLike[str],
+    data: str | bytes,
+    *,
+    fsync: bool = False,
+    named_by_user: bool = False,
+) -> None:
     """Write ``data`` (text as UTF-8) to ``path`` whole: under a fresh temporary name in the
     same folder, then renamed over ``path``. On any failure (a full disk) the temporary file is
-    removed and ``path`` is as it was."""
+    removed and ``path`` is as it was.
+
+    ``named_by_user``: a path the user gave for output (``baseline save -o``) that is a device,
+    a FIFO or a link into ``/proc`` (``/dev/stdout``) is written into, as a stream, not
+    replaced: renaming over it replaced ``/dev/full`` itself with a regular file (as root), and
+    left a reader of the FIFO waiting forever with nothing."""
     target = Path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    if named_by_user and _a_stream(target):
+        fd = open_regular(target, os.O_WRONLY, truncate=True, named_by_user=True)
+        with os.fdopen(fd, "wb") as out:
+            out.write(raw)
+        return
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:80]}.", suffix=".tmp")
     try:
         os.fchmod(fd, _mode_for(target))  # mkstemp makes 0600: as an ordinary new file would be
@@ -222,6 +262,17 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, fsync: bool
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _a_stream(target: Path) -> bool:
+    """Is ``target`` (links followed) a device or a FIFO, or a link into ``/proc``?"""
+    try:
+        st = os.stat(target)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+        return True
+    return os.path.islink(target) and os.path.realpath(target).startswith("/proc/")
 
 
 def _mode_for(target: Path) -> int:

@@ -36,6 +36,8 @@ import copy
 import json
 import os
 import re
+import stat
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -64,7 +66,8 @@ __all__ = [
 MIN_SECRET_CHARS = 8
 PLACEHOLDER = "REDACTED"
 _BOM = b"\xef\xbb\xbf"
-#: Strings longer than this are not decoded as JSON documents of their own.
+#: Strings longer than this are not parsed as JSON documents of their own: their string literals
+#: are scrubbed one by one instead (a key in escapes in 1.1 MB of arguments was kept before).
 _MAX_NESTED_JSON = 1 << 20
 _SECRET_ENV = re.compile(r"(?:_KEY|_TOKEN|_SECRET)$", re.IGNORECASE)
 
@@ -174,8 +177,10 @@ class Redactor:
         decoded strings hold a secret its raw text does not show (``\\uXXXX`` escapes), that
         document scrubbed and encoded again."""
         head = text[:1] if text[:1] not in " \t\r\n" else text.lstrip()[:1]
-        if head not in ("{", "[") or len(text) > _MAX_NESTED_JSON or "\\" not in text:
+        if head not in ("{", "[") or "\\" not in text:
             return text
+        if len(text) > _MAX_NESTED_JSON:  # not parsed whole: its strings one by one (linear)
+            return scrub_literals(text, self._decoded)
         try:
             inner = json.loads(text)
         except ValueError:
@@ -267,9 +272,11 @@ class Redactor:
         chunk and across chunks (:meth:`stream`). A JSON document or line whose decoded strings
         changed is re-encoded as compact JSON (it still parses); everything else is kept byte
         for byte."""
-        body = self.data(body)
+        raw, body = body, self.data(body)
         if not self.secrets:
             return body
+        if body is not raw:  # a secret spanning JSON punctuation (``"content":``) broke it
+            body = self._json_kept(raw, body)
         document = body.lstrip().removeprefix(_BOM)  # a byte-order mark: JSON all the same
         if document[:1] in (b"{", b"["):
             try:
@@ -327,6 +334,32 @@ class Redactor:
                     lines[n] = self._literals(lines[n])
         return b"".join(lines)
 
+    def _json_kept(self, raw: bytes, scrubbed: bytes) -> bytes:
+        """``scrubbed`` (``raw`` with its secrets replaced byte for byte), except that a JSON
+        document or ``data:`` line the replacement made unparsable (a secret holding quotes and
+        a colon, as ``"content":``: the recording could not be replayed) is scrubbed in its
+        strings only and encoded again."""
+        lines = [raw] if raw.lstrip().removeprefix(_BOM)[:1] in (b"{", b"[") else None
+        new = [scrubbed] if lines else scrubbed.splitlines(keepends=True)
+        lines = lines or raw.splitlines(keepends=True)
+        if len(lines) != len(new):  # a secret holding a line break: kept as replaced
+            return scrubbed
+        for n, (before, after) in enumerate(zip(lines, new, strict=True)):
+            if before == after:
+                continue
+            content = before.rstrip(b"\r\n")
+            payload = content[5:] if content.startswith(b"data:") else content
+            payload = payload.lstrip(b" \t").removeprefix(_BOM)
+            if not payload.startswith((b"{", b"[")) or _parses(after):
+                continue
+            try:
+                value = json.loads(payload)
+                new[n] = (content[: len(content) - len(payload)] + _dump(self.value(value))
+                          + before[len(content) :])  # fmt: skip
+            except (ValueError, RecursionError):
+                continue
+        return b"".join(new)
+
     def _literals(self, data: bytes) -> bytes:
         """JSON text too deep to parse, with its string literals scrubbed one by one."""
         text = data.decode("utf-8", "surrogateescape")
@@ -343,11 +376,17 @@ class Redactor:
             for line in f:
                 count += len(find_spans(line, self._needles))
         if count:
-            tmp = path.with_suffix(path.suffix + ".scrub")
+            # A fresh name (O_EXCL): a link planted at a fixed one (``spans.jsonl.scrub``) had
+            # its target overwritten with the spans and then renamed over the span file.
+            fd, name = tempfile.mkstemp(
+                dir=path.parent, prefix=f".{path.name[:80]}.", suffix=".scrub"
+            )
+            tmp = Path(name)
             try:
+                os.fchmod(fd, stat.S_IMODE(os.stat(path).st_mode))  # the span file's own
                 with (
                     path.open(encoding="utf-8", errors="surrogateescape") as src,
-                    tmp.open("w", encoding="utf-8", errors="surrogateescape") as dst,
+                    os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as dst,
                 ):
                     for line in src:
                         dst.write(self.text(line))
@@ -397,6 +436,17 @@ def _until_still(text: _T, scrub: Callable[[_T], _T], passes: int = 16) -> _T:
             break
         text = again
     return text
+
+
+def _parses(line: bytes) -> bool:
+    """Is ``line`` (a document, or a ``data:`` line) JSON?"""
+    content = line.strip()
+    payload = content[5:] if content.startswith(b"data:") else content
+    try:
+        json.loads(payload.lstrip(b" \t").removeprefix(_BOM))
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _dump(value: Any) -> bytes:

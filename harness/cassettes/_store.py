@@ -282,8 +282,9 @@ class Scrubber:
                 headers[name] = PLACEHOLDER if low in SECRET_HEADERS else self.text(str(value))
         uri = self.text(_scrub_query(request.uri))
         body = request.body
-        if isinstance(body, bytes | str):
-            body = self.data(body.encode() if isinstance(body, str) else body)
+        if isinstance(body, bytes | str):  # a JSON body's strings decoded too (as responses):
+            # a model's tool call echoed back can spell a key in escapes two JSON levels deep
+            body = self.redactor.body(body.encode() if isinstance(body, str) else body)
         clean = VcrRequest(request.method, uri, body, headers)
         key = getattr(request, _KEY_ATTR, None)
         if key is not None and uri == request.uri and body == request.body:

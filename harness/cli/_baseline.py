@@ -5,6 +5,8 @@ Exit codes: 0 success, 2 bad input (the message names the file, run or field).
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from harness.cli._common import db_options, echo, guarded, load
@@ -37,7 +39,9 @@ def baseline_save_command(db: str, run: str, output: str, label: str | None) -> 
         run_id, frame = load(db, run)
         doc = baseline_save(frame, output, run_id=run_id, label=label)
         totals = doc["totals"]
-        echo(f"wrote {output}: run {run_id}, {totals['cells']} cells, {totals['passed']} passed")
+        streamed = not os.path.isfile(output) or os.path.realpath(output).startswith("/proc/")
+        echo(f"wrote {output}: run {run_id}, {totals['cells']} cells, {totals['passed']} passed",
+             err=streamed)  # fmt: skip  # (-o /dev/stdout | jq: the JSON alone on stdout)
         return 0
 
     raise SystemExit(guarded(action))

@@ -51,6 +51,12 @@ def cassettes_coverage(directory: str) -> None:
     from harness.providers._profiles import load_profiles
 
     coverage = system_coverage(directory)
+    if not coverage.judged:  # said nothing, exit 0, over a folder of corrupt cassettes
+        echo(
+            f"no recorded request under {directory} has a system message long enough to "
+            "judge: nothing checked (corrupt cassettes: see `harness cassettes lint`)"
+        )
+        return
     profiles = load_profiles()
     failed = False
     for provider, line in coverage.lines().items():

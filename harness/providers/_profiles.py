@@ -332,6 +332,11 @@ def _profile(
     where = f"{path} [{'.'.join((*keys, name))}]"
     if not isinstance(table, Mapping):
         raise ConfigError(f"{where}: must be a table")
+    if any(c in name for c in ":,"):  # --providers NAME:MODEL,... could never name it
+        raise ConfigError(
+            f"{where}: a profile name cannot hold ':' or ',' (--providers reads "
+            "NAME:MODEL, comma-separated); rename it"
+        )
     if any(key in table for key in ("api_key", "key", "token")):
         raise ConfigError(
             f"{where}: API keys do not belong in files; name an environment variable with "

@@ -126,7 +126,7 @@ def baseline_save(
     }
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, _dumps(doc))
+    write_atomic(out, _dumps(doc), named_by_user=True)
     return doc
 
 
@@ -144,6 +144,9 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen.add(key)
     return dict(pairs)
 
+
+#: The text fields naming a cell.
+_NAMES = ("suite", "task_id", "mode", "provider")
 
 #: The largest token count a baseline may hold (it is stored as a 64-bit integer).
 _MAX_TOKENS = 2**63 - 1
@@ -206,6 +209,7 @@ def load_baseline(path: str | Path) -> Baseline:
     cells = doc.get("cells")
     if not isinstance(cells, list):
         raise ReportInputError(f"{p}: field cells: expected a list of cells")
+    seen: dict[tuple[Any, ...], int] = {}
     for i, cell in enumerate(cells):
         if not isinstance(cell, dict):
             raise ReportInputError(f"{p}: field cells[{i}]: expected an object")
@@ -214,7 +218,19 @@ def load_baseline(path: str | Path) -> Baseline:
                 raise ReportInputError(f"{p}: field cells[{i}].{key}: missing")
         if not isinstance(cell["passed"], bool):
             raise ReportInputError(f"{p}: field cells[{i}].passed: expected true or false")
+        for key in (*_NAMES, "model", "finish_reason"):  # a list or true was shown as "True"
+            if not isinstance(cell.get(key, ""), str | None) or (key in _NAMES and not cell[key]):
+                raise ReportInputError(f"{p}: field cells[{i}].{key}: expected a name (text)")
         _check_numbers(p, i, cell)
+        # The same cell twice (passed, then failed): the last one counted, silently, while a
+        # reviewer reads the first (the baseline's pass rate was 0 %, not 100 %).
+        first = seen.setdefault(tuple(cell[k] for k in CELL_KEY), i)
+        if first != i:
+            raise ReportInputError(
+                f"{p}: field cells[{i}]: the same cell as cells[{first}] ({cell['suite']}/"
+                f"{cell['task_id']} [{cell['mode']}, {cell['provider']}, e{cell['epoch']}]); "
+                "give each cell once"
+            )
     # Each cost is finite, but their sum may not be (two of 1.7e308): the gate's tables then
     # failed with OverflowError. Costs are 0 or more, so every partial sum is at most this.
     if not math.isfinite(sum(float(c.get("cost_usd") or 0) for c in cells)):

@@ -69,16 +69,25 @@ def thresholds_from_pyproject(path: str | Path | None) -> dict[str, float | int]
         doc = tomllib.loads(read_regular(p, limit=MAX_INPUT_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ReportInputError(f"{p}: cannot read gate thresholds: {exc}") from None
-    table = doc.get("tool", {}).get("harness", {}).get("gate", {})
-    if not isinstance(table, dict):
-        raise ReportInputError(f"{p}: [tool.harness.gate] must be a table")
+    table: Any = doc
+    for depth, part in enumerate(("tool", "harness", "gate")):
+        table = table.get(part, {})
+        if not isinstance(table, dict):  # `tool = 5` gave an AttributeError traceback
+            name = ".".join(("tool", "harness", "gate")[: depth + 1])
+            raise ReportInputError(f"{p}: [{name}] must be a table")
     out: dict[str, float | int] = {}
+    given: dict[str, str] = {}
     for raw_key, value in table.items():
         key = raw_key.replace("-", "_")
         if key not in _KEYS:
             raise ReportInputError(
                 f"{p}: [tool.harness.gate] unknown key {raw_key!r}; known: {', '.join(_KEYS)}"
             )
+        if key in given:  # max-cost-increase and max_cost_increase: the last one won, silently
+            raise ReportInputError(
+                f"{p}: [tool.harness.gate] {raw_key!r} is {given[key]!r} again; give it once"
+            )
+        given[key] = raw_key
         want_int = key == "allow_flips"
         ok = isinstance(value, int) if want_int else isinstance(value, int | float)
         if not ok or isinstance(value, bool):

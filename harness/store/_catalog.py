@@ -20,7 +20,7 @@ from typing import Any
 
 import duckdb
 
-from harness._files import file_kind, write_atomic
+from harness._files import file_kind, own_folder, write_atomic
 from harness.errors import StoreError
 from harness.store import _locking as locking
 from harness.store import _schema as schema
@@ -118,7 +118,8 @@ def _prepare(
     except duckdb.Error as exc:
         raise StoreError(f"cannot create or upgrade the schema of {path}: {exc}") from exc
     except OSError as exc:
-        raise StoreError(f"cannot create {runs}: {exc}") from exc
+        said = exc.strerror if exc.strerror and exc.filename is None else exc
+        raise StoreError(f"cannot create {runs}: {said}") from exc
     make_reserve(runs)
     if before and before != after:
         log.info("harness: upgraded %s from schema v%d to v%d", path, before, after)
@@ -231,7 +232,7 @@ def merge(old: Sequence[str] | None, new: Sequence[str]) -> list[str]:
 
 
 def write_finish(folder: Path, status: str, when: datetime, error: str | None) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
+    own_folder(folder)
     doc = {"status": status, "finished_at": when.isoformat(), "error": error}
     write_atomic(folder / "finish.json", json.dumps(doc))
 

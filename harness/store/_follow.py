@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-from harness._files import open_regular
+from harness._files import open_regular, own_folder
 from harness.store._spans import spans_to_parquet
 
 __all__ = ["SpanFollower"]
@@ -80,7 +80,7 @@ class SpanFollower:
         if self._scrub is not None:
             text = data.decode("utf-8", "surrogateescape")
             data = self._scrub(text).encode("utf-8", "surrogateescape")
-        self.folder.mkdir(parents=True, exist_ok=True)
+        own_folder(self.folder)
         dest = self._name("spans")
         lines = dest.with_name(f".{dest.stem}.jsonl.tmp")
         tmp = dest.with_name(f".{dest.name}.tmp")

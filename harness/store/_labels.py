@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness._files import open_regular
+from harness._files import open_regular, own_folder
 from harness.errors import LabelBusy, StoreError
 
 __all__ = ["LABELS_DIR", "LabelLock", "holder_of", "label_lock_path"]
@@ -84,10 +84,8 @@ class LabelLock:
     def acquire(cls, runs: Path, label: str) -> LabelLock:
         """Take ``label``'s lock at once, or raise :class:`LabelBusy` naming the holder."""
         path = label_lock_path(runs, label)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.parent.is_symlink():
-            raise StoreError(f"{path.parent} is a symbolic link; refused (remove it)")
         try:  # never through a link planted at the name (its target was truncated)
+            own_folder(path.parent)  # nor at the folder's
             fd = open_regular(path, os.O_RDWR | os.O_CREAT)
         except OSError as exc:
             raise StoreError(f"label {label!r}: {exc.strerror or exc}") from None

@@ -93,7 +93,12 @@ def resolve_run_id(con: Source, run: str | None = "latest") -> str:
         if found is None:
             raise StoreError("the database holds no run yet")
         return found
-    row = _con(con).execute("SELECT run_id FROM bench_runs WHERE run_id = ?", [run]).fetchone()
+    try:  # an id from other bytes than UTF-8 (a surrogate) names no run: DuckDB raised on it
+        run.encode("utf-8")
+    except UnicodeEncodeError:
+        row = None
+    else:
+        row = _con(con).execute("SELECT run_id FROM bench_runs WHERE run_id = ?", [run]).fetchone()
     if row is None:
         raise StoreError(f"no run {run!r} in the database (see `SELECT * FROM bench_runs`)")
     return str(row[0])

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from harness._files import open_regular
+from harness._files import open_regular, own_folder
 from harness.errors import StoreError
 from harness.store._arrow import empty_table
 from harness.store._damage import index_cells
@@ -99,8 +99,7 @@ def _write_atomic(table: pa.Table, dest: Path, *, fsync: bool) -> None:
 
 def write_schema_files(runs: Path) -> None:
     """Write the empty schema shards (again when the columns changed)."""
-    folder = runs / SCHEMA_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = own_folder(runs / SCHEMA_DIR)
     for kind, schema in (("results", ARROW_SCHEMA), ("spans", SPAN_ARROW_SCHEMA)):
         dest = folder / f"{kind}-schema.parquet"
         with contextlib.suppress(OSError, pa.ArrowException):
@@ -214,8 +213,7 @@ class ShardWriter:
     def shard_path(self, kind: str, run_id: str) -> Path:
         """A new shard's name in ``run_id``'s folder (created)."""
         self._seq += 1
-        folder = self.runs / run_id
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = own_folder(self.runs / run_id)
         return folder / f"{kind}-{self.token}-{self._seq:06d}.parquet"
 
     def _raise_error(self) -> None:

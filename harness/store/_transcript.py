@@ -7,10 +7,11 @@ marks the assistant turns that are not answers (``plan``, ``critique``) and ``ma
 reply of an ``error_schema_validation`` ending, which the conversation never took in). Under a
 scripted reviewer, an assistant message shows each call as the model proposed it, and a
 ``{"role": "review", "review": {...}}`` entry after it holds the reviewer's decision (approved,
-denied, or edited with the arguments that ran). Bounds: a message's
-content (and a tool result's) keeps its first :data:`MAX_CONTENT_CHARS` characters, and a
-conversation longer than :data:`MAX_MESSAGES` keeps its first and last messages; both cuts are
-said in the message itself (``[... N characters cut ...]``) and in ``cut``. Text that is not
+denied, or edited with the arguments that ran). Bounds: a message's content (and a tool
+result's, a tool call's arguments as JSON, its name and id) keeps its first
+:data:`MAX_CONTENT_CHARS` characters, and a conversation longer than :data:`MAX_MESSAGES`
+keeps its first and last messages; both cuts are said in the message itself (``[... N
+characters cut ...]``) and in ``cut``. Text that is not
 valid Unicode (a lone surrogate in a reply, an undecodable byte in a file name) is replaced (see
 :mod:`harness.store._text`), never raised.
 """
@@ -40,6 +41,19 @@ def _cut(text: str | None, notes: list[str], where: str) -> str | None:
     return f"{text[:MAX_CONTENT_CHARS]}\n[... {dropped} characters cut ...]"
 
 
+def _arguments(value: Any, notes: list[str], where: str) -> Any:
+    """A tool call's arguments as stored: past :data:`MAX_CONTENT_CHARS` characters of JSON,
+    that text cut as content is (a model's 20 MB of arguments was stored whole: 40 MB of
+    transcript in one result row)."""
+    if isinstance(value, str):
+        return _cut(value, notes, where)
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return value
+    return value if len(text) <= MAX_CONTENT_CHARS else _cut(text, notes, where)
+
+
 def _message(
     m: Message,
     turn: str | None,
@@ -54,7 +68,13 @@ def _message(
         "content": _cut(m.content, notes, f"message {n}"),
         "tool_calls": (
             [
-                {"id": t.id, "name": t.name, "arguments": proposed.get(t.id, t.arguments)}
+                {
+                    "id": _cut(t.id, notes, f"message {n} (tool call id)"),
+                    "name": _cut(t.name, notes, f"message {n} (tool name)"),
+                    "arguments": _arguments(
+                        proposed.get(t.id, t.arguments), notes, f"message {n} (arguments)"
+                    ),
+                }
                 for t in m.tool_calls
             ]
             if m.tool_calls

@@ -7,13 +7,14 @@ of a file (up to 20) come in one :class:`SuiteError`, one per line.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from harness._files import MAX_INPUT_BYTES, read_regular
+from harness._files import MAX_INPUT_BYTES, not_a_folder, read_regular
 from harness.errors import ConfigError, SuiteError
 from harness.grading._base import Grader
 from harness.suites._errors import describe
@@ -38,17 +39,30 @@ def _expand(paths: Iterable[str | Path]) -> tuple[list[Path], list[str]]:
     issues = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = sorted(f for f in p.iterdir() if f.suffix in (".yaml", ".yml") and f.is_file())
-            if not found:
+            named = sorted(f for f in p.iterdir() if f.suffix in (".yaml", ".yml"))
+            found = [f for f in named if f.is_file()]
+            # A FIFO, a link to nothing or one that loops was passed over without a word: the
+            # run went on without that suite, and the gate saw its baseline cells as "not
+            # requested", not missing. A folder named x.yaml is no suite file: passed over.
+            odd = [f for f in named if not f.is_file() and not f.is_dir()]
+            issues += [f"{f}: {_not_a_suite(f)}" for f in odd]
+            if not found and not odd:
                 issues.append(f"{p}: no *.yaml or *.yml suite files in this directory")
         elif p.is_file():
             found = [p]
         else:
             found = []
-            issues.append(f"{p}: no such file or directory; give a suite file or a folder of them")
+            issues.append(f"{p}: {_not_a_suite(p)}")
         for f in found:
             files.setdefault(f.resolve(), f)
     return list(files.values()), issues
+
+
+def _not_a_suite(path: Path) -> str:
+    """Why ``path`` (neither a file nor a folder) is no suite: it is missing, or what it is."""
+    if not os.path.lexists(path):
+        return "no such file or directory; give a suite file or a folder of them"
+    return f"is {not_a_folder(path)}, not a suite file; remove it or fix the link"
 
 
 def load_suite(path: str | Path) -> Suite:

@@ -94,7 +94,7 @@ def iter_span_lines(path: str | Path) -> Iterator[dict[str, Any]]:
                 continue
             try:
                 obj = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):  # 100,000 deep: a traceback before
                 log.warning("harness: %s:%d: not a JSON span, skipped", path, n)
                 continue
             if isinstance(obj, dict) and "traceId" in obj and "spanId" in obj:
@@ -102,8 +102,16 @@ def iter_span_lines(path: str | Path) -> Iterator[dict[str, Any]]:
 
 
 def read_spans(path: str | Path, *, trace_id: str | None = None) -> list[SpanRecord]:
-    """Every span of a span file (of one trace when ``trace_id`` is given), in file order."""
-    spans = (SpanRecord.from_json(d) for d in iter_span_lines(path))
-    if trace_id is None:
-        return list(spans)
-    return [s for s in spans if s.trace_id == trace_id]
+    """Every span of a span file (of one trace when ``trace_id`` is given), in file order. A
+    line whose fields have the wrong types (a start time of ``"x"``: a ``ValueError``
+    traceback before) is skipped with a warning, as a line that is no JSON is."""
+    spans = []
+    for n, d in enumerate(iter_span_lines(path), 1):
+        try:
+            span = SpanRecord.from_json(d)
+        except (ValueError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
+            log.warning("harness: %s: span %d: not a span (%s), skipped", path, n, exc)
+            continue
+        if trace_id is None or span.trace_id == trace_id:
+            spans.append(span)
+    return spans

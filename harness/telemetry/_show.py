@@ -26,6 +26,7 @@ from harness.telemetry._escape import escape_controls
 from harness.telemetry._readspans import SpanRecord, read_spans
 
 __all__ = [
+    "MAX_DEPTH",
     "MAX_TREES",
     "grades_by_trace",
     "group_traces",
@@ -36,6 +37,8 @@ __all__ = [
 
 #: Above this many runs (and without --run), a summary table is printed instead of trees.
 MAX_TREES = 10
+#: Levels of a span tree shown; deeper spans are counted, not drawn.
+MAX_DEPTH = 64
 
 
 def _t(value: object) -> str:
@@ -146,15 +149,48 @@ def render_trace(trace_id: str, spans: Sequence[SpanRecord]) -> Tree:
     for s in spans:
         if s.parent_span_id is not None:
             children[s.parent_span_id].append(s)
-
-    def add(node: Tree, span: SpanRecord) -> None:
-        branch = node.add(_label(span))
-        for child in sorted(children.get(span.span_id, ()), key=lambda x: x.start_ns):
-            add(branch, child)
-
-    for root in _roots(spans):
-        add(tree, root)
+    # An explicit stack and a depth bound: a file of spans 100,000 deep gave a RecursionError
+    # traceback (and each level widens every line below it). Spans no root reaches (parents
+    # in a cycle) are shown at the top, never left out.
+    shown: set[int] = set()
+    roots = _roots(spans)
+    reached = _reached(roots, children)
+    for root in [*roots, *(s for s in spans if id(s) not in reached)]:
+        if id(root) in shown:
+            continue
+        stack: list[tuple[Tree, SpanRecord, int]] = [(tree, root, 0)]
+        while stack:
+            node, span, depth = stack.pop()
+            if id(span) in shown:
+                continue
+            shown.add(id(span))
+            branch = node.add(_label(span))
+            below = sorted(children.get(span.span_id, ()), key=lambda x: x.start_ns)
+            if below and depth + 1 >= MAX_DEPTH:
+                hidden = len(_reached(below, children))
+                branch.add(f"[dim][... {hidden} spans nested deeper not shown][/]")
+                shown.update(id(s) for s in _reached_spans(below, children))
+                continue
+            stack.extend((branch, child, depth + 1) for child in reversed(below))
     return tree
+
+
+def _reached_spans(
+    tops: Sequence[SpanRecord], children: dict[str, list[SpanRecord]]
+) -> list[SpanRecord]:
+    """``tops`` and every span below them (each once, whatever loops)."""
+    seen: dict[int, SpanRecord] = {}
+    todo = list(tops)
+    while todo:
+        span = todo.pop()
+        if id(span) not in seen:
+            seen[id(span)] = span
+            todo.extend(children.get(span.span_id, ()))
+    return list(seen.values())
+
+
+def _reached(tops: Sequence[SpanRecord], children: dict[str, list[SpanRecord]]) -> set[int]:
+    return {id(s) for s in _reached_spans(tops, children)}
 
 
 def _summary(traces: dict[str, list[SpanRecord]], grades: dict[str, str]) -> Table:

@@ -53,6 +53,10 @@ def trace_url_problem(url: str) -> str | None:
     rendered as a link that ran script)."""
     if "{trace_id}" not in url:
         return "put {trace_id} where the trace id goes"
+    try:  # bytes from the command line that are not UTF-8 were rendered as a "\udcff" link
+        url.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"not valid UTF-8 (character {exc.start}); give the address as text"
     parts = urlsplit(url.replace("{trace_id}", "0"))
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         return "only http:// and https:// addresses (with a host) are accepted"

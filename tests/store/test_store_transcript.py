@@ -69,3 +69,28 @@ def test_stored_and_read_back_through_the_store(tmp_path: Path) -> None:
         cell = cell_detail(store, run, "s/t/react/mock/e0")
     assert cell is not None
     assert [m["content"] for m in cell["transcript"]["messages"]] == ["hi", "hello"]
+
+
+def test_a_tool_calls_huge_arguments_are_cut_with_a_note() -> None:
+    """Adversary round 10 (part B), issue 34. Before: a tool call's arguments, name and id were
+    stored whole (only contents were cut): a model's 20 MB of arguments made 40.6 MB of
+    transcript in one result row. Now each is cut at MAX_CONTENT_CHARS, as contents are."""
+    big = {"expression": "".join(chr(97 + (i * 7919) % 26) for i in range(2_000_000))}
+    messages = [
+        Message.user("go"),
+        Message.assistant("", [ToolCall("c" * 50_000, "n" * 50_000, big)]),
+        Message.assistant("", [ToolCall("c2", "calculator", {"expression": "2+3"})]),
+    ]
+    blob = encode_transcript(messages)
+    assert blob is not None
+    assert len(blob) < 200_000  # before: 1.3 MB
+    doc = decode_transcript(blob)
+    assert doc is not None
+    call = doc["messages"][1]["tool_calls"][0]
+    assert isinstance(call["arguments"], str)
+    assert call["arguments"].startswith('{"expression": "apetixmb')
+    assert call["arguments"].endswith("characters cut ...]")
+    assert len(call["name"]) < MAX_CONTENT_CHARS + 100
+    assert len(call["id"]) < MAX_CONTENT_CHARS + 100
+    assert "message 1 (arguments)" in doc["cut"]
+    assert doc["messages"][2]["tool_calls"][0]["arguments"] == {"expression": "2+3"}  # kept
