@@ -33,8 +33,10 @@ __all__ = [
     "cut",
     "find_spans",
     "leaves",
+    "meets_placeholder",
     "replace_spans",
     "scrub_literals",
+    "until_still",
 ]
 
 S = TypeVar("S", str, bytes)
@@ -338,3 +340,23 @@ class Walk:
             if not frames:
                 return out
             frames[-1].new.append(out)
+
+
+def meets_placeholder(secret: str, placeholder: str) -> bool:
+    """Can replacing another secret by ``placeholder`` make ``secret`` (it holds the
+    placeholder, begins with its end or ends with its start)?"""
+    if placeholder in secret and secret != placeholder:
+        return True
+    ends = range(1, len(placeholder))
+    return any(secret.startswith(placeholder[i:]) or secret.endswith(placeholder[:i]) for i in ends)
+
+
+def until_still(text: S, scrub: Callable[[S], S], passes: int = 16) -> S:
+    """``scrub`` applied again until the text stops changing (at most ``passes`` times: each
+    pass that changes it shortens it or turns a secret into the placeholder)."""
+    for _ in range(passes):
+        again = scrub(text)
+        if again == text:
+            break
+        text = again
+    return text

@@ -38,9 +38,9 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from harness.cassettes._logscrub import LOGS
 from harness.cassettes._scrubparts import (
@@ -50,8 +50,10 @@ from harness.cassettes._scrubparts import (
     cut,
     find_spans,
     leaves,
+    meets_placeholder,
     replace_spans,
     scrub_literals,
+    until_still,
 )
 
 __all__ = [
@@ -123,7 +125,7 @@ class Redactor:
         #: A secret that meets the placeholder (holds it, or begins with its end, or ends with
         #: its start) can be made by a replacement (``xREDACTEDy`` from ``x<other secret>y``):
         #: then the text is scrubbed again until nothing changes.
-        self._again = any(_meets(s) for s in self.secrets)
+        self._again = any(meets_placeholder(s, PLACEHOLDER) for s in self.secrets)
 
     def __bool__(self) -> bool:
         return bool(self.secrets)
@@ -141,7 +143,7 @@ class Redactor:
         spans = find_spans(text, self._needles)
         clean = replace_spans(text, spans, PLACEHOLDER) if spans else text
         if spans and self._again:
-            clean = _until_still(
+            clean = until_still(
                 clean, lambda t: replace_spans(t, find_spans(t, self._needles), PLACEHOLDER)
             )
         if "\\u" in clean and '"' in clean:  # JSON inside text (a provider's error body)
@@ -158,9 +160,7 @@ class Redactor:
         clean = replace_spans(data, spans, PLACEHOLDER.encode())
         if self._again:
             mark = PLACEHOLDER.encode()
-            clean = _until_still(
-                clean, lambda d: replace_spans(d, find_spans(d, self._bytes), mark)
-            )
+            clean = until_still(clean, lambda d: replace_spans(d, find_spans(d, self._bytes), mark))
         return clean
 
     def value(self, value: Any) -> Any:
@@ -414,28 +414,6 @@ class Redactor:
 
 #: The text fields of one reply a client shows one after the other (reasoning, then answer).
 _TEXT_FIELDS = frozenset({"reasoning_content", "reasoning", "thinking", "content", "text"})
-
-
-def _meets(secret: str) -> bool:
-    """Can replacing another secret make ``secret`` (it holds or overlaps the placeholder)?"""
-    if PLACEHOLDER in secret and secret != PLACEHOLDER:
-        return True
-    ends = range(1, len(PLACEHOLDER))
-    return any(secret.startswith(PLACEHOLDER[i:]) or secret.endswith(PLACEHOLDER[:i]) for i in ends)
-
-
-_T = TypeVar("_T", str, bytes)
-
-
-def _until_still(text: _T, scrub: Callable[[_T], _T], passes: int = 16) -> _T:
-    """``scrub`` applied again until the text stops changing (at most ``passes`` times: each
-    pass that changes it shortens it or turns a secret into the placeholder)."""
-    for _ in range(passes):
-        again = scrub(text)
-        if again == text:
-            break
-        text = again
-    return text
 
 
 def _parses(line: bytes) -> bool:
