@@ -35,14 +35,14 @@ def parse_json_reply(text: str) -> Any:
     stripped = text.strip()
     try:
         return json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     match = _FENCE.search(text)
     if match is None:
         raise ValueError("the reply is not JSON and has no fenced ```json block")
     try:
         return json.loads(match.group(1))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ValueError(f"the fenced JSON block does not parse: {exc}") from None
 
 

@@ -318,7 +318,7 @@ class _AnthropicStream:
             return
         try:
             payload = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ProviderError(
                 "invalid_response",
                 f"anthropic stream: event {event!r} carries data that is not JSON: {data[:200]!r}",
@@ -425,6 +425,6 @@ def _stream_input(block: _Block) -> dict[str, Any]:
         return _arguments(block.start_input)
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {INVALID_JSON_KEY: raw}
     return value if isinstance(value, dict) else {INVALID_JSON_KEY: raw}

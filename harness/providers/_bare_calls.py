@@ -40,7 +40,7 @@ def parse_bare_calls(text: str, offered: Collection[str]) -> list[ToolCall] | No
         return None
     try:
         data: Any = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     items = data if isinstance(data, list) else [data]
     if not items:

@@ -226,7 +226,7 @@ class HTTPClient:
             raise error_from_response(response)
         try:
             return response.json()
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise ProviderError("invalid_response", f"{path}: not JSON") from exc
 
     async def _send(
@@ -270,7 +270,7 @@ def _decode_json(response: httpx.Response) -> dict[str, Any]:
     ctype = response.headers.get("content-type", "")
     try:
         data = response.json()
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ProviderError(
             "invalid_response",
             f"HTTP {response.status_code} with a body that is not JSON ({ctype or 'no type'}): "
@@ -338,7 +338,7 @@ def error_from_response(response: httpx.Response) -> ProviderError:
 def _error_message(text: str, ctype: str) -> str:
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     if isinstance(data, dict):
         err = data.get("error", data)

@@ -183,7 +183,7 @@ def _arguments(value: Any) -> dict[str, Any]:
     if isinstance(value, str):  # some servers send a JSON string, as OpenAI does
         try:
             parsed = json.loads(value) if value.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             return {INVALID_JSON_KEY: value}
         return parsed if isinstance(parsed, dict) else {INVALID_JSON_KEY: value}
     return {INVALID_JSON_KEY: json.dumps(value)}
@@ -207,7 +207,7 @@ class _OllamaStream:
     def feed(self, event: str | None, data: str, on_delta: DeltaHandler) -> None:
         try:
             chunk = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ProviderError(
                 "invalid_response", f"ollama stream: a line that is not JSON: {data[:200]!r}"
             ) from None

@@ -247,7 +247,7 @@ def _arguments(raw: Any) -> dict[str, Any]:
     text = raw if isinstance(raw, str) else json.dumps(raw)
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {INVALID_JSON_KEY: text[:_RAW_LIMIT]}
     if not isinstance(value, dict):
         return {INVALID_JSON_KEY: text[:_RAW_LIMIT]}
@@ -334,7 +334,7 @@ class _ChatStream:
             return
         try:
             chunk = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ProviderError(
                 "invalid_response",
                 f"{self.name}: stream event {self.chunks + 1} is not JSON: {_snippet(data)}",

@@ -228,11 +228,13 @@ def _decode_all(body: str) -> tuple[list[Any], str | None, bool]:
     while pos < len(body):
         try:
             value, pos = decoder.raw_decode(body, pos)
+        except RecursionError:
+            return [], f"invalid JSON (nested deeper than the parser allows): {_snip(body)}", False
         except json.JSONDecodeError as exc:
             end = _balanced_end(body, pos) if body[pos] in "{[" else None
             try:  # a common slip: a trailing comma before } or ]
                 value = json.loads(_TRAILING_COMMA.sub(r"\1", body[pos:end]))
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 where = f"line {exc.lineno} column {exc.colno}"
                 return [], f"invalid JSON ({exc.msg}; {where}): {_snip(body)}", False
             repaired = True
@@ -265,7 +267,7 @@ def _check_call(obj: Any) -> tuple[dict[str, Any], str | None]:
     if isinstance(args, str):  # OpenAI habit: the arguments as a JSON string
         try:
             args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return {}, f'"arguments" of {name} is a string that is not JSON: {_snip(args)}'
     if args is None:
         args = {}
