@@ -60,3 +60,29 @@ def test_baseline_save_to_standard_output_sent_to_a_file_writes_the_json_there(
     assert f"wrote {output}" in done.stderr
     if via == "link to fd 1":
         assert os.readlink(output) == "/proc/self/fd/1"  # the link is still there
+
+
+def test_a_run_whose_trace_file_is_dev_zero_ends(tmp_path: Path) -> None:
+    """Before: the span file is followed into the store as it grows, and ``--trace-file
+    /dev/zero`` (a device, accepted as ``/dev/null`` is) was read back: endless zeros, one
+    endless line skipped 4 MB at a time, so the run never ended once its cells were stored
+    (killed at 40 s). A device or a FIFO is now not read back: the run ends, its cell stored."""
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "run", str(SUITE), "--providers", "mock",
+         "--modes", "react", "--no-progress", "--tasks", "add-small", "--db",
+         str(tmp_path / "h.duckdb"), "--trace-file", "/dev/zero"],  # fmt: skip
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "1/1 cells, 1 passed" in " ".join((done.stdout + done.stderr).split())
+
+
+@pytest.mark.parametrize("command", ["coverage", "lint"])
+def test_cassettes_of_a_fifo_is_one_line_exit_2(tmp_path: Path, command: str) -> None:
+    """Before: ``cassettes coverage FIFO`` ended in a ``ConfigError`` traceback, exit 1 (and both
+    commands said ``cassettes lint: ... is not a directory or a file``)."""
+    fifo = tmp_path / "c.fifo"
+    os.mkfifo(fifo)
+    done = CliRunner().invoke(main, ["cassettes", command, str(fifo)])
+    assert done.exit_code == 2, (done.output, done.exception)
+    assert f"{fifo} is a FIFO, not a folder of cassettes or a cassette file" in done.output
