@@ -86,3 +86,27 @@ def test_cassettes_of_a_fifo_is_one_line_exit_2(tmp_path: Path, command: str) ->
     done = CliRunner().invoke(main, ["cassettes", command, str(fifo)])
     assert done.exit_code == 2, (done.output, done.exception)
     assert f"{fifo} is a FIFO, not a folder of cassettes or a cassette file" in done.output
+
+
+@pytest.mark.parametrize("command", ["gate", "report"])
+@pytest.mark.parametrize("key", ["task_id", "suite"])
+def test_a_baseline_name_holding_a_lone_surrogate_is_bad_input(
+    stored: Path, tmp_path: Path, command: str, key: str
+) -> None:
+    """Before: a baseline cell whose ``task_id`` or ``suite`` spells a lone surrogate as a JSON
+    escape (``"\\ud800"``, valid JSON) was taken, then failed as it was encoded: a
+    ``UnicodeEncodeError`` traceback, exit 1, in ``gate`` and ``report --baseline``."""
+    saved = tmp_path / "b.json"
+    done = CliRunner().invoke(main, ["baseline", "save", "--db", str(stored / "h.duckdb"),
+                                     "-o", str(saved)])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    doc = json.loads(saved.read_text())
+    doc["cells"][0][key] = "ab\ud800"
+    saved.write_text(json.dumps(doc))  # written as the escape \ud800
+    args = {"gate": ["gate", "--baseline", str(saved)],
+            "report": ["report", "--baseline", str(saved), "--out", str(tmp_path / "r")]}  # fmt: skip
+    done = CliRunner().invoke(main, [*args[command], "--db", str(stored / "h.duckdb")])
+    assert done.exit_code == 2, (done.output, done.exception)
+    assert f"field cells[0].{key}: a lone surrogate at character 2, not text" in " ".join(
+        done.output.split()
+    )
