@@ -110,3 +110,18 @@ def test_a_baseline_name_holding_a_lone_surrogate_is_bad_input(
     assert f"field cells[0].{key}: a lone surrogate at character 2, not text" in " ".join(
         done.output.split()
     )
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [("http://[::1/{trace_id}", "Invalid IPv6 URL"), ("http://x:99999/{trace_id}", "Port")],
+)
+def test_a_trace_url_that_urlsplit_cannot_read_is_refused(
+    stored: Path, url: str, said: str
+) -> None:
+    """Before: ``--trace-url 'http://[::1/{trace_id}'`` was a ``ValueError`` traceback from
+    ``urlsplit``, exit 1 (and a port out of range was taken)."""
+    done = CliRunner().invoke(main, ["view", "--db", str(stored / "h.duckdb"), "--port",
+                                     "18779", "--warm", "0", "--trace-url", url])  # fmt: skip
+    assert done.exit_code == 2, (done.output, done.exception)
+    assert f"--trace-url {url}: not an address ({said}" in " ".join(done.output.split())
