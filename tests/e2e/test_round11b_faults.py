@@ -125,3 +125,26 @@ def test_a_trace_url_that_urlsplit_cannot_read_is_refused(
                                      "18779", "--warm", "0", "--trace-url", url])  # fmt: skip
     assert done.exit_code == 2, (done.output, done.exception)
     assert f"--trace-url {url}: not an address ({said}" in " ".join(done.output.split())
+
+
+@pytest.mark.parametrize("name", [".", "./.", "x" * 300])
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_workspace_file_that_cannot_be_made_is_refused_by_validate(
+    tmp_path: Path, name: str, command: str
+) -> None:
+    """Before: ``workspace.files`` naming ``.`` (the workspace itself) or holding a name over
+    255 bytes passed ``suites validate`` (exit 0), and ``run`` made an error cell
+    (``AssertionError``; ``File name too long``), exit 3. Now both refuse it, exit 2."""
+    suite = tmp_path / "w.yaml"
+    suite.write_text(
+        "suite: w\ntasks:\n  - id: t\n    prompt: go\n"
+        f"    workspace: {{files: {{{json.dumps(name)}: hello}}}}\n"
+        "    expect: {kind: contains, value: x}\n    mock: {turns: [{text: x}]}\n"
+    )
+    args = {"validate": ["suites", "validate", str(suite)],
+            "run": ["run", str(suite), "--providers", "mock", "--modes", "react",
+                    "--no-progress", "--db", str(tmp_path / "h.duckdb")]}  # fmt: skip
+    done = CliRunner().invoke(main, args[command])
+    assert done.exit_code == 2, (done.output, done.exception)
+    said = "names the workspace itself" if "x" not in name else "longer than 255 bytes"
+    assert said in " ".join(done.output.split())
