@@ -148,3 +148,16 @@ def test_a_workspace_file_that_cannot_be_made_is_refused_by_validate(
     assert done.exit_code == 2, (done.output, done.exception)
     said = "names the workspace itself" if "x" not in name else "longer than 255 bytes"
     assert said in " ".join(done.output.split())
+
+
+def test_view_on_a_host_that_is_not_utf8_is_one_line(stored: Path) -> None:
+    """Before: ``view --host $'\\xff'`` was a ``TypeError`` traceback from the socket's bind
+    ("encoding of hostname failed"), exit 1."""
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "view", "--db", str(stored / "h.duckdb"),
+         "--port", "18779", "--warm", "0", "--host", os.fsdecode(b"\xff")],  # fmt: skip
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "not a host name or address (encoding of hostname failed)" in done.stderr
+    assert "Traceback" not in done.stderr
