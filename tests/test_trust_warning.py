@@ -1,8 +1,8 @@
 """Where a user reads about suites (README and docs/suites.md), one plain warning says that a
 suite file runs code, and names every way it does (adversary round 5, issue 34 item 20: the
 warning named tools and python graders only; adversary round 8: a profile whose ``kind`` is a
-``package.module:attr`` reference, in a project's ``harness.toml``, imports it too; round 11: a turn's ``add_tools:`` imports its references as ``tools:``
-does, and was not named)."""
+``package.module:attr`` reference, in a project's ``harness.toml``, imports it too; round 11:
+a turn's ``add_tools:`` imports its references as ``tools:`` does, and was not named)."""
 
 from __future__ import annotations
 

@@ -78,7 +78,7 @@ def cassette_files(directory: str | os.PathLike[str]) -> list[Path]:
         try:
             what = file_kind(os.stat(root).st_mode)
         except OSError as exc:
-            what = f"not readable ({exc.strerror})"
+            raise ConfigError(f"{root} is not a directory or a file ({exc.strerror})") from None
         raise ConfigError(f"{root} is {what}, not a folder of cassettes or a cassette file")
     return sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
 

@@ -71,5 +71,6 @@ def cassettes_coverage(directory: str) -> None:
     if code:
         raise SystemExit(code)
 
+
 #: The commands this module adds to the root group.
 COMMANDS: tuple[click.Command, ...] = (cassettes,)

@@ -51,9 +51,22 @@ def test_baseline_save_to_standard_output_sent_to_a_file_writes_the_json_there(
     sent = stored / f"b-{via.replace(' ', '-')}.json"
     with sent.open("wb") as out:
         done = subprocess.run(
-            [sys.executable, "-m", "harness.cli", "baseline", "save", "--db",
-             str(stored / "h.duckdb"), "-o", str(output)],  # fmt: skip
-            stdout=out, stderr=subprocess.PIPE, timeout=120, text=True, check=False,
+            [
+                sys.executable,
+                "-m",
+                "harness.cli",
+                "baseline",
+                "save",
+                "--db",
+                str(stored / "h.duckdb"),
+                "-o",
+                str(output),
+            ],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            text=True,
+            check=False,
         )
     assert done.returncode == 0, done.stderr
     assert json.loads(sent.read_text())["totals"]["cells"] == 1
@@ -68,10 +81,28 @@ def test_a_run_whose_trace_file_is_dev_zero_ends(tmp_path: Path) -> None:
     endless line skipped 4 MB at a time, so the run never ended once its cells were stored
     (killed at 40 s). A device or a FIFO is now not read back: the run ends, its cell stored."""
     done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "run", str(SUITE), "--providers", "mock",
-         "--modes", "react", "--no-progress", "--tasks", "add-small", "--db",
-         str(tmp_path / "h.duckdb"), "--trace-file", "/dev/zero"],  # fmt: skip
-        capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "run",
+            str(SUITE),
+            "--providers",
+            "mock",
+            "--modes",
+            "react",
+            "--no-progress",
+            "--tasks",
+            "add-small",
+            "--db",
+            str(tmp_path / "h.duckdb"),
+            "--trace-file",
+            "/dev/zero",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert "1/1 cells, 1 passed" in " ".join((done.stdout + done.stderr).split())
@@ -103,8 +134,9 @@ def test_a_baseline_name_holding_a_lone_surrogate_is_bad_input(
     doc = json.loads(saved.read_text())
     doc["cells"][0][key] = "ab\ud800"
     saved.write_text(json.dumps(doc))  # written as the escape \ud800
+    out = str(tmp_path / "r")
     args = {"gate": ["gate", "--baseline", str(saved)],
-            "report": ["report", "--baseline", str(saved), "--out", str(tmp_path / "r")]}  # fmt: skip
+            "report": ["report", "--baseline", str(saved), "--out", out]}  # fmt: skip
     done = CliRunner().invoke(main, [*args[command], "--db", str(stored / "h.duckdb")])
     assert done.exit_code == 2, (done.output, done.exception)
     assert f"field cells[0].{key}: a lone surrogate at character 2, not text" in " ".join(
@@ -154,9 +186,24 @@ def test_view_on_a_host_that_is_not_utf8_is_one_line(stored: Path) -> None:
     """Before: ``view --host $'\\xff'`` was a ``TypeError`` traceback from the socket's bind
     ("encoding of hostname failed"), exit 1."""
     done = subprocess.run(
-        [sys.executable, "-m", "harness.cli", "view", "--db", str(stored / "h.duckdb"),
-         "--port", "18779", "--warm", "0", "--host", os.fsdecode(b"\xff")],  # fmt: skip
-        capture_output=True, text=True, timeout=60, check=False,
+        [
+            sys.executable,
+            "-m",
+            "harness.cli",
+            "view",
+            "--db",
+            str(stored / "h.duckdb"),
+            "--port",
+            "18779",
+            "--warm",
+            "0",
+            "--host",
+            os.fsdecode(b"\xff"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 2, done.stderr
     assert "not a host name or address (encoding of hostname failed)" in done.stderr
