@@ -45,6 +45,7 @@ __all__ = [
     "read_regular",
     "remove_tree",
     "write_atomic",
+    "written_as_stream",
 ]
 
 #: A file a person writes (a suite, ``harness.toml``, ``pyproject.toml``, an ``examples_file``)
@@ -239,7 +240,7 @@ def write_atomic(
     left a reader of the FIFO waiting forever with nothing."""
     target = Path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    if named_by_user and _a_stream(target):
+    if named_by_user and written_as_stream(target):
         fd = open_regular(target, os.O_WRONLY, truncate=True, named_by_user=True)
         with os.fdopen(fd, "wb") as out:
             out.write(raw)
@@ -264,15 +265,37 @@ def write_atomic(
         raise
 
 
-def _a_stream(target: Path) -> bool:
-    """Is ``target`` (links followed) a device or a FIFO, or a link into ``/proc``?"""
+def written_as_stream(target: str | os.PathLike[str]) -> bool:
+    """Is ``target`` (links followed) a device or a FIFO, or reached through ``/proc``?
+
+    Each hop of a link chain is looked at, not only where it ends: ``/dev/stdout`` links to
+    ``/proc/self/fd/1``, whose end is the file standard output was sent to (``> b.json``), a
+    regular file; taken as one, the output was renamed over ``/dev/stdout`` itself (as root,
+    the machine's link was replaced by a file)."""
     try:
         st = os.stat(target)
     except OSError:
         return False
     if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
         return True
-    return os.path.islink(target) and os.path.realpath(target).startswith("/proc/")
+    return _through_proc(os.path.abspath(target))
+
+
+def _through_proc(path: str) -> bool:
+    """Does ``path``, or a link it leads through, lie under ``/proc`` (its folders' links
+    resolved at each hop: ``/dev/fd/1`` is ``/proc/self/fd/1``)?"""
+    for _ in range(40):  # the kernel's own bound on a chain of links
+        folder, name = os.path.split(path)
+        path = os.path.join(os.path.realpath(folder), name)
+        if path == "/proc" or path.startswith("/proc/"):
+            return True
+        if not os.path.islink(path):
+            return False
+        try:
+            path = os.path.join(os.path.dirname(path), os.readlink(path))
+        except OSError:
+            return False
+    return False
 
 
 def _mode_for(target: Path) -> int:

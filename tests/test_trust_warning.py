@@ -1,7 +1,8 @@
 """Where a user reads about suites (README and docs/suites.md), one plain warning says that a
 suite file runs code, and names every way it does (adversary round 5, issue 34 item 20: the
 warning named tools and python graders only; adversary round 8: a profile whose ``kind`` is a
-``package.module:attr`` reference, in a project's ``harness.toml``, imports it too)."""
+``package.module:attr`` reference, in a project's ``harness.toml``, imports it too; round 11:
+a turn's ``add_tools:`` imports its references as ``tools:`` does, and was not named)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def test_the_trust_warning_names_every_way_a_suite_runs_code(doc: str) -> None:
     assert len(warnings) == 1, f"{doc}: say it once"
     start = text.index(warnings[0])
     paragraph = " ".join(text[start : text.index("\n\n", start)].split())
-    for way in ("tools_module:", "`tools:`", "python graders", "`extra_modes:`",
+    for way in ("tools_module:", "`tools:`", "`add_tools:`", "python graders", "`extra_modes:`",
                 "a grader's `kind:`", "`source: {kind:}`", "unsandboxed",
                 "`harness.toml`", "whose `kind` is such a reference"):  # fmt: skip
         assert way in paragraph, f"{doc}: the warning does not name {way}"

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from harness._files import read_regular
+from harness._files import file_kind, read_regular
 from harness.cassettes import _yaml as yamlserializer
 from harness.cassettes._transport import DROPPED_HEADERS, SECRET_HEADERS, SECRET_QUERY
 from harness.errors import ConfigError
@@ -75,7 +75,11 @@ def cassette_files(directory: str | os.PathLike[str]) -> list[Path]:
     if root.is_file():
         return [root]
     if not root.is_dir():
-        raise ConfigError(f"cassettes lint: {root} is not a directory or a file")
+        try:
+            what = file_kind(os.stat(root).st_mode)
+        except OSError as exc:
+            raise ConfigError(f"{root} is not a directory or a file ({exc.strerror})") from None
+        raise ConfigError(f"{root} is {what}, not a folder of cassettes or a cassette file")
     return sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
 
 

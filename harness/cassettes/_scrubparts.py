@@ -351,12 +351,15 @@ def meets_placeholder(secret: str, placeholder: str) -> bool:
     return any(secret.startswith(placeholder[i:]) or secret.endswith(placeholder[:i]) for i in ends)
 
 
-def until_still(text: S, scrub: Callable[[S], S], passes: int = 16) -> S:
+def until_still(text: S, scrub: Callable[[S], S], withheld: S, passes: int = 16) -> S:
     """``scrub`` applied again until the text stops changing (at most ``passes`` times: each
-    pass that changes it shortens it or turns a secret into the placeholder)."""
+    pass that changes it shortens it or turns a secret into the placeholder). A text still
+    changing after them is ``withheld`` whole: each pass peels one layer of a secret around
+    the placeholder (``xREDACTEDy`` over ``x``*17 + another secret + ``y``*17 was left as
+    ``xREDACTEDy`` after 16 passes), and going on to the end is quadratic in the text."""
     for _ in range(passes):
         again = scrub(text)
         if again == text:
-            break
+            return text
         text = again
-    return text
+    return text if scrub(text) == text else withheld

@@ -144,7 +144,9 @@ class Redactor:
         clean = replace_spans(text, spans, PLACEHOLDER) if spans else text
         if spans and self._again:
             clean = until_still(
-                clean, lambda t: replace_spans(t, find_spans(t, self._needles), PLACEHOLDER)
+                clean,
+                lambda t: replace_spans(t, find_spans(t, self._needles), PLACEHOLDER),
+                PLACEHOLDER,
             )
         if "\\u" in clean and '"' in clean:  # JSON inside text (a provider's error body)
             scrubbed = scrub_literals(clean, self._decoded)
@@ -160,7 +162,9 @@ class Redactor:
         clean = replace_spans(data, spans, PLACEHOLDER.encode())
         if self._again:
             mark = PLACEHOLDER.encode()
-            clean = until_still(clean, lambda d: replace_spans(d, find_spans(d, self._bytes), mark))
+            clean = until_still(
+                clean, lambda d: replace_spans(d, find_spans(d, self._bytes), mark), mark
+            )
         return clean
 
     def value(self, value: Any) -> Any:

@@ -5,10 +5,9 @@ Exit codes: 0 success, 2 bad input (the message names the file, run or field).
 
 from __future__ import annotations
 
-import os
-
 import click
 
+from harness._files import written_as_stream
 from harness.cli._common import db_options, echo, guarded, load
 
 __all__ = ["COMMANDS", "baseline", "baseline_save_command"]
@@ -37,9 +36,9 @@ def baseline_save_command(db: str, run: str, output: str, label: str | None) -> 
         from harness.report._baseline import baseline_save
 
         run_id, frame = load(db, run)
+        streamed = written_as_stream(output)  # (before: a file made by the write is none)
         doc = baseline_save(frame, output, run_id=run_id, label=label)
         totals = doc["totals"]
-        streamed = not os.path.isfile(output) or os.path.realpath(output).startswith("/proc/")
         echo(f"wrote {output}: run {run_id}, {totals['cells']} cells, {totals['passed']} passed",
              err=streamed)  # fmt: skip  # (-o /dev/stdout | jq: the JSON alone on stdout)
         return 0

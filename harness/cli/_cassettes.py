@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from harness.cli._common import echo
+from harness.cli._common import echo, guarded
 
 __all__ = ["COMMANDS", "cassettes", "cassettes_coverage", "cassettes_lint"]
 
@@ -50,21 +50,26 @@ def cassettes_coverage(directory: str) -> None:
     from harness.cassettes._coverage import system_coverage
     from harness.providers._profiles import load_profiles
 
-    coverage = system_coverage(directory)
-    if not coverage.judged:  # said nothing, exit 0, over a folder of corrupt cassettes
-        echo(
-            f"no recorded request under {directory} has a system message long enough to "
-            "judge: nothing checked (corrupt cassettes: see `harness cassettes lint`)"
-        )
-        return
-    profiles = load_profiles()
-    failed = False
-    for provider, line in coverage.lines().items():
-        retired = profiles[provider].retired if provider in profiles else None
-        echo(f"{line} [retired: {retired}]" if retired else line)
-        failed = failed or (coverage.short[provider] > 0 and retired is None)
-    if failed:
-        raise SystemExit(1)
+    def action() -> int:
+        coverage = system_coverage(directory)
+        if not coverage.judged:  # said nothing, exit 0, over a folder of corrupt cassettes
+            echo(
+                f"no recorded request under {directory} has a system message long enough to "
+                "judge: nothing checked (corrupt cassettes: see `harness cassettes lint`)"
+            )
+            return 0
+        profiles = load_profiles()
+        failed = False
+        for provider, line in coverage.lines().items():
+            retired = profiles[provider].retired if provider in profiles else None
+            echo(f"{line} [retired: {retired}]" if retired else line)
+            failed = failed or (coverage.short[provider] > 0 and retired is None)
+        return 1 if failed else 0
+
+    # A FIFO or a device as DIRECTORY was a ConfigError traceback, exit 1.
+    code = guarded(action)
+    if code:
+        raise SystemExit(code)
 
 
 #: The commands this module adds to the root group.

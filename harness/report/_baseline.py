@@ -221,6 +221,11 @@ def load_baseline(path: str | Path) -> Baseline:
         for key in (*_NAMES, "model", "finish_reason"):  # a list or true was shown as "True"
             if not isinstance(cell.get(key, ""), str | None) or (key in _NAMES and not cell[key]):
                 raise ReportInputError(f"{p}: field cells[{i}].{key}: expected a name (text)")
+            if (where := _lone_surrogate(cell.get(key))) is not None:  # a "\\ud800" escape
+                raise ReportInputError(  # (a UnicodeEncodeError traceback when looked up)
+                    f"{p}: field cells[{i}].{key}: a lone surrogate at character {where}, "
+                    "not text; regenerate the baseline"
+                )
         _check_numbers(p, i, cell)
         # The same cell twice (passed, then failed): the last one counted, silently, while a
         # reviewer reads the first (the baseline's pass rate was 0 %, not 100 %).
@@ -243,3 +248,12 @@ def load_baseline(path: str | Path) -> Baseline:
     prepared, _ = prepare_results(frame, source=str(p))
     meta = {k: v for k, v in doc.items() if k != "cells"}
     return Baseline(cells=prepared, meta=meta, source=str(p))
+
+
+def _lone_surrogate(value: object) -> int | None:
+    """Where ``value`` (a JSON string may spell one as an escape) holds a lone surrogate."""
+    if isinstance(value, str):
+        for i, char in enumerate(value):
+            if "\ud800" <= char <= "\udfff":
+                return i
+    return None

@@ -5,6 +5,7 @@ appended since the last one, a bounded piece at a time, into one shard of the ru
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import time
 from collections.abc import Callable
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import duckdb
 
-from harness._files import open_regular, own_folder
+from harness._files import open_input, open_regular, own_folder
 from harness.store._spans import spans_to_parquet
 
 __all__ = ["SpanFollower"]
@@ -60,11 +61,15 @@ class SpanFollower:
         added = 0
         while True:
             try:
-                with self.path.open("rb") as f:
+                with open_input(self.path) as f:
                     f.seek(self.offset)
                     data = f.read(SPAN_CHUNK_BYTES)
             except FileNotFoundError:
                 return added
+            except OSError as exc:  # a device or a FIFO (--trace-file /dev/zero): not read
+                if exc.errno == errno.EINVAL:  # back (/dev/zero's endless zeros, read as
+                    return added  # one endless line, held the run at its end for ever)
+                raise
             end = data.rfind(b"\n") + 1
             if end == 0:
                 if len(data) == SPAN_CHUNK_BYTES:  # one line longer than a chunk: skip it

@@ -46,6 +46,7 @@ class Workspace:
                 or "\x00" in rel
                 or os.path.isabs(rel)
                 or ".." in Path(rel).parts
+                or not Path(rel).parts  # "." names the workspace itself: an AssertionError
             ):
                 raise ConfigError(
                     f"workspace files: {rel!r} must be a relative path inside the workspace"

@@ -57,7 +57,11 @@ def trace_url_problem(url: str) -> str | None:
         url.encode("utf-8")
     except UnicodeEncodeError as exc:
         return f"not valid UTF-8 (character {exc.start}); give the address as text"
-    parts = urlsplit(url.replace("{trace_id}", "0"))
+    try:  # "http://[::1/{trace_id}" was a ValueError traceback, exit 1
+        parts = urlsplit(url.replace("{trace_id}", "0"))
+        parts.port  # noqa: B018  # (checked when read: "http://x:99999/")
+    except ValueError as exc:
+        return f"not an address ({exc})"
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         return "only http:// and https:// addresses (with a host) are accepted"
     return None

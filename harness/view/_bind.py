@@ -3,6 +3,7 @@ is reported at once (not after the report stack has loaded)."""
 
 from __future__ import annotations
 
+import errno
 import socket
 
 __all__ = ["bind"]
@@ -14,7 +15,12 @@ def bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host.strip("[]"), port))
+        try:
+            sock.bind((host.strip("[]"), port))
+        except (TypeError, ValueError) as exc:  # bytes not UTF-8, a label IDNA refuses: a
+            raise OSError(  # TypeError traceback, exit 1 ("encoding of hostname failed")
+                errno.EINVAL, f"not a host name or address ({exc})"
+            ) from None
         sock.listen(128)
         sock.set_inheritable(True)
     except BaseException:
