@@ -37,6 +37,7 @@ __all__ = [
     "replace_spans",
     "scrub_literals",
     "until_still",
+    "withhold_texts",
 ]
 
 S = TypeVar("S", str, bytes)
@@ -363,3 +364,20 @@ def until_still(text: S, scrub: Callable[[S], S], withheld: S, passes: int = 16)
             return text
         text = again
     return text if scrub(text) == text else withheld
+
+
+def withhold_texts(chunks: list[Any], fields: frozenset[str], placeholder: str) -> set[int]:
+    """Empty every string of ``chunks`` held under a key in ``fields`` (the text of a reply), in
+    place, the first one becoming ``placeholder``; returns the indices of the chunks changed.
+    The last resort of a stream whose cuts kept making secrets: ids and names stay, so the
+    chunks still make a reply, but none of its text is kept (a secret could be made again
+    across what is kept on either side of a cut)."""
+    changed: set[int] = set()
+    first = True
+    for i, chunk in enumerate(chunks):
+        for _, parent, key in leaves(chunk):
+            if key in fields and parent[key] != "":
+                parent[key] = placeholder if first else ""
+                first = False
+                changed.add(i)
+    return changed

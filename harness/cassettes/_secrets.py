@@ -54,6 +54,7 @@ from harness.cassettes._scrubparts import (
     replace_spans,
     scrub_literals,
     until_still,
+    withhold_texts,
 )
 
 __all__ = [
@@ -122,9 +123,7 @@ class Redactor:
         self._bytes = Needles([n.encode("utf-8", "surrogateescape") for n in ordered])
         self._secrets = Needles(self.secrets)
         self._walk = Walk(self._decoded, self.data)
-        #: A secret that meets the placeholder (holds it, or begins with its end, or ends with
-        #: its start) can be made by a replacement (``xREDACTEDy`` from ``x<other secret>y``):
-        #: then the text is scrubbed again until nothing changes.
+        #: A secret that a replacement can make (``meets_placeholder``): scrub until still.
         self._again = any(meets_placeholder(s, PLACEHOLDER) for s in self.secrets)
 
     def __bool__(self) -> bool:
@@ -210,21 +209,22 @@ class Redactor:
         OpenAI's choices and tool-call deltas or Anthropic's content blocks, by that index) are
         concatenated as the client does; each occurrence of a secret in the concatenation is
         cut out of every chunk it spans, and the chunk where it starts gets ``REDACTED``, so the
-        concatenation of the new chunks is the redacted concatenation. Then the same again over
-        the text fields of one reply joined in stream order (``reasoning_content``,
-        ``reasoning``, ``thinking``, ``content``, ``text`` under the same parent, e.g. one
-        choice's ``delta``): a key begun in the reasoning and ended in the answer is cut too.
-        Changed chunks are copies; the others are returned as they are."""
+        concatenation of the new chunks is the redacted concatenation. Then the same over the
+        text fields of one reply joined in stream order (:data:`_TEXT_FIELDS` under one parent):
+        a key begun in the reasoning and ended in the answer is cut too. Changed chunks are
+        copies."""
         scrubbed = [self.value(c) for c in chunks]
         if not self.secrets or len(scrubbed) < 2:
             return scrubbed
         work = copy.deepcopy(scrubbed)  # _join changes chunks in place
-        changed = self._join(work)
+        changed = more = self._join(work)
         for _ in range(16 if self._again and changed else 0):  # a cut that made a secret
             more = self._join(work)
+            changed |= more
             if not more:
                 break
-            changed |= more
+        if more and self._again:  # still making secrets after the passes: no text is kept
+            changed |= withhold_texts(work, _TEXT_FIELDS | {"arguments"}, PLACEHOLDER)
         return [work[i] if i in changed else c for i, c in enumerate(scrubbed)]
 
     def _join(self, chunks: list[Any]) -> set[int]:

@@ -26,3 +26,29 @@ def test_a_few_layers_are_still_scrubbed_in_place() -> None:
     """Within the passes the text is kept, only the secrets replaced."""
     redactor = Redactor([MADE, OTHER])
     assert redactor.text("a " + "x" * 5 + OTHER + "y" * 5 + " b") == "a REDACTED b"
+
+
+@pytest.mark.parametrize("layers", [17, 40])
+def test_layers_split_over_streamed_chunks_leave_no_secret(layers: int) -> None:
+    """Round 11 part B left it: the cross-chunk pass stopped after its 16 passes too, and 40
+    layers in 7-character chunks left ``xxxxxxxREDACTEDyyyyyyy``. Now a stream still making
+    secrets after the passes keeps none of its text (ids and roles stay)."""
+    redactor = Redactor([MADE, OTHER])
+    text = "model said " + "x" * layers + OTHER + "y" * layers + " then"
+    chunks = [{"id": "c1", "choices": [{"index": 0, "delta": {"content": text[i : i + 7]}}]}
+              for i in range(0, len(text), 7)]  # fmt: skip
+    out = redactor.stream(chunks)
+    joined = "".join(c["choices"][0]["delta"]["content"] for c in out)
+    assert MADE not in joined, joined
+    assert OTHER not in joined
+    assert "REDACTED" in joined
+    assert [c["id"] for c in out] == ["c1"] * len(chunks)
+
+
+def test_a_few_layers_over_streamed_chunks_keep_the_text() -> None:
+    redactor = Redactor([MADE, OTHER])
+    text = "a " + "x" * 3 + OTHER + "y" * 3 + " b"
+    chunks = [{"choices": [{"index": 0, "delta": {"content": text[i : i + 5]}}]}
+              for i in range(0, len(text), 5)]  # fmt: skip
+    joined = "".join(c["choices"][0]["delta"]["content"] for c in redactor.stream(chunks))
+    assert joined == "a REDACTED b"
