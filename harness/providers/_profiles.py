@@ -124,7 +124,9 @@ class ProviderProfile(BaseModel):
     stream: bool = True
     timeout_s: float = Field(default=300.0, gt=0)
     #: The wall-clock bound of one call, retries included (``timeout_s`` bounds each read).
-    deadline_s: float | None = Field(default=DEFAULT_DEADLINE_S, gt=0)
+    deadline_s: float | None = Field(
+        default=DEFAULT_DEADLINE_S, gt=0, allow_inf_nan=False, strict=True
+    )
     max_retries: int = Field(default=3, ge=0, le=10)
     retry_initial_s: float = Field(default=0.5, ge=0)
     context_window: int | None = Field(default=None, gt=0)

@@ -35,9 +35,10 @@ class HTTPOpts(BaseModel):
     base_url: str | None = None
     transport: Any = None
     stream: bool | None = None
-    timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    deadline_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    max_retries: int | None = Field(default=None, ge=0, le=10)
+    # strict: a bool is no number of seconds (pydantic's lax mode takes `true` as 1)
+    timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
+    deadline_s: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
+    max_retries: int | None = Field(default=None, ge=0, le=10, strict=True)
     retry_initial_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     context_window: int | None = Field(default=None, gt=0)
 
@@ -93,7 +94,7 @@ def _http_provider(profile: Any, model: str | None, opts: Mapping[str, Any]) -> 
 
 def _checked(opts: Mapping[str, Any]) -> dict[str, Any]:
     """``opts`` with each value checked as its profile field is (a bad one is a ConfigError
-    naming the key, not a TypeError deep in httpx) and numbers given as text converted."""
+    naming the key, not a TypeError deep in httpx)."""
     try:
         checked = HTTPOpts.model_validate(dict(opts))
     except ValidationError as exc:

@@ -73,7 +73,7 @@ async def test_the_deadline_does_not_cut_a_reply_that_arrives_in_time(
     ("key", "bad"),
     [("deadline_s", 0), ("deadline_s", -1), ("deadline_s", "soon"),
      ("deadline_s", float("inf")), ("timeout_s", "soon"), ("timeout_s", -1),
-     ("max_retries", 99), ("stream", "maybe")],
+     ("max_retries", 99), ("stream", "maybe"), ("deadline_s", True), ("max_retries", True)],
 )  # fmt: skip
 def test_a_bad_provider_option_is_refused_naming_it(
     key: str, bad: object, monkeypatch: pytest.MonkeyPatch
