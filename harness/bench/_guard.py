@@ -7,7 +7,8 @@ can state.
 - ``run`` raising ``KeyboardInterrupt`` or ``SystemExit``: inside the event loop's task these
   left it at once ("Task exception was never retrieved" and a traceback at exit, the run
   closed ``failed`` with no resume command). ``KeyboardInterrupt`` now stops the run as Ctrl-C
-  does (interrupted, exit 130, the resume command); ``SystemExit`` is a crash of the executor.
+  does (interrupted, exit 130, the resume command); ``SystemExit``, ``GeneratorExit`` or a
+  ``BaseException`` of its own is a crash of the executor (they were a traceback, exit 1).
 - ``run`` never returning once every cell of the run was stored: ``harness run`` waited until
   two Ctrl-C. Past :data:`RETURN_GRACE_S` after the last cell was stored, the run stops waiting
   for it (a warning says so) and ends as usual.
@@ -84,10 +85,12 @@ class Guarded:
                 self.name,
             )
             return MatrixSummary(total=len(cells), interrupted=True)
-        except SystemExit as exc:
-            raise _ExecutorRaised(exc) from None
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()
             if task is not None and task.cancelling():  # the run cancelled it: go on up
                 raise
+            raise _ExecutorRaised(exc) from None
+        except Exception:
+            raise
+        except BaseException as exc:  # SystemExit, GeneratorExit, a BaseException of its own
             raise _ExecutorRaised(exc) from None

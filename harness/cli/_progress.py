@@ -66,8 +66,9 @@ def show_log(
             logger.propagate = propagate
 
 
-#: Ctrl-C the event loop has not handled (plug-in code holds it) before the blocking code is
-#: interrupted with ``KeyboardInterrupt``.
+#: SIGINT or SIGTERM the event loop has not handled (plug-in code holds it) before the blocking
+#: code is interrupted with ``KeyboardInterrupt`` (SIGTERM too: ``timeout``, CI cancels and
+#: ``docker stop`` send it, and a held loop never heard it).
 HARD_STOP_SIGNALS = 3
 
 #: After a second SIGINT, how long the runner's tasks get to end once cancelled (the Ray
@@ -94,7 +95,7 @@ def drive(
     def hard_stop(signum: int, frame: object) -> None:
         """Python's own SIGINT handler, run between bytecodes even while plug-in code holds the
         event loop (``time.sleep`` in an executor): the loop's handler cannot run then, so
-        after :data:`HARD_STOP_SIGNALS` unseen Ctrl-C the blocking code gets the
+        after :data:`HARD_STOP_SIGNALS` unseen Ctrl-C or SIGTERM the blocking code gets the
         ``KeyboardInterrupt`` (the run ends interrupted; stored cells are kept)."""
         nonlocal unseen
         unseen += 1
@@ -117,8 +118,9 @@ def drive(
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, stop)
             loop.add_signal_handler(signal.SIGTERM, stop)
-            # The loop still hears SIGINT through its wakeup fd; this handler runs as well.
+            # The loop still hears them through its wakeup fd; this handler runs as well.
             signal.signal(signal.SIGINT, hard_stop)
+            signal.signal(signal.SIGTERM, hard_stop)
         try:
             with progress_bar(console, len(cells), progress) as update:
                 running = asyncio.ensure_future(runner.run(cells, update))

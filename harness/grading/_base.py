@@ -133,15 +133,19 @@ class Grader(BaseModel):
 def _grader_class(obj: Any, spec: str) -> type[Grader]:
     if not (isinstance(obj, type) and issubclass(obj, Grader)):
         raise ConfigError(f"grader kind {spec!r}: {obj!r} is not a harness.grading.Grader subclass")
-    limit = obj.time_limit_s
-    if limit is not None and not (
+    bad = _bad_limit(obj.time_limit_s)
+    if bad:
+        raise ConfigError(f"grader kind {spec!r}: {bad}")
+    return obj
+
+
+def _bad_limit(limit: object) -> str:
+    """Why ``limit`` is no ``time_limit_s`` ("" when it is one)."""
+    if limit is None or (
         isinstance(limit, int | float) and not isinstance(limit, bool) and 0 < limit < math.inf
     ):
-        raise ConfigError(
-            f"grader kind {spec!r}: time_limit_s must be a number of seconds above 0, or None "
-            f"for no bound; got {limit!r}"
-        )
-    return obj
+        return ""
+    return f"time_limit_s must be a number of seconds above 0, or None for no bound; got {limit!r}"
 
 
 #: Grader kinds by name: the built-ins, kinds registered in code and the entry points of the
@@ -290,12 +294,16 @@ async def evaluate(grader: Grader, result: Result, context: GradeContext) -> Gra
             "grade only runs that stop or submit (set grade_on_error: true to grade anyway)",
         )
     limit = type(grader).time_limit_s
-    try:
-        async with asyncio.timeout(limit) as clock:
-            verdict = await _verdict(grader, result, context)
-    except TimeoutError as exc:
-        if not clock.expired():  # the grader's own TimeoutError: a crash like any other
-            return Grade(False, 0.0, f"{grader.kind} grader error: TimeoutError: {exc}", error=True)
+    bad = _bad_limit(limit)  # checked when the kind was looked up, but a class can change after
+    if bad:
+        return Grade(False, 0.0, f"{grader.kind} grader error: {bad}", error=True)
+    answer = await _bounded(grader, result, context, limit)
+    if isinstance(answer, KeyboardInterrupt):
+        raise answer  # the cell stops the run as on Ctrl-C
+    if isinstance(answer, BaseException):  # a broken grader is an error cell, never a crash
+        why = f"{type(answer).__name__}: {answer}"
+        return Grade(False, 0.0, f"{grader.kind} grader error: {why}", error=True)
+    if answer is None:
         return Grade(
             False,
             0.0,
@@ -303,13 +311,56 @@ async def evaluate(grader: Grader, result: Result, context: GradeContext) -> Gra
             f"(stopped); a grader kind sets its own as the class variable time_limit_s",
             error=True,
         )
-    except Exception as exc:  # a broken grader is an error cell; it never stops a matrix
-        return Grade(
-            False, 0.0, f"{grader.kind} grader error: {type(exc).__name__}: {exc}", error=True
-        )
+    verdict = answer
     reason = result.finish_reason.value
     if verdict.passed or verdict.error or result.success or reason in verdict.explanation:
         return verdict
     # Say how a failed run ended (e.g. it ran out of turns before answering).
     why = f"{verdict.explanation} (run ended with {reason})"
     return Grade(False, verdict.score, why, cost_usd=verdict.cost_usd)
+
+
+async def _bounded(
+    grader: Grader, result: Result, context: GradeContext, limit: float | None
+) -> Grade | BaseException | None:
+    """The grader's verdict or what it raised; ``None`` past ``limit``. The grading runs as a
+    task of its own that is cancelled at the limit and never waited for after it: a grader that
+    swallows its cancellation (or answers after it) cannot hold the cell."""
+
+    async def caught() -> Grade | BaseException:
+        try:
+            return await _verdict(grader, result, context)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # SystemExit, GeneratorExit, a BaseException of its own
+            if isinstance(exc, GeneratorExit) and _closing():
+                raise  # this coroutine is being closed (a task left behind, collected)
+            return exc
+
+    job = asyncio.ensure_future(caught())
+    try:
+        done, _ = await asyncio.wait({job}, timeout=limit)
+    except asyncio.CancelledError:  # the cell is stopped: so is its grading
+        job.cancel()
+        raise
+    if not done:
+        job.cancel()
+        job.add_done_callback(_forget)
+        return None
+    if job.cancelled():  # its own CancelledError: a crash like any other
+        return asyncio.CancelledError("the grader raised CancelledError")
+    return job.result()
+
+
+def _closing() -> bool:
+    """Is the running coroutine being closed from outside an event loop (not run by one)?"""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return True
+    return False
+
+
+def _forget(job: asyncio.Future[Any]) -> None:
+    if not job.cancelled():
+        job.exception()  # retrieved: no "exception was never retrieved" at exit

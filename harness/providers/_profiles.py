@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness._files import MAX_INPUT_BYTES, read_regular
@@ -173,6 +174,16 @@ class ProviderProfile(BaseModel):
         if self.prices is not None and self.price_as:
             raise ValueError("set either prices or price_as, not both")
         return self
+
+    @field_validator("base_url")
+    @classmethod
+    def _usable_url(cls, url: str | None) -> str | None:
+        if url is not None:
+            try:
+                httpx.URL(url)
+            except httpx.InvalidURL as exc:  # a control character, say
+                raise ValueError(f"{url!a} is no usable address: {exc}") from None
+        return url
 
     @field_validator("headers")
     @classmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import ConfigError
@@ -88,7 +89,13 @@ def _http_provider(profile: Any, model: str | None, opts: Mapping[str, Any]) -> 
             f"provider {profile.name!r}: no model; use '{profile.name}:MODEL' or set "
             "model in the profile"
         )
-    provider: Provider = cls(profile, model, **dict(opts))
+    try:
+        provider: Provider = cls(profile, model, **dict(opts))
+    except httpx.InvalidURL as exc:  # a control character in base_url, say: bad input
+        url = opts.get("base_url") or getattr(profile, "base_url", None)
+        raise ConfigError(
+            f"provider {profile.name!r}: base_url {url!r} is no usable address: {exc}"
+        ) from None
     return provider
 
 
