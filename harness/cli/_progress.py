@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import time
 from collections.abc import Iterator, Sequence
 
 from rich.console import Console
@@ -23,7 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from harness.bench._matrix import Cell
 from harness.bench._runner import CellOutcome, Executor, MatrixSummary, OnOutcome
 
-__all__ = ["CANCEL_GRACE_S", "HARD_STOP_SIGNALS", "drive", "progress_bar", "show_log"]
+__all__ = ["CANCEL_GRACE_S", "HARD_STOP_SIGNALS", "HELD_S", "drive", "progress_bar", "show_log"]
 
 
 class _ConsoleHandler(logging.Handler):
@@ -70,6 +71,8 @@ def show_log(
 #: code is interrupted with ``KeyboardInterrupt`` (SIGTERM too: ``timeout``, CI cancels and
 #: ``docker stop`` send it, and a held loop never heard it).
 HARD_STOP_SIGNALS = 3
+#: Seconds without a turn of the event loop after which it counts as held by plug-in code.
+HELD_S = 1.0
 
 #: After a second SIGINT, how long the runner's tasks get to end once cancelled (the Ray
 #: executor's own closing waits up to 10 s for its actors) before they are left behind.
@@ -90,21 +93,32 @@ def drive(
     # (e.g. SIG_IGN under nohup): restore the handlers we found.
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     signals = 0
-    unseen = 0  # SIGINTs the event loop has not handled yet
+    unseen = 0  # signals the event loop has not handled yet
+    beat = time.monotonic()  # when the event loop last ran (a heartbeat)
 
     def hard_stop(signum: int, frame: object) -> None:
-        """Python's own SIGINT handler, run between bytecodes even while plug-in code holds the
-        event loop (``time.sleep`` in an executor): the loop's handler cannot run then, so
-        after :data:`HARD_STOP_SIGNALS` unseen Ctrl-C or SIGTERM the blocking code gets the
-        ``KeyboardInterrupt`` (the run ends interrupted; stored cells are kept)."""
+        """Python's own SIGINT/SIGTERM handler, run between bytecodes even while plug-in code
+        holds the event loop (``time.sleep`` in an executor): the loop's handler cannot run
+        then, so after :data:`HARD_STOP_SIGNALS` unseen signals, or two while the loop has not
+        run for :data:`HELD_S` (signals sent close together under load arrive as one), the
+        blocking code gets the ``KeyboardInterrupt`` (the run ends interrupted; stored cells
+        are kept)."""
         nonlocal unseen
         unseen += 1
-        if unseen >= HARD_STOP_SIGNALS:
+        held = time.monotonic() - beat > HELD_S
+        if unseen >= HARD_STOP_SIGNALS or (unseen >= 2 and held):
             raise KeyboardInterrupt
 
     async def main() -> MatrixSummary:
         loop = asyncio.get_running_loop()
         given_up = asyncio.Event()
+
+        def heartbeat() -> None:
+            nonlocal beat
+            beat = time.monotonic()
+            loop.call_later(HELD_S / 4, heartbeat)
+
+        heartbeat()
 
         def stop() -> None:
             nonlocal signals, unseen
