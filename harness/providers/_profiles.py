@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness._files import MAX_INPUT_BYTES, read_regular
@@ -179,6 +178,8 @@ class ProviderProfile(BaseModel):
     @classmethod
     def _usable_url(cls, url: str | None) -> str | None:
         if url is not None:
+            import httpx  # here: importing harness must not import httpx
+
             try:
                 httpx.URL(url)
             except httpx.InvalidURL as exc:  # a control character, say

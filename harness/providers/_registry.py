@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import ConfigError
@@ -89,6 +88,8 @@ def _http_provider(profile: Any, model: str | None, opts: Mapping[str, Any]) -> 
             f"provider {profile.name!r}: no model; use '{profile.name}:MODEL' or set "
             "model in the profile"
         )
+    import httpx  # here: importing harness must not import httpx
+
     try:
         provider: Provider = cls(profile, model, **dict(opts))
     except httpx.InvalidURL as exc:  # a control character in base_url, say: bad input
