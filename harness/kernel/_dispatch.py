@@ -123,7 +123,7 @@ async def _bounded(state: State, call: ToolCall, *, parallel: bool) -> ToolResul
     return result
 
 
-def _crash(exc: BaseException) -> str:
+def _crash(exc: Exception) -> str:
     """``RuntimeError: boom`` as the model has always been shown it; an exception whose message
     cannot be read is named by its type (:func:`~harness._plugins.described`)."""
     try:
@@ -176,9 +176,7 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
         result = ToolResult(call.id, f"error: {exc}", True)
     except ToolSafetyNet:
         raise  # not the model's doing: the loop ends the run as error_during_execution
-    except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
-        raise  # Ctrl-C, an exit, the run's cancellation: not the tool's failure to report
-    except BaseException as exc:  # any Exception, GeneratorExit, a BaseException of its own
+    except Exception as exc:
         reason = f"tool crashed: {_crash(exc)}"
         await _fire_failure(state, call, reason)
         result = ToolResult(call.id, f"error: {reason}", True)

@@ -174,7 +174,7 @@ class FunctionTool:
         if self._is_async:
             return await self.fn(**kwargs)
         # A plain function may block: run it in a worker thread so timeouts and parallelism hold.
-        return await asyncio.to_thread(_called, self.fn, kwargs)
+        return await asyncio.to_thread(self.fn, **kwargs)
 
     def __repr__(self) -> str:
         return f"FunctionTool({self.name!r})"
@@ -222,18 +222,3 @@ def tool(
         )
 
     return wrap(fn) if fn is not None else wrap
-
-
-def _called(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """``fn(**kwargs)`` on a worker thread. A ``GeneratorExit`` or a ``BaseException`` of the
-    function's own, carried back through the thread's future, escaped the kernel's handling of
-    a tool's failure (a traceback out of ``harness.run``): it comes back as the crash it is."""
-    try:
-        return fn(**kwargs)
-    except (Exception, KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException as exc:
-        from harness._plugins import described
-        from harness.errors import ToolError
-
-        raise ToolError(f"tool crashed: {described(exc)}") from None

@@ -552,37 +552,3 @@ async def test_on_tool_timeout_end_run_makes_the_expiry_an_infrastructure_error(
     assert "did not finish within 0.2 s" in ended.halted_reason
     assert results(ended.messages) == []  # nothing about the expiry reached the model
     assert ended.text != "carried on"
-
-
-class _OwnBase(BaseException):
-    pass
-
-
-@pytest.mark.parametrize("kind", ["sync", "async"])
-@pytest.mark.parametrize(
-    ("raised", "said"),
-    [(GeneratorExit("mine"), "GeneratorExit: mine"), (_OwnBase("own"), "_OwnBase: own")],
-    ids=["GeneratorExit", "own-BaseException"],
-)
-async def test_a_tool_raising_a_base_exception_is_a_crash_told_to_the_model(
-    kind: str, raised: BaseException, said: str
-) -> None:
-    """Round 11 part A noted it: a tool raising ``GeneratorExit`` (or a ``BaseException`` of
-    its own) escaped ``harness.run`` as a traceback; a plain function's came back through its
-    worker thread's future past every handler."""
-
-    def sync_tool() -> str:
-        """Fails oddly."""
-        raise raised
-
-    async def async_tool() -> str:
-        """Fails oddly."""
-        raise raised
-
-    odd = tool(name="odd")(sync_tool if kind == "sync" else async_tool)
-    p = MockProvider([calls_turn(("odd", {})), {"text": "moving on"}])
-    result = await harness.arun("go", provider=p, tools=[odd])
-    assert result.finish_reason is FinishReason.STOP, result.halted_reason
-    (crashed,) = results(result.messages)
-    assert crashed.is_error
-    assert crashed.content == f"error: tool crashed: {said}"
