@@ -195,15 +195,7 @@ def module_file_problem(name: str, search: Iterable[str]) -> str | None:
     file``, or None. ``search``: the folders a top-level module is looked for in."""
     parent, _, last = name.rpartition(".")
     folders = list(getattr(sys.modules.get(parent), "__path__", ())) if parent else list(search)
-    for folder in folders:
-        path = os.path.join(folder or os.curdir, f"{last}.py")
-        try:
-            mode = os.stat(path).st_mode
-        except (OSError, ValueError):
-            continue
-        if not stat.S_ISREG(mode):
-            return f"{path} is {file_kind(mode)}, not a regular file"
-    return None
+    return _first_irregular(os.path.join(folder or os.curdir, f"{last}.py") for folder in folders)
 
 
 def init_file_problem(module: Any) -> str | None:
@@ -212,8 +204,14 @@ def init_file_problem(module: Any) -> str | None:
     it says only ``has no attribute``): ``/x/pkg/__init__.py is a FIFO, not a regular file``."""
     if getattr(module, "__file__", None) is not None:
         return None
-    for folder in list(getattr(module, "__path__", ())):
-        path = os.path.join(folder, "__init__.py")
+    folders = list(getattr(module, "__path__", ()))
+    return _first_irregular(os.path.join(folder, "__init__.py") for folder in folders)
+
+
+def _first_irregular(paths: Iterable[str]) -> str | None:
+    """``/x/mod.py is a FIFO, not a regular file`` for the first of ``paths`` that exists and
+    is no regular file, or None."""
+    for path in paths:
         try:
             mode = os.stat(path).st_mode
         except (OSError, ValueError):
