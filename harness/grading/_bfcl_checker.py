@@ -20,8 +20,8 @@ used before in that process, deletes the globals it created, and restores both p
 ``harness:checker_timeout``. Nothing of it runs in the harness's process, so a grading never
 waits for another, nor sees another's precision. A worker holds at most
 :data:`~harness.grading._bfcl_worker.MEMORY_LIMIT_BYTES`: a re-executed call past it gets BFCL's
-own ``Error during execution`` result (a worker that dies of it fails the model with
-``harness:checker_memory``).
+own ``Error during execution`` result (a worker that dies is replaced once, as one killed from
+outside would be; one that dies again fails the model with ``harness:checker_memory``).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from harness.grading._bfcl_worker import (
     WorkerDied,
     current,
     give_back_memory,
+    restore_globals,
 )
 
 __all__ = ["GRADE_TIME_LIMIT_S", "BfclVerdict", "grade_ast", "grade_multi_turn"]
@@ -160,11 +161,12 @@ def grade_multi_turn(
             "harness:checker_timeout",
             f"BFCL's re-execution of the calls took over {timeout_s:g} s and was stopped",
         )
-    except WorkerDied:  # out of memory where the checker could not catch it
+    except WorkerDied:  # twice: out of memory where the checker could not catch it
         return _fail(
             "harness:checker_memory",
-            "BFCL's re-execution of the calls stopped its worker process (its memory limit is "
-            f"{MEMORY_LIMIT_BYTES // 2**20:,} MiB)",
+            "BFCL's re-execution of the calls stopped its worker process, twice in two workers "
+            f"(past its memory limit of {MEMORY_LIMIT_BYTES // 2**20:,} MiB, or killed from "
+            "outside)",
         )
 
 
@@ -185,6 +187,7 @@ def _check(
     finally:
         _purge(prefix)
         _restore(saved)
+        restore_globals()  # the checker's instances took some by reference
         give_back_memory()  # a call past the memory limit left freed heap behind
     if result["valid"]:
         return BfclVerdict(True, None, "BFCL: valid")

@@ -31,6 +31,8 @@ import contextlib
 import contextvars
 import ctypes
 import gc
+import pickle
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -41,6 +43,7 @@ from harness.grading._bfcl_env import CLASS_MODULES, bfcl_module
 from harness.tools._grep_worker import GrepWorker
 
 __all__ = [
+    "DEATHS_RETRIED",
     "MAX_IDLE",
     "MEMORY_LIMIT_BYTES",
     "WARM_UP_LIMIT_S",
@@ -50,6 +53,7 @@ __all__ = [
     "cap_memory",
     "current",
     "give_back_memory",
+    "restore_globals",
     "using",
     "warm_up",
 ]
@@ -62,16 +66,57 @@ WARM_UP_LIMIT_S = 120.0
 #: The address space a BFCL worker may hold (a warm worker holds about 65 MB; the largest normal
 #: call a few MB; ``square_root(2, precision=10**9)`` about 474 MB before its time limit).
 MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024
+#: A call whose worker died is run again in a fresh worker this many times: a worker killed
+#: from outside (an OOM killer, ``docker``) is no fault of the call's.
+DEATHS_RETRIED = 1
 _CHECKER = "bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker"
+_LONG_CONTEXT = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code.long_context"
+_Global = dict[Any, Any] | list[Any] | set[Any]
+#: BFCL's mutable module globals as :func:`warm_up` found them: (module, name, the object, a
+#: copy to compare with, its value pickled). A class module holds long_context's under its own
+#: names, so one object may appear under several.
+_pristine: list[tuple[Any, str, _Global, _Global, bytes]] = []
 
 
 def warm_up() -> None:
-    """Cap the worker's memory (:data:`MEMORY_LIMIT_BYTES`) and import BFCL's classes and its
-    multi-turn checker (in a new worker, before its first call)."""
+    """Cap the worker's memory (:data:`MEMORY_LIMIT_BYTES`), import BFCL's classes and its
+    multi-turn checker (in a new worker, before its first call), and keep a copy of the classes'
+    mutable module globals for :func:`restore_globals`."""
     cap_memory(MEMORY_LIMIT_BYTES)
-    for module in CLASS_MODULES.values():
-        bfcl_module(module)
+    modules = [bfcl_module(name) for name in (*CLASS_MODULES.values(), _LONG_CONTEXT)]
     bfcl_module(_CHECKER)
+    _pristine.clear()
+    for module in modules:
+        for name, value in vars(module).items():
+            if isinstance(value, dict | list | set) and not name.startswith("__"):
+                copied = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+                _pristine.append((module, name, value, pickle.loads(copied), copied))
+
+
+def restore_globals() -> int:
+    """Put BFCL's module globals back as :func:`warm_up` found them, in place (a class module
+    holds the same objects under its own names); returns how many had changed. Comparing them
+    takes about 0.1 ms; a changed one is rebuilt from its pickled copy."""
+    changed = 0
+    restored: set[int] = set()
+    for module, name, original, reference, copied in _pristine:
+        if vars(module).get(name) is not original:  # rebound: the original object comes back
+            setattr(module, name, original)
+            changed += 1
+        if id(original) in restored or original == reference:
+            continue
+        fresh = pickle.loads(copied)
+        if isinstance(original, dict):
+            original.clear()
+            original.update(fresh)
+        elif isinstance(original, list):
+            original[:] = fresh
+        else:
+            original.clear()
+            original.update(fresh)
+        restored.add(id(original))
+        changed += 1
+    return changed
 
 
 def cap_memory(limit: int) -> None:
@@ -151,19 +196,38 @@ class BfclWorkers:
 
     async def call(self, fn: Callable[..., T], *args: Any, timeout_s: float) -> T:
         """``fn(*args)`` in a worker; ``TimeoutError`` past ``timeout_s``. A timeout or a cancel
-        kills the worker (the call stops at once); ``WorkerStopped`` after :meth:`kill_all`."""
-        with self._lease() as lease:
-            if lease.warming is not None:
-                await asyncio.wait_for(asyncio.wrap_future(lease.warming), WARM_UP_LIMIT_S)
-            future = lease.submit(fn, *args)
-            return await asyncio.wait_for(asyncio.wrap_future(future), timeout_s)
+        kills the worker (the call stops at once); ``WorkerStopped`` after :meth:`kill_all`.
+        A worker that dies during the call (killed from outside: an OOM killer, ``docker``) is
+        replaced once, within what is left of ``timeout_s``; :class:`WorkerDied` if that one
+        dies too (``fn`` must not change anything outside its worker)."""
+        deadline = time.monotonic() + timeout_s
+        for attempt in range(DEATHS_RETRIED + 1):
+            try:
+                with self._lease() as lease:
+                    if lease.warming is not None:
+                        await asyncio.wait_for(asyncio.wrap_future(lease.warming), WARM_UP_LIMIT_S)
+                    future = lease.submit(fn, *args)
+                    left = max(0.0, deadline - time.monotonic())
+                    return await asyncio.wait_for(asyncio.wrap_future(future), left)
+            except WorkerDied as died:
+                if attempt == DEATHS_RETRIED:
+                    raise WorkerDied(f"{died}, and so did the fresh one it ran in next") from None
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def call_sync(self, fn: Callable[..., T], *args: Any, timeout_s: float) -> T:
         """:meth:`call` for a thread: blocks until the result, the limit or :meth:`kill_all`."""
-        with self._lease() as lease:
-            if lease.warming is not None:
-                self._wait(lease.warming, WARM_UP_LIMIT_S)
-            return self._wait(lease.submit(fn, *args), timeout_s)
+        deadline = time.monotonic() + timeout_s
+        for attempt in range(DEATHS_RETRIED + 1):
+            try:
+                with self._lease() as lease:
+                    if lease.warming is not None:
+                        self._wait(lease.warming, WARM_UP_LIMIT_S)
+                    left = max(0.0, deadline - time.monotonic())
+                    return self._wait(lease.submit(fn, *args), left)
+            except WorkerDied as died:
+                if attempt == DEATHS_RETRIED:
+                    raise WorkerDied(f"{died}, and so did the fresh one it ran in next") from None
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _wait(self, future: concurrent.futures.Future[T], timeout_s: float) -> T:
         """The future's result, waiting in short steps: :meth:`kill_all` ends the wait at
@@ -183,7 +247,9 @@ class BfclWorkers:
     def _broken(self, exc: BaseException) -> BaseException:
         if self._stopped:
             return WorkerStopped("BFCL's workers were stopped (the run is ending)")
-        return WorkerDied(f"BFCL's worker process died ({exc})")
+        codes = re.search(r"exit codes of the workers are (\{[^}]*\})", str(exc))
+        why = f"exit code {codes[1]}" if codes else (str(exc).splitlines() or [repr(exc)])[0]
+        return WorkerDied(f"BFCL's worker process died ({why})")
 
     def kill_all(self) -> None:
         """Kill every worker, busy or idle (their calls end at once), and start none until

@@ -77,11 +77,14 @@ async def resume_loop(state: State, decisions: Mapping[str, Any]) -> Result:
 
 
 async def _drive(state: State, body: Callable[[], Awaitable[None]], owns_provider: bool) -> Result:
+    import asyncio
+
     cancelled: BaseException | None = None
+    state.driver = asyncio.current_task()
     try:
         await body()
     except BaseException as exc:
-        if _passes_through(exc):
+        if _passes_through(exc, state):
             cancelled = exc
             state.halt(FinishReason.ERROR_HALTED, f"cancelled: {type(exc).__name__}")
         else:
@@ -110,12 +113,22 @@ async def release(state: State, owns_provider: bool) -> None:
     state.ctx.workspace.cleanup()
 
 
-def _passes_through(exc: BaseException) -> bool:
-    """What a mode's code raises that ends more than its run: Ctrl-C, ``sys.exit``, a
-    cancellation, a closed coroutine (the caller decides: see :func:`_drive`; the bench runner
-    makes such a cell an error cell). Anything else a mode raises halts its run with
-    ``error_during_execution``."""
-    return isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit) or _is_cancel(exc)
+def _passes_through(exc: BaseException, state: State) -> bool:
+    """What a mode's (or a tool's) code raises that ends more than its run: Ctrl-C,
+    ``sys.exit``, a cancellation, the run's coroutine being closed (the caller decides: see
+    :func:`_drive`; the bench runner makes such a cell an error cell). Anything else halts the
+    run with ``error_during_execution``, a ``GeneratorExit`` the code raised itself too: seen
+    while the run's own task runs, it was raised, not thrown in by ``close()`` (it used to end
+    the bench's executor, and every cell after it)."""
+    if isinstance(exc, GeneratorExit):
+        import asyncio
+
+        try:
+            running = asyncio.current_task()
+        except RuntimeError:  # closed from outside any event loop
+            return True
+        return state.driver is None or running is not state.driver
+    return isinstance(exc, KeyboardInterrupt | SystemExit) or _is_cancel(exc)
 
 
 def _is_cancel(exc: BaseException) -> bool:
@@ -142,7 +155,7 @@ async def _start(state: State) -> bool:
         if inspect.isawaitable(init):  # an async init(state) is allowed too
             await init
     except BaseException as exc:
-        if _passes_through(exc):
+        if _passes_through(exc, state):
             raise
         name = getattr(state.mode, "name", type(state.mode).__name__)
         state.halt(
@@ -256,7 +269,7 @@ async def _run_mode(state: State, prev: ProgressSnapshot) -> tuple[object, Progr
     except ThinkingStarved as exc:
         outcome = await escalate(state, exc)
     except BaseException as exc:  # a plug-in's own BaseException subclass too, never a traceback
-        if _passes_through(exc):
+        if _passes_through(exc, state):
             raise
         record_steps(state, prev.message_count)
         state.halt(FinishReason.ERROR_DURING_EXECUTION, described(exc))

@@ -135,6 +135,9 @@ class State:
     pending_calls: list[ToolCall] | None = None
     #: The run's user turns: follow-ups to come and a record per turn (kernel.conversation).
     turn_log: TurnLog = field(default_factory=TurnLog)
+    #: The asyncio task driving the loop now (kernel.loop): a ``GeneratorExit`` seen while it
+    #: runs was raised by a plug-in, not thrown in to close the run's coroutine.
+    driver: Any = None
 
     @property
     def llm_calls(self) -> int:

@@ -42,6 +42,7 @@ from harness.grading._bfcl_worker import (
     WorkerDied,
     current,
     give_back_memory,
+    restore_globals,
 )
 from harness.suites._bfcl_data import BfclEntry, tool_spec
 from harness.tools._base import ToolContext
@@ -104,7 +105,23 @@ def execute(
     """One call, in a BFCL worker process: the cell's instances (``state``, pickled; ``None``
     before the first call), the method ``name`` of the last class that has it (as in BFCL's
     executor) run with ``arguments`` as keywords. Returns BFCL's result text and the instances
-    after the call, pickled."""
+    after the call, pickled. BFCL's module globals are put back afterwards
+    (:func:`~harness.grading._bfcl_worker.restore_globals`): a first call's instances hold
+    some by reference."""
+    try:
+        return _execute(classes, config, long_context, state, name, arguments)
+    finally:
+        restore_globals()
+
+
+def _execute(
+    classes: tuple[str, ...],
+    config: dict[str, Any],
+    long_context: bool,
+    state: bytes | None,
+    name: str,
+    arguments: Any,
+) -> tuple[str, bytes]:
     mpmath = bfcl_module("mpmath")
     instances = _build(classes, config, long_context) if state is None else pickle.loads(state)
     methods: dict[str, Any] = {}
@@ -185,10 +202,11 @@ class BfclState:
                 ) from None
             except _CallStopped as exc:  # the instances stay as they were before the call
                 raise ToolError(str(exc)) from None
-            except WorkerDied:  # e.g. out of memory where the call could not catch it
+            except WorkerDied:  # twice: out of memory where the call could not catch it
                 raise ToolError(
-                    f"{name}: BFCL's worker process died during the call (its memory limit is "
-                    f"{MEMORY_LIMIT_BYTES // 2**20:,} MiB); the call was stopped"
+                    f"{name}: BFCL's worker process died during the call, twice in two workers "
+                    f"(past its memory limit of {MEMORY_LIMIT_BYTES // 2**20:,} MiB, or killed "
+                    "from outside); the call was stopped"
                 ) from None
             return text
 

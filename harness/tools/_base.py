@@ -174,7 +174,10 @@ class FunctionTool:
         if self._is_async:
             return await self.fn(**kwargs)
         # A plain function may block: run it in a worker thread so timeouts and parallelism hold.
-        return await asyncio.to_thread(self.fn, **kwargs)
+        done = await asyncio.to_thread(_called, self.fn, kwargs)
+        if isinstance(done, _Raised):
+            raise done.exc  # here, in the run's own frames: see _called
+        return done
 
     def __repr__(self) -> str:
         return f"FunctionTool({self.name!r})"
@@ -222,3 +225,23 @@ def tool(
         )
 
     return wrap(fn) if fn is not None else wrap
+
+
+class _Raised:
+    """A ``GeneratorExit`` a plain function raised on its worker thread, carried back."""
+
+    def __init__(self, exc: GeneratorExit) -> None:
+        self.exc = exc
+
+
+def _called(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """``fn(**kwargs)`` on a worker thread. A ``GeneratorExit`` it raises is handed back, not
+    raised: asyncio throws a future's exception into the awaiting coroutine, and a thrown
+    ``GeneratorExit`` closes every coroutine of the run at once (the run's own handling never
+    saw it: a traceback out of ``harness.run``, the bench's executor and all its cells
+    ended). Raised again in the awaiting frame, it ends the run as a tool's own
+    ``BaseException`` does (``error_during_execution``)."""
+    try:
+        return fn(**kwargs)
+    except GeneratorExit as exc:
+        return _Raised(exc)

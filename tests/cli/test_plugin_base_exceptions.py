@@ -111,6 +111,10 @@ DURING_A_CELL = {
     "iterate-unreadable-message": ("iterate", "Unreadable()", "Unreadable"),
     "init-RuntimeError": ("init", "RuntimeError('x')", "init raised RuntimeError: x"),
     "init-SystemExit-3": ("init", "SystemExit(3)", "SystemExit: 3"),
+    # round 12: these ended the executor and every cell after them (a traceback's worth of
+    # "the executor 'local' raised GeneratorExit"); now each is the mode's error
+    "iterate-GeneratorExit": ("iterate", "GeneratorExit('x')", "GeneratorExit: x"),
+    "init-GeneratorExit": ("init", "GeneratorExit('x')", "init raised GeneratorExit: x"),
 }
 
 
@@ -167,6 +171,18 @@ def booming(x: str) -> str:
     raise Boom("tool")
 
 
+@harness.tool
+def exiting(x: str) -> str:
+    \"\"\"A tool.\"\"\"
+    raise GeneratorExit("tool")
+
+
+@harness.tool
+async def async_exiting(x: str) -> str:
+    \"\"\"A tool.\"\"\"
+    raise GeneratorExit("tool")
+
+
 class G(Grader):
     kind: Literal["booming"] = "booming"
 
@@ -191,7 +207,8 @@ def _suite(tool: str | None, grader: str) -> str:
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("case", ["tool-KeyboardInterrupt", "tool-own-BaseException",
-                                  "grader-own-BaseException"])  # fmt: skip
+                                  "grader-own-BaseException", "tool-GeneratorExit",
+                                  "async-tool-GeneratorExit"])  # fmt: skip
 def test_a_tool_or_grader_raising_what_is_not_an_exception(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
@@ -204,6 +221,8 @@ def test_a_tool_or_grader_raising_what_is_not_an_exception(
         "tool-KeyboardInterrupt": _suite("interrupting", contains),
         "tool-own-BaseException": _suite("booming", contains),
         "grader-own-BaseException": _suite(None, "{kind: 'plug_tg:G'}"),
+        "tool-GeneratorExit": _suite("exiting", contains),
+        "async-tool-GeneratorExit": _suite("async_exiting", contains),
     }[case]
     (tmp_path / "s.yaml").write_text(suite)
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -220,5 +239,5 @@ def test_a_tool_or_grader_raising_what_is_not_an_exception(
         assert _stored(tmp_path) == []
     else:
         assert done.exit_code == 3, out
-        assert "Boom: " in out
+        assert ("GeneratorExit: tool" if "GeneratorExit" in case else "Boom: ") in out
         assert _stored(tmp_path) == [("a", "error"), ("b", "passed")]
