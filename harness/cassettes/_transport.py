@@ -63,7 +63,8 @@ from harness.cassettes._store import (
     drifted_answer,
     miss_reason,
 )
-from harness.errors import ConfigError
+from harness.errors import ConfigError, ProviderError
+from harness.providers._bodies import MAX_REPLY_BYTES
 
 __all__ = [
     "DROPPED_HEADERS",
@@ -233,7 +234,7 @@ class CassetteTransport(httpx.AsyncBaseTransport):
         stream = response.stream
         assert isinstance(stream, httpx.AsyncByteStream)
         try:
-            content = b"".join([chunk async for chunk in stream])
+            content = await _whole(stream, response.status_code)
         finally:
             await stream.aclose()
         cassette.append(vcr_request, _stored(response, content))
@@ -330,3 +331,22 @@ def _replayed(stored: dict[str, Any]) -> httpx.Response:
         stream=httpx.ByteStream(body),
         extensions=extensions,
     )
+
+
+async def _whole(stream: httpx.AsyncByteStream, status: int) -> bytes:
+    """A recorded reply's body, refused past :data:`~harness.providers._bodies.MAX_REPLY_BYTES`
+    (as the client refuses it; a server sending without end grew this buffer until
+    ``deadline_s``)."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in stream:
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise ProviderError(
+                "invalid_response",
+                f"the reply is over {MAX_REPLY_BYTES // 2**20:,} MiB; stopped reading it (a "
+                "server sending without end?); nothing recorded",
+                status=status,
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -13,6 +13,9 @@ retries with backoff, streaming (SSE and NDJSON), and the HTTP error taxonomy.
   that keeps a call alive (keep-alive comments while its upstream hangs, a body dripped a byte
   at a time) would hold it for ever; ``deadline_s`` bounds the whole call, retries included.
   Past it the call is a ``timeout`` error, not retried.
+- Size: a reply's body is read up to ``MAX_REPLY_BYTES`` (64 MiB; see
+  :mod:`harness.providers._bodies`); past that the call is an ``invalid_response``, not
+  retried. Of an error reply, the first ``MAX_ERROR_BODY_BYTES`` (1 MiB) give its message.
 - ``transport=`` lets a caller route the client through its own httpx transport (the bench
   replays cassettes that way, per cell).
 """
@@ -39,11 +42,23 @@ from tenacity import (
 )
 
 from harness.errors import ProviderError, kind_from_status
+from harness.providers._bodies import (
+    MAX_ERROR_BODY_BYTES,
+    MAX_REPLY_BYTES,
+    as_text,
+    decode_json,
+    ndjson,
+    read_capped,
+    snippet,
+    sse,
+    too_big,
+)
 from harness.providers._profiles import DEFAULT_DEADLINE_S
 
 T = TypeVar("T")
 
 __all__ = ["Attempts", "HTTPClient", "RetryPolicy", "error_from_response"]
+
 
 _RETRYABLE = frozenset({"rate_limited", "server_error", "timeout", "transport"})
 
@@ -137,7 +152,7 @@ class HTTPClient:
         attempts = Attempts()
 
         async def once() -> dict[str, Any]:
-            return _decode_json(await self._send(path, body, timeout_s, stream=False))
+            return decode_json(*await self._read(await self._send(path, body, timeout_s)))
 
         try:
             async with asyncio.timeout(self.deadline_s) as clock:
@@ -174,13 +189,13 @@ class HTTPClient:
         try:
             async with asyncio.timeout_at(deadline):
                 response = await self._with_retries(
-                    attempts, lambda: self._send(path, body, timeout_s, stream=True)
+                    attempts, lambda: self._send(path, body, timeout_s)
                 )
         except TimeoutError:
             if deadline is None or loop.time() < deadline:
                 raise
             raise self._past_deadline() from None
-        items = _sse(response) if framing == "sse" else _ndjson(response)
+        items = sse(response) if framing == "sse" else ndjson(response)
         try:
             while True:
                 try:  # the deadline bounds each wait for an item, never the caller's work
@@ -218,20 +233,20 @@ class HTTPClient:
     async def get_json(self, path: str, *, timeout_s: float = 10.0) -> Any:
         """GET ``path`` once (no retries) and decode its JSON; ProviderError when the server
         cannot be reached, answers an error status or something that is not JSON."""
+        timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
         with self._transport_errors():
-            response = await self._client.get(
-                path, timeout=httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
-            )
-        if response.status_code >= 400:
-            raise error_from_response(response)
+            request = self._client.build_request("GET", path, timeout=timeout)
+            response = await self._client.send(request, stream=True)
+        _, _, content = await self._read(await self._checked(response))
         try:
-            return response.json()
+            return json.loads(content)
         except (ValueError, RecursionError) as exc:
             raise ProviderError("invalid_response", f"{path}: not JSON") from exc
 
     async def _send(
-        self, path: str, body: Mapping[str, Any], timeout_s: float | None, *, stream: bool
+        self, path: str, body: Mapping[str, Any], timeout_s: float | None
     ) -> httpx.Response:
+        """POST ``body``; the response with its body unread (an error status raised)."""
         timeout = (
             httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
             if timeout_s is not None
@@ -239,16 +254,34 @@ class HTTPClient:
         )
         with self._transport_errors():
             request = self._client.build_request("POST", path, json=body, timeout=timeout)
-            response = await self._client.send(request, stream=stream)
-        if response.status_code >= 400:
-            try:
-                await response.aread()
-            except httpx.HTTPError:
-                pass
-            finally:
-                await response.aclose()
-            raise error_from_response(response)
-        return response
+            response = await self._client.send(request, stream=True)
+        return await self._checked(response)
+
+    async def _checked(self, response: httpx.Response) -> httpx.Response:
+        """``response``, or its error status raised with the first
+        :data:`MAX_ERROR_BODY_BYTES` of its body as the message (the response closed)."""
+        if response.status_code < 400:
+            return response
+        content = b""
+        try:
+            content, _ = await read_capped(response, MAX_ERROR_BODY_BYTES)
+        except httpx.HTTPError:
+            pass
+        finally:
+            await response.aclose()
+        raise _error_from(response, as_text(response, content))
+
+    async def _read(self, response: httpx.Response) -> tuple[int, str, bytes]:
+        """The status, content type and body of a response (closed after), its body at most
+        :data:`MAX_REPLY_BYTES`."""
+        try:
+            with self._transport_errors():
+                content, over = await read_capped(response, MAX_REPLY_BYTES)
+        finally:
+            await response.aclose()
+        if over:
+            raise too_big(response.status_code)
+        return response.status_code, response.headers.get("content-type", ""), content
 
 
 def _describe(exc: BaseException) -> str:
@@ -266,65 +299,20 @@ def _describe(exc: BaseException) -> str:
     return name
 
 
-def _decode_json(response: httpx.Response) -> dict[str, Any]:
-    ctype = response.headers.get("content-type", "")
-    try:
-        data = response.json()
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        raise ProviderError(
-            "invalid_response",
-            f"HTTP {response.status_code} with a body that is not JSON ({ctype or 'no type'}): "
-            f"{_snippet(response.text)}",
-            status=response.status_code,
-        ) from None
-    if not isinstance(data, dict):
-        raise ProviderError(
-            "invalid_response",
-            f"expected a JSON object, got {type(data).__name__}: {_snippet(response.text)}",
-            status=response.status_code,
-        )
-    return data
-
-
-async def _sse(response: httpx.Response) -> AsyncGenerator[tuple[str | None, str], None]:
-    """A minimal SSE reader (event/data fields; comments and ids ignored)."""
-    event: str | None = None
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if line == "":
-            if data:
-                yield event, "\n".join(data)
-            event, data = None, []
-        elif line.startswith(":"):
-            continue
-        else:
-            name, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if name == "event":
-                event = value
-            elif name == "data":
-                data.append(value)
-    if data:
-        yield event, "\n".join(data)
-
-
-async def _ndjson(response: httpx.Response) -> AsyncGenerator[tuple[str | None, str], None]:
-    """``(None, line)`` per non-blank NDJSON line."""
-    async for line in response.aiter_lines():
-        if line.strip():
-            yield None, line
-
-
 _TITLE = re.compile(r"<title>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 
 
 def error_from_response(response: httpx.Response) -> ProviderError:
     """Map an HTTP error response to a ProviderError, with the provider's own message."""
-    status = response.status_code
     try:
         text = response.text
     except httpx.ResponseNotRead:
         text = ""
+    return _error_from(response, text)
+
+
+def _error_from(response: httpx.Response, text: str) -> ProviderError:
+    status = response.status_code
     message = _error_message(text, response.headers.get("content-type", ""))
     error = ProviderError(
         kind_from_status(status, message),
@@ -352,9 +340,9 @@ def _error_message(text: str, ctype: str) -> str:
             return f"{msg} [{code}]" if code and msg else msg or json.dumps(err)[:300]
     if "html" in ctype.lower() or text.lstrip().lower().startswith(("<!doctype", "<html")):
         title = _TITLE.search(text)
-        shown = title.group(1).strip() if title else _snippet(text)
+        shown = title.group(1).strip() if title else snippet(text)
         return f"HTML error page (a proxy or gateway answered): {shown}"
-    return _snippet(text) or "(empty body)"
+    return snippet(text) or "(empty body)"
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -369,8 +357,3 @@ def _retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(parsed.timestamp() - time.time(), 0.0)
-
-
-def _snippet(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "…"
