@@ -9,11 +9,7 @@ the signals, on the in-process mock provider."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import duckdb
@@ -21,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
+from tests.signalled_run import run_and_signal
 
 SUITE = """\
 suite: s
@@ -105,27 +102,16 @@ def test_run_raising_a_base_exception_is_a_crash_of_the_executor(
 @pytest.mark.timeout(600)
 def test_sigterm_ends_a_run_whose_executor_holds_the_event_loop(tmp_path: Path) -> None:
     _write(tmp_path, "odd11_block")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
-    args = [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--modes", "react",
-            "--providers", "mock", "--db", "h.duckdb", "--no-progress",
-            "--executor", "odd11_block:blocks", "--label", "L"]  # fmt: skip
-    proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:  # the cells are stored and the loop is held
-            if "STORED" in line:
-                break
-        time.sleep(0.5)
-        for _ in range(3):
-            proc.send_signal(signal.SIGTERM)
-            time.sleep(0.5)
-        code = proc.wait(timeout=120)  # before: it ran on through any number of SIGTERMs
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    rest = proc.stdout.read() if proc.stdout else ""
+    # once the cells are stored and the loop is held; before: it ran on through any number
+    code, rest = run_and_signal(
+        tmp_path,
+        "odd11_block:blocks",
+        ready="STORED",
+        signum=signal.SIGTERM,
+        times=3,
+        before_s=0.5,
+        between_s=0.5,
+    )
     assert "Traceback" not in rest
     assert code in (0, 130), rest  # every cell was stored before the signals
     assert "raised KeyboardInterrupt: the run stops as on Ctrl-C" in " ".join(rest.split())

@@ -5,14 +5,11 @@ second stops waiting for it: the run ends interrupted, exit 130, the resume comm
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.signalled_run import run_and_signal
 
 pytestmark = pytest.mark.slow  # spawns the CLI as a process
 
@@ -43,27 +40,8 @@ SUITE = "suite: s\ntasks:\n  - {id: a, prompt: hi, expect: {kind: contains, valu
 def test_a_second_sigint_stops_waiting_for_a_stubborn_executor(tmp_path: Path) -> None:
     (tmp_path / "stubborn.py").write_text(EXECUTOR)
     (tmp_path / "s.yaml").write_text(SUITE)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "mock",
-         "--modes", "react", "--db", "h.duckdb", "--no-progress", "--label", "L",
-         "--executor", "stubborn:make"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    try:
-        for line in proc.stdout:  # the run is under way once the executor says so
-            if "executor running" in line:
-                break
-        proc.send_signal(signal.SIGINT)
-        time.sleep(1)
-        proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 130, out
+    code, out = run_and_signal(tmp_path, "stubborn:make", ready="executor running")
+    assert code == 130, out
     assert "resume with: harness run" in " ".join(out.split())
 
 
@@ -99,26 +77,15 @@ def test_ctrl_c_thrice_ends_a_run_whose_executor_holds_the_event_loop(
     ends interrupted, exit 130, the resume command printed."""
     (tmp_path / "blocking.py").write_text(BLOCKING)
     (tmp_path / "s.yaml").write_text(SUITE)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "mock",
-         "--modes", "react", "--db", "h.duckdb", "--no-progress", "--label", "L",
-         "--executor", "blocking:make"],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    try:
-        for line in proc.stdout:
-            if "executor running" in line:
-                break
-        for _ in range(times):
-            time.sleep(1.5)  # the loop has been held for more than HELD_S
-            proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 130, out
+    # each signal after the loop has been held for more than HELD_S
+    code, out = run_and_signal(
+        tmp_path,
+        "blocking:make",
+        ready="executor running",
+        times=times,
+        before_s=1.5,
+        between_s=1.5,
+    )
+    assert code == 130, out
     assert "Traceback" not in out, out
     assert "resume with: harness run" in " ".join(out.split())
