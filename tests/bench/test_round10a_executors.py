@@ -35,20 +35,7 @@ import asyncio
 
 from harness.bench import Runner
 from harness.grading import Grade
-
-
-def _wrap(body):
-    def factory(options, sink, context):
-        class Wrapper:
-            def request_stop(self):
-                pass
-
-            async def run(self, cells, on_outcome=None):
-                return await body(options, sink, cells, on_outcome)
-
-        return Wrapper()
-
-    return factory
+from tests.bench.executor_wrap import wrap as _wrap
 
 
 async def _clear(options, sink, cells, on):

@@ -30,20 +30,7 @@ PLUGIN = """\
 import time
 
 from harness.bench import Runner
-
-
-def _wrap(body):
-    def factory(options, sink, context):
-        class Wrapper:
-            def request_stop(self):
-                pass
-
-            async def run(self, cells, on_outcome=None):
-                return await body(options, sink, cells, on_outcome)
-
-        return Wrapper()
-
-    return factory
+from tests.bench.executor_wrap import wrap as _wrap
 
 
 class Boom(BaseException):
