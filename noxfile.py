@@ -277,6 +277,7 @@ def perf(session: nox.Session) -> None:
     session.run("python", "benchmarks/bfcl_speed.py")
     session.run("python", "benchmarks/first_run.py")
     session.run("python", "benchmarks/ctrl_c_bfcl.py")
+    session.run("python", "benchmarks/reply_lines.py")
 
 
 @nox.session(default=False)
