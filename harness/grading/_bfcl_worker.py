@@ -76,12 +76,15 @@ _Global = dict[Any, Any] | list[Any] | set[Any]
 #: copy to compare with, its value pickled). A class module holds long_context's under its own
 #: names, so one object may appear under several.
 _pristine: list[tuple[Any, str, _Global, _Global, bytes]] = []
+#: Whether :func:`warm_up` ran in this process.
+_warm = False
 
 
 def warm_up() -> None:
     """Cap the worker's memory (:data:`MEMORY_LIMIT_BYTES`), import BFCL's classes and its
     multi-turn checker (in a new worker, before its first call), and keep a copy of the classes'
     mutable module globals for :func:`restore_globals`."""
+    global _warm
     cap_memory(MEMORY_LIMIT_BYTES)
     modules = [bfcl_module(name) for name in (*CLASS_MODULES.values(), _LONG_CONTEXT)]
     bfcl_module(_CHECKER)
@@ -91,6 +94,17 @@ def warm_up() -> None:
             if isinstance(value, dict | list | set) and not name.startswith("__"):
                 copied = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
                 _pristine.append((module, name, value, pickle.loads(copied), copied))
+    _warm = True
+
+
+def _warmed(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in a worker that has been warmed up (:func:`warm_up` first if not). loky
+    may replace a worker process by itself (with psutil installed it restarts one whose memory
+    grew by 300 MB, ``LOKY_MAX_MEMORY_LEAK_SIZE``): the next calls then ran in a process never
+    warmed up, with no memory limit and no globals to restore (round 12, part C)."""
+    if not _warm:
+        warm_up()
+    return fn(*args)
 
 
 def restore_globals() -> int:
@@ -146,7 +160,7 @@ class _Lease:
         self.warming = warming
 
     def submit(self, fn: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
-        future: concurrent.futures.Future[T] = self.worker.get().submit(fn, *args)
+        future: concurrent.futures.Future[T] = self.worker.get().submit(_warmed, fn, *args)
         return future
 
 
