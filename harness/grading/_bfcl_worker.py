@@ -29,7 +29,9 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import copy
 import ctypes
+import functools
 import gc
 import pickle
 import re
@@ -88,6 +90,7 @@ def warm_up() -> None:
     cap_memory(MEMORY_LIMIT_BYTES)
     modules = [bfcl_module(name) for name in (*CLASS_MODULES.values(), _LONG_CONTEXT)]
     bfcl_module(_CHECKER)
+    _unshare_long_context(bfcl_module(CLASS_MODULES["TravelAPI"]))
     _pristine.clear()
     for module in modules:
         for name, value in vars(module).items():
@@ -95,6 +98,30 @@ def warm_up() -> None:
                 copied = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
                 _pristine.append((module, name, value, pickle.loads(copied), copied))
     _warm = True
+
+
+def _unshare_long_context(module: Any) -> None:
+    """Make a long-context TravelAPI instance hold copies of ``long_context``'s extension cards
+    and bookings, not the module's dicts: BFCL's ``_add_credit_cards`` puts them in by
+    reference, so within one grading the model's instance and the ground truth's shared them,
+    and a wrong extra ``purchase_insurance(insurance_cost=999.0)`` on an extension card passed
+    (the same call on the scenario's own card fails) (round 12, part C)."""
+    cls = module.TravelAPI
+    if getattr(cls, "_harness_unshared", False):
+        return
+    load = cls._load_scenario
+
+    @functools.wraps(load)
+    def load_scenario(self: Any, *args: Any, **kwargs: Any) -> Any:
+        done = load(self, *args, **kwargs)
+        for table in (self.credit_card_list, self.booking_record):
+            for key, value in list(table.items()):
+                if isinstance(value, dict | list):
+                    table[key] = copy.deepcopy(value)
+        return done
+
+    cls._load_scenario = load_scenario
+    cls._harness_unshared = True
 
 
 def _warmed(fn: Callable[..., T], *args: Any) -> T:

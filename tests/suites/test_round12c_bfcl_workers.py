@@ -9,7 +9,11 @@ send (adversary round 12, part C).
    again (seen with psutil and ``LOKY_MAX_MEMORY_LEAK_SIZE=1``: every call after the first in a
    fresh, cold process). The test makes loky replace its worker the other way it does it by
    itself, an idle timeout. Now a call warms its process up first when it is cold.
-2. Arguments nested about 500 levels deep (JSON still parses them) could not be pickled to the
+2. Within one grading, the model's TravelAPI instance and the ground truth's held the same
+   ``long_context`` card dicts (BFCL's ``_add_credit_cards`` puts them in by reference): a
+   wrong extra ``purchase_insurance(insurance_cost=999.0)`` on an extension card passed in 3 of
+   4 entries tried (on the scenario's own card it fails). Now each instance has copies.
+3. Arguments nested about 500 levels deep (JSON still parses them) could not be pickled to the
    worker: ``BfclState.call`` raised loky's ``PicklingError`` (a "tool crashed" for the model).
    Now it is a ToolError naming the nesting, and the cell's state is kept.
 """
@@ -32,6 +36,7 @@ pytest.importorskip(
 )
 
 from harness.errors import ToolError
+from harness.grading._bfcl_checker import grade_multi_turn
 from harness.grading._bfcl_worker import MEMORY_LIMIT_BYTES, BfclWorkers, using
 from harness.suites import _bfcl_data as data
 from harness.suites._bfcl_tools import BfclState
@@ -94,3 +99,20 @@ async def test_arguments_nested_too_deep_to_send_are_a_tool_error() -> None:
             await state.call("post_tweet", deep)
         assert state.pickled == before
         assert '"tweet_count": 3' in await state.call("get_user_stats", {"username": "analyst_pro"})
+
+
+@pytest.mark.parametrize("card", [CARD, "own"])
+def test_a_wrong_purchase_on_a_long_context_card_fails_the_grading(card: str) -> None:
+    e = data.entry("multi_turn_long_context_150")
+    config = e.initial_config["TravelAPI"]
+    card = next(iter(config["credit_card_list"])) if card == "own" else card
+    names = [f["name"] for f in e.all_functions()]
+    turns = [[[(c.name, dict(c.arguments)) for c in step] for step in turn]
+             for turn in data.ground_truth_calls(e)]  # fmt: skip
+    with using(BfclWorkers()):
+        assert grade_multi_turn(e.raw, names, e.ground_truth, turns).passed
+        purchase = {"access_token": config["access_token"], "insurance_type": "comprehensive",
+                    "booking_id": "booking_901", "insurance_cost": 999.0, "card_id": card}  # fmt: skip
+        turns[0].append([("purchase_insurance", purchase)])
+        verdict = grade_multi_turn(e.raw, names, e.ground_truth, turns)
+    assert verdict.error_type == "multi_turn:instance_state_mismatch"  # passed on CARD before
