@@ -76,4 +76,5 @@ def test_a_generator_exit_through_a_future_is_an_error_cell(
     with duckdb.connect(str(tmp_path / "h.duckdb"), read_only=True) as con:
         rows = con.execute("SELECT task_id, status FROM results ORDER BY task_id").fetchall()
     assert rows[0] == ("a", "error")
-    assert rows[1][0] == "b" and rows[1][1] != "error"
+    assert rows[1][0] == "b"
+    assert rows[1][1] != "error"

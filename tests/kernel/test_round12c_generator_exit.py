@@ -109,8 +109,11 @@ def _boom_hook(payload: Any, hook_id: Any) -> None:
 
 
 @pytest.mark.parametrize("event", ["SessionStart", "PreToolUse"])
-@pytest.mark.parametrize(("hook", "said"), [(_async_hook, "GeneratorExit: thread"),
-                                            (_boom_hook, "Boom: hook")], ids=["async-ge", "own"])  # fmt: skip
+@pytest.mark.parametrize(
+    ("hook", "said"),
+    [(_async_hook, "GeneratorExit: thread"), (_boom_hook, "Boom: hook")],
+    ids=["async-ge", "own"],
+)
 def test_a_hook_raising_generator_exit_or_its_own_base_exception_is_its_crash(
     event: str, hook: Any, said: str
 ) -> None:

@@ -111,8 +111,13 @@ def test_a_wrong_purchase_on_a_long_context_card_fails_the_grading(card: str) ->
              for turn in data.ground_truth_calls(e)]  # fmt: skip
     with using(BfclWorkers()):
         assert grade_multi_turn(e.raw, names, e.ground_truth, turns).passed
-        purchase = {"access_token": config["access_token"], "insurance_type": "comprehensive",
-                    "booking_id": "booking_901", "insurance_cost": 999.0, "card_id": card}  # fmt: skip
+        purchase = {
+            "access_token": config["access_token"],
+            "insurance_type": "comprehensive",
+            "booking_id": "booking_901",
+            "insurance_cost": 999.0,
+            "card_id": card,
+        }
         turns[0].append([("purchase_insurance", purchase)])
         verdict = grade_multi_turn(e.raw, names, e.ground_truth, turns)
     assert verdict.error_type == "multi_turn:instance_state_mismatch"  # passed on CARD before
