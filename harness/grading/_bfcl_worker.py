@@ -29,7 +29,9 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import copy
 import ctypes
+import functools
 import gc
 import pickle
 import re
@@ -76,21 +78,60 @@ _Global = dict[Any, Any] | list[Any] | set[Any]
 #: copy to compare with, its value pickled). A class module holds long_context's under its own
 #: names, so one object may appear under several.
 _pristine: list[tuple[Any, str, _Global, _Global, bytes]] = []
+#: Whether :func:`warm_up` ran in this process.
+_warm = False
 
 
 def warm_up() -> None:
     """Cap the worker's memory (:data:`MEMORY_LIMIT_BYTES`), import BFCL's classes and its
     multi-turn checker (in a new worker, before its first call), and keep a copy of the classes'
     mutable module globals for :func:`restore_globals`."""
+    global _warm
     cap_memory(MEMORY_LIMIT_BYTES)
     modules = [bfcl_module(name) for name in (*CLASS_MODULES.values(), _LONG_CONTEXT)]
     bfcl_module(_CHECKER)
+    _unshare_long_context(bfcl_module(CLASS_MODULES["TravelAPI"]))
     _pristine.clear()
     for module in modules:
         for name, value in vars(module).items():
             if isinstance(value, dict | list | set) and not name.startswith("__"):
                 copied = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
                 _pristine.append((module, name, value, pickle.loads(copied), copied))
+    _warm = True
+
+
+def _unshare_long_context(module: Any) -> None:
+    """Make a long-context TravelAPI instance hold copies of ``long_context``'s extension cards
+    and bookings, not the module's dicts: BFCL's ``_add_credit_cards`` puts them in by
+    reference, so within one grading the model's instance and the ground truth's shared them,
+    and a wrong extra ``purchase_insurance(insurance_cost=999.0)`` on an extension card passed
+    (the same call on the scenario's own card fails) (round 12, part C)."""
+    cls = module.TravelAPI
+    if getattr(cls, "_harness_unshared", False):
+        return
+    load = cls._load_scenario
+
+    @functools.wraps(load)
+    def load_scenario(self: Any, *args: Any, **kwargs: Any) -> Any:
+        done = load(self, *args, **kwargs)
+        for table in (self.credit_card_list, self.booking_record):
+            for key, value in list(table.items()):
+                if isinstance(value, dict | list):
+                    table[key] = copy.deepcopy(value)
+        return done
+
+    cls._load_scenario = load_scenario
+    cls._harness_unshared = True
+
+
+def _warmed(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in a worker that has been warmed up (:func:`warm_up` first if not). loky
+    may replace a worker process by itself (with psutil installed it restarts one whose memory
+    grew by 300 MB, ``LOKY_MAX_MEMORY_LEAK_SIZE``): the next calls then ran in a process never
+    warmed up, with no memory limit and no globals to restore (round 12, part C)."""
+    if not _warm:
+        warm_up()
+    return fn(*args)
 
 
 def restore_globals() -> int:
@@ -146,7 +187,7 @@ class _Lease:
         self.warming = warming
 
     def submit(self, fn: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
-        future: concurrent.futures.Future[T] = self.worker.get().submit(fn, *args)
+        future: concurrent.futures.Future[T] = self.worker.get().submit(_warmed, fn, *args)
         return future
 
 

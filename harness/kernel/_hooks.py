@@ -18,9 +18,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from harness._plugins import described
 from harness.core._halt import HaltRun
 from harness.core._messages import Message, message_from_dict
 from harness.errors import ConfigError
+from harness.kernel._isolated import contained
+from harness.kernel._isolated import outcome as awaited
 
 __all__ = [
     "Augment",
@@ -152,10 +155,15 @@ class Hooks:
                 continue
             try:
                 value = entry.fn(payload, hook_id)
-                if entry.is_async or inspect.isawaitable(value):
-                    value = await value
-            except Exception as exc:  # a crashing hook halts the run, never crashes it
-                outcome.halt = f"hook_crashed: {event.value}: {type(exc).__name__}: {exc}"
+                done = True
+            except BaseException as exc:
+                done, value = False, exc
+            if done and (entry.is_async or inspect.isawaitable(value)):
+                done, value = await awaited(value)  # raises only what ends the run's task
+            if not done:  # a crashing hook halts the run, never crashes it
+                if not contained(value):
+                    raise value
+                outcome.halt = f"hook_crashed: {event.value}: {described(value)}"
                 return outcome
             match value:
                 case None | True:

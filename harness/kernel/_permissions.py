@@ -22,6 +22,8 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from harness.kernel._hooks import Deny, HaltRun
+from harness.kernel._isolated import contained
+from harness.kernel._isolated import outcome as awaited
 
 __all__ = ["Denial", "Permissions", "Phase"]
 
@@ -86,10 +88,15 @@ class Permissions:
         assert self.can_use_tool is not None
         try:
             answer = self.can_use_tool(name, args, ctx)
-            if inspect.isawaitable(answer):
-                answer = await answer
-        except Exception as exc:
-            return HaltRun(f"can_use_tool crashed: {type(exc).__name__}: {exc}")
+            done = True
+        except BaseException as exc:
+            done, answer = False, exc
+        if done and inspect.isawaitable(answer):
+            done, answer = await awaited(answer)  # raises only what ends the run's task
+        if not done:
+            if not contained(answer):
+                raise answer
+            return HaltRun(f"can_use_tool crashed: {type(answer).__name__}: {answer}")
         match answer:
             case True | "allow":
                 return None

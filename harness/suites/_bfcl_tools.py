@@ -202,6 +202,11 @@ class BfclState:
                 ) from None
             except _CallStopped as exc:  # the instances stay as they were before the call
                 raise ToolError(str(exc)) from None
+            except (pickle.PicklingError, RecursionError):  # loky could not send the call
+                raise ToolError(
+                    f"{name}: the arguments are nested too deeply to hand to BFCL's worker "
+                    "process; the call was not run"
+                ) from None
             except WorkerDied:  # twice: out of memory where the call could not catch it
                 raise ToolError(
                     f"{name}: BFCL's worker process died during the call, twice in two workers "

@@ -1,0 +1,77 @@
+"""Await a plug-in's code (a tool, a mode's ``init`` and ``iterate``, a hook, a permission
+callback) so that a ``GeneratorExit`` reaching it through a future is raised, not thrown.
+
+asyncio hands a future's exception to the coroutine awaiting it by *throwing* it into the
+task's outermost coroutine, and a thrown ``GeneratorExit`` does not travel up through the
+frames as a raised one does: it closes the whole chain of coroutines (each frame gets it at its
+``await`` from ``close()``), so the run's own handling never decides, and a frame that tries to
+go on is ``coroutine ignored GeneratorExit``. A tool that awaits ``asyncio.to_thread(f)``,
+``asyncio.gather(...)`` or a task of its own whose code raised ``GeneratorExit`` thus ended the
+bench's executor (``the executor 'local' raised GeneratorExit``, every later cell unrun) and
+raised out of ``harness.run`` with a traceback (adversary round 12, part C).
+
+:func:`isolated` runs the awaitable as a task of its own that keeps whatever it raises as a
+value; the awaiting frame waits with :func:`asyncio.wait` (which never throws the task's
+exception) and raises it there, in the run's own frames, where the loop's rule for a plug-in's
+``BaseException`` applies. A cancel of the awaiting task is passed on to the plug-in's, and its
+answer (its value, or what it raised) is taken as if it had been awaited directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+__all__ = ["contained", "isolated", "outcome"]
+
+T = TypeVar("T")
+
+
+async def _boxed(awaitable: Awaitable[Any]) -> tuple[bool, Any]:
+    try:
+        return True, await awaitable
+    except BaseException as exc:  # kept as a value: a task's exception would be thrown
+        return False, exc
+
+
+async def outcome(awaitable: Awaitable[Any]) -> tuple[bool, Any]:
+    """``(True, value)`` or ``(False, what it raised)`` for ``await awaitable`` run in a task of
+    its own (see the module docs); only what ends the awaiting task itself (its cancel, the
+    run's coroutine closed) is raised here."""
+    task = asyncio.ensure_future(_boxed(awaitable))
+    # Its awaiting task waits for it always: if that one is destroyed while pending (its loop
+    # closed under it), asyncio says so once, not for each plug-in task inside it too.
+    task._log_destroy_pending = False  # type: ignore[attr-defined]
+    while True:
+        try:
+            await asyncio.wait((task,))
+        except asyncio.CancelledError:
+            # Passed on: the plug-in's code decides, as when it is awaited directly; one that
+            # had finished already never saw it, and the cancel stands.
+            if not task.cancel():
+                raise
+            continue
+        except BaseException:  # the run's coroutine closed for real, say: the plug-in's too
+            task.cancel()
+            raise
+        return task.result()
+
+
+async def isolated(awaitable: Awaitable[T]) -> T:
+    """``await awaitable``, run in a task of its own: what it raises is raised here (see the
+    module docs)."""
+    done, value = await outcome(awaitable)
+    if done:
+        return value  # type: ignore[no-any-return]
+    try:
+        raise value
+    finally:
+        del value  # no cycle through this frame's traceback
+
+
+def contained(exc: BaseException) -> bool:
+    """Whether a plug-in's ``exc`` is its own failure, to be contained like an ``Exception``
+    (a ``GeneratorExit`` or a ``BaseException`` of its own), rather than what stops more than
+    the plug-in (Ctrl-C, ``sys.exit``, a cancellation)."""
+    return not isinstance(exc, KeyboardInterrupt | SystemExit | asyncio.CancelledError)
