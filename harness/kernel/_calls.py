@@ -14,6 +14,7 @@ from harness.core._budget import CallPurpose, CallRecord
 from harness.core._messages import Message, TokenUsage
 from harness.errors import HarnessError, ProviderError
 from harness.events import CallFinished, CallStarted, Content, RunWarning, Thinking, Usage
+from harness.kernel._isolated import awaiting
 from harness.providers._base import Request, Response
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
     started = time.time_ns()
     t0 = time.perf_counter()
     try:
-        response = await provider.complete(request, on_delta)
+        response = await awaiting(provider, provider.complete(request, on_delta))
     except ProviderError as exc:
         _record(state, index, request, None, started, t0, error=str(exc), attempts=exc.attempts)
         raise

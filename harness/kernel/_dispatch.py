@@ -23,7 +23,7 @@ from harness.core._messages import INVALID_JSON_KEY, ToolCall, ToolResult
 from harness.errors import ToolError, ToolSafetyNet
 from harness.events import ToolCallEvent, ToolResultEvent, ToolUI
 from harness.kernel._hooks import HaltRun, HookEvent
-from harness.kernel._isolated import isolated
+from harness.kernel._isolated import awaiting
 from harness.kernel._permissions import Denial
 from harness.tools._base import Submit, ToolContext, ToolOutput, merge_assigns, render
 
@@ -155,7 +155,7 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
     clock = asyncio.timeout(timeout_s)
     try:
         async with clock:
-            value = await isolated(tool.run(as_sent(call.arguments), call_ctx))
+            value = await awaiting(tool, tool.run(as_sent(call.arguments), call_ctx))
     except TimeoutError as exc:
         if not clock.expired():  # the tool's own TimeoutError: a crash, told to the model
             reason = f"tool crashed: {_crash(exc)}"

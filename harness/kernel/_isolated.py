@@ -23,7 +23,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-__all__ = ["contained", "isolated", "outcome"]
+__all__ = ["awaiting", "contained", "isolated", "outcome", "owned"]
 
 T = TypeVar("T")
 
@@ -43,19 +43,16 @@ async def outcome(awaitable: Awaitable[Any]) -> tuple[bool, Any]:
     # Its awaiting task waits for it always: if that one is destroyed while pending (its loop
     # closed under it), asyncio says so once, not for each plug-in task inside it too.
     task._log_destroy_pending = False  # type: ignore[attr-defined]
-    while True:
-        try:
-            await asyncio.wait((task,))
-        except asyncio.CancelledError:
-            # Passed on: the plug-in's code decides, as when it is awaited directly; one that
-            # had finished already never saw it, and the cancel stands.
-            if not task.cancel():
-                raise
-            continue
-        except BaseException:  # the run's coroutine closed for real, say: the plug-in's too
-            task.cancel()
-            raise
-        return task.result()
+    try:
+        # Awaited directly: the task never ends in an exception (_boxed keeps it), so nothing
+        # is thrown here but this task's own cancel, which asyncio passes on to the plug-in's
+        # task first (its code decides, as when awaited directly; its answer comes back).
+        return await task
+    except asyncio.CancelledError:
+        raise
+    except BaseException:  # the run's coroutine closed for real, say: the plug-in's too
+        task.cancel()
+        raise
 
 
 async def isolated(awaitable: Awaitable[T]) -> T:
@@ -68,6 +65,25 @@ async def isolated(awaitable: Awaitable[T]) -> T:
         raise value
     finally:
         del value  # no cycle through this frame's traceback
+
+
+def owned(obj: object) -> bool:
+    """Whether ``obj`` is the harness's own code whose awaits reach no plug-in's future (a
+    built-in mode, provider or tool, or a tool made from a plain function, whose thread carries
+    a ``GeneratorExit`` back as a value): awaited directly. A task of its own for every
+    iteration and tool call cost the kernel about a quarter of its time per provider call
+    (docs/performance.md). A class says so with ``_harness_owned = True`` and must live in
+    ``harness``: a user's subclass of a built-in mode, whose code is its own, is isolated."""
+    module = type(obj).__module__
+    return module.startswith("harness.") and getattr(obj, "_harness_owned", False) is True
+
+
+async def awaiting(obj: object, awaitable: Awaitable[T]) -> T:
+    """``await awaitable`` (a call of ``obj``'s): directly when ``obj`` is :func:`owned`, else
+    :func:`isolated`."""
+    if owned(obj):
+        return await awaitable
+    return await isolated(awaitable)
 
 
 def contained(exc: BaseException) -> bool:

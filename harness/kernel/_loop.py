@@ -33,7 +33,7 @@ from harness.kernel._conversation import (
 )
 from harness.kernel._hitl import apply_decisions
 from harness.kernel._hooks import HookEvent
-from harness.kernel._isolated import isolated
+from harness.kernel._isolated import awaiting
 from harness.kernel._progress import (
     ProgressSnapshot,
     default_productivity_signal,
@@ -160,7 +160,7 @@ async def _start(state: State) -> bool:
     try:
         init = state.mode.init(state)
         if inspect.isawaitable(init):  # an async init(state) is allowed too
-            await isolated(init)
+            await awaiting(state.mode, init)
     except BaseException as exc:
         if _passes_through(exc, state):
             raise
@@ -268,7 +268,7 @@ async def _run_mode(state: State, prev: ProgressSnapshot) -> tuple[object, Progr
     halted); else the outcome and the snapshot to measure progress against."""
     try:
         # cast: a user's mode may return anything; the loop checks it.
-        outcome = cast(object, await isolated(state.mode.iterate(state)))
+        outcome = cast(object, await awaiting(state.mode, state.mode.iterate(state)))
     except ContextOverflow as exc:
         outcome, base = await _recover(state, str(exc))
         # Compaction rewrote the history: the retried turn starts at the new length.
@@ -319,7 +319,7 @@ async def _recover(state: State, reason: str) -> tuple[Continue | Halt, int]:
         return halt, len(state.messages)
     base = len(state.messages)
     try:
-        return await isolated(state.mode.iterate(state)), base
+        return await awaiting(state.mode, state.mode.iterate(state)), base
     except Exception as exc:
         halt = state.halt(
             FinishReason.ERROR_PROMPT_TOO_LONG,

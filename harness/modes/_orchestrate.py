@@ -23,7 +23,7 @@ turns) and the request-queue cap on concurrency (``max_concurrency`` applies).
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.core._messages import Message, ToolResult
 from harness.core._terminations import FinishReason
@@ -73,6 +73,9 @@ _PLANNING_PRESS = (
 
 class Orchestrate:
     """Plan, delegate to ``spawn_agent`` workers, integrate, finish (see the module docs)."""
+
+    #: The harness's own code: the kernel awaits it directly (kernel._isolated.owned).
+    _harness_owned: ClassVar[bool] = True
 
     name = "orchestrate"
     #: Follow-up user turns are refused (ConfigError): the supervisor's plan, todo list and

@@ -3,6 +3,8 @@ conversation, a new plan at the start of every user turn."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from harness.core._messages import Message
 from harness.errors import ProviderError
 from harness.kernel._calls import build_request, call_provider
@@ -36,6 +38,9 @@ class PlanAndSolve:
     """Plan once per user turn, then execute with ReAct. The plan stays in the transcript as an
     assistant message; nothing re-plans within a turn. The kernel's default no-progress check
     applies throughout."""
+
+    #: The harness's own code: the kernel awaits it directly (kernel._isolated.owned).
+    _harness_owned: ClassVar[bool] = True
 
     name = "plan_and_solve"
 

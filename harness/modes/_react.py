@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from harness.core._messages import Message
 from harness.core._terminations import FinishReason
 from harness.errors import ProviderError
@@ -20,6 +22,9 @@ __all__ = ["ReAct", "handle_provider_error"]
 
 class ReAct:
     """The default mode. One iteration = one provider call and the tool calls it asks for."""
+
+    #: The harness's own code: the kernel awaits it directly (kernel._isolated.owned).
+    _harness_owned: ClassVar[bool] = True
 
     name = "react"
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from harness.core._messages import Message
 from harness.errors import ProviderError
 from harness.events import MaxTokensEscalation, RunWarning
@@ -30,6 +32,9 @@ class Reflexion:
     each of the first ``max_reflections`` (<= 3) continued turns of each user turn. The prompt
     and the critique are kept in the transcript. A failed critique is skipped with a RunWarning
     event, never fatal."""
+
+    #: The harness's own code: the kernel awaits it directly (kernel._isolated.owned).
+    _harness_owned: ClassVar[bool] = True
 
     name = "reflexion"
 

@@ -44,6 +44,9 @@ class StreamState(Protocol):
 class ChatProvider(ABC):
     """A provider speaking one HTTP wire format for one profile."""
 
+    #: The harness's own code: the kernel awaits ``complete`` directly (kernel._isolated).
+    _harness_owned: ClassVar[bool] = True
+
     path: ClassVar[str]
     #: Where the server lists its models (GET; the live pre-flight of ``harness run``).
     models_path: ClassVar[str | None] = None

@@ -25,7 +25,7 @@ import functools
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.core._messages import INVALID_JSON_KEY, TokenUsage, ToolCall
 from harness.errors import ConfigError, ProviderError
@@ -61,6 +61,9 @@ class MockTurn:
 
 class MockProvider:
     """A scripted provider. ``stream=True`` in provider_opts streams text in word chunks."""
+
+    #: The harness's own code: the kernel awaits ``complete`` directly (kernel._isolated).
+    _harness_owned: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -33,7 +33,7 @@ import inspect
 import json
 import pickle
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.errors import ToolError
 from harness.grading._bfcl_env import CLASS_MODULES, bfcl_module
@@ -224,6 +224,9 @@ class BfclState:
 
 class BfclTool:
     """A BFCL function as a harness tool."""
+
+    #: The harness's own code: the kernel awaits ``run`` directly (kernel._isolated.owned).
+    _harness_owned: ClassVar[bool] = True
 
     parallel_safe = False
     read_only = False

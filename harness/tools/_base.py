@@ -179,6 +179,12 @@ class FunctionTool:
             raise done.exc  # here, in the run's own frames: see _called
         return done
 
+    @property
+    def _harness_owned(self) -> bool:
+        """A plain function's ``GeneratorExit`` comes back from its thread as a value
+        (:func:`_called`): the kernel awaits it directly; an async one's code is the user's."""
+        return not self._is_async
+
     def __repr__(self) -> str:
         return f"FunctionTool({self.name!r})"
 

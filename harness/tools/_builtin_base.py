@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.errors import ToolError
 from harness.tools._base import ToolContext
@@ -19,6 +19,9 @@ def object_schema(props: dict[str, Any], *required: str) -> dict[str, Any]:
 
 class BuiltinTool:
     """Shared argument checking; subclasses set the class attributes and ``run``."""
+
+    #: The harness's own code: the kernel awaits ``run`` directly (kernel._isolated.owned).
+    _harness_owned: ClassVar[bool] = True
 
     name: str = ""
     description: str = ""

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import pytest
 
 import harness
+from harness.modes import ReAct
 from harness.providers import MockProvider
 
 
@@ -115,3 +117,40 @@ async def test_a_run_whose_coroutine_is_closed_lets_generator_exit_through(
     task.cancel()
     with pytest.raises(RuntimeError, match="cannot reuse already awaited coroutine"):
         await task
+
+
+def _raise_in_thread() -> None:
+    raise GeneratorExit("thread")
+
+
+class OwnReAct(ReAct):
+    """A user's subclass of a built-in mode: its code is its own, so it is isolated."""
+
+    async def iterate(self, state: Any) -> Any:
+        await asyncio.to_thread(_raise_in_thread)
+        return await super().iterate(state)
+
+
+def test_a_users_subclass_of_a_built_in_mode_is_not_taken_for_the_harnesss_own() -> None:
+    from harness.kernel._isolated import owned
+
+    assert owned(ReAct())
+    assert not owned(OwnReAct())
+    result = harness.run("hi", mode=OwnReAct(), provider=MockProvider(turns=[{"text": "x"}]))
+    assert result.finish_reason == "error_during_execution"
+    assert "GeneratorExit: thread" in (result.halted_reason or "")
+
+
+class ThreadedProvider(MockProvider):
+    """A provider plug-in whose call awaits a thread that raises GeneratorExit."""
+
+    async def complete(self, request: Any, on_delta: Any = None) -> Any:
+        await asyncio.to_thread(_raise_in_thread)
+        return await super().complete(request, on_delta)
+
+
+def test_a_provider_plug_in_awaiting_a_generator_exit_ends_its_run_as_an_error() -> None:
+    """The kernel awaits a provider that is not the harness's own in a task of its own too."""
+    result = harness.run("hi", provider=ThreadedProvider(turns=[{"text": "x"}]))
+    assert result.finish_reason == "error_during_execution"
+    assert "GeneratorExit: thread" in (result.halted_reason or "")
