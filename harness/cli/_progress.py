@@ -1,9 +1,9 @@
 """The terminal side of ``harness run``: the progress bar and the Ctrl-C / SIGTERM handling.
 
 :func:`drive` is what the CLI passes to :func:`harness.bench._session.run_bench` as ``drive=``: it
-runs the matrix on a fresh event loop, asks the runner to stop gracefully on SIGINT or SIGTERM
-(finished cells are kept; the run is closed as interrupted, exit 130), and shows a bar of cells
-done, passed, failed and cost so far. :func:`show_log` prints the bench's warnings and notes
+runs the matrix on a fresh event loop, asks the runner to stop gracefully on SIGINT, SIGTERM or
+SIGHUP (unless ignored, as under ``nohup``; finished cells are kept; the run is closed as
+interrupted, exit 130), and shows a bar of cells done, passed, failed and cost so far. :func:`show_log` prints the bench's warnings and notes
 (the ``harness.bench`` logger) on the same console. The bench itself knows nothing of terminals or
 signals.
 """
@@ -91,7 +91,7 @@ def drive(
 
     # asyncio's remove_signal_handler puts Python's default back, not what was there before
     # (e.g. SIG_IGN under nohup): restore the handlers we found.
-    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    before = {sig: signal.getsignal(sig) for sig in _stop_signals()}
     signals = 0
     unseen = 0  # signals the event loop has not handled yet
     beat = time.monotonic()  # when the event loop last ran (a heartbeat)
@@ -130,11 +130,10 @@ def drive(
                 given_up.set()
 
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, stop)
-            loop.add_signal_handler(signal.SIGTERM, stop)
-            # The loop still hears them through its wakeup fd; this handler runs as well.
-            signal.signal(signal.SIGINT, hard_stop)
-            signal.signal(signal.SIGTERM, hard_stop)
+            for sig in before:
+                loop.add_signal_handler(sig, stop)
+                # The loop still hears it through its wakeup fd; this handler runs as well.
+                signal.signal(sig, hard_stop)
         try:
             with progress_bar(console, len(cells), progress) as update:
                 running = asyncio.ensure_future(runner.run(cells, update))
@@ -148,8 +147,8 @@ def drive(
                 return MatrixSummary(total=len(cells), interrupted=True)
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signal.SIGINT)
-                loop.remove_signal_handler(signal.SIGTERM)
+                for sig in before:
+                    loop.remove_signal_handler(sig)
 
     loop = asyncio.new_event_loop()
     try:
@@ -160,6 +159,17 @@ def drive(
             if handler is not None:
                 with contextlib.suppress(ValueError, OSError):
                     signal.signal(sig, handler)
+
+
+def _stop_signals() -> list[signal.Signals]:
+    """The signals that stop a run as Ctrl-C does: SIGINT, SIGTERM and SIGHUP (a closed terminal
+    or a dropped SSH session: its default killed the process at once, exit 129, the run left
+    ``running`` and its workspaces on disk), unless SIGHUP is ignored (``nohup``)."""
+    stops = [signal.SIGINT, signal.SIGTERM]
+    hangup = getattr(signal, "SIGHUP", None)
+    if hangup is not None and signal.getsignal(hangup) is not signal.SIG_IGN:
+        stops.append(hangup)
+    return stops
 
 
 def _close(loop: asyncio.AbstractEventLoop) -> None:
