@@ -24,7 +24,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from harness.bench._matrix import Cell
 from harness.bench._runner import CellOutcome, Executor, MatrixSummary, OnOutcome
 
-__all__ = ["CANCEL_GRACE_S", "HARD_STOP_SIGNALS", "HELD_S", "drive", "progress_bar", "show_log"]
+__all__ = [
+    "CANCEL_GRACE_S",
+    "HARD_STOP_SIGNALS",
+    "HELD_S",
+    "closing_run",
+    "drive",
+    "progress_bar",
+    "show_log",
+]
 
 
 class _ConsoleHandler(logging.Handler):
@@ -148,7 +156,8 @@ def drive(
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 for sig in before:
-                    loop.remove_signal_handler(sig)
+                    loop.remove_signal_handler(sig)  # puts the default back: not while closing
+                    signal.signal(sig, _late if _CLOSING else hard_stop)
 
     loop = asyncio.new_event_loop()
     try:
@@ -156,9 +165,45 @@ def drive(
     finally:
         _close(loop)
         for sig, handler in before.items():
-            if handler is not None:
+            late = _late if _CLOSING else handler  # the run is being closed: see closing_run
+            if late is not None:
                 with contextlib.suppress(ValueError, OSError):
-                    signal.signal(sig, handler)
+                    signal.signal(sig, late)
+
+
+#: Whether a :func:`closing_run` block is open (:func:`drive` then leaves :func:`_late` behind).
+_CLOSING: list[bool] = []
+_late_count = [0]
+
+
+def _late(signum: int, frame: object) -> None:
+    """A stop signal after the run's loop ended, while the run is closed (its folder removed,
+    spans ingested, its row finished): taken as said already, up to :data:`HARD_STOP_SIGNALS`
+    of them. With the default handler back, a third SIGTERM sent after the second had stopped
+    the run killed the process there (exit -15), the run left ``running``."""
+    _late_count[0] += 1
+    if _late_count[0] >= HARD_STOP_SIGNALS:
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def closing_run(*, hold: bool = False) -> Iterator[None]:
+    """Around a whole ``run_bench``: a stop signal arriving after :func:`drive` has returned
+    does not kill the run as it closes (:func:`_late`). The handlers found are put back at the
+    end, or with ``hold`` (``harness run``, which exits next) :func:`_late` stays: a signal
+    during the process's exit (its workers stopped) left a finished run's exit status -15."""
+    before = {sig: signal.getsignal(sig) for sig in _stop_signals()}
+    _CLOSING.append(True)
+    _late_count[0] = 0
+    try:
+        yield
+    finally:
+        _CLOSING.pop()
+        for sig, handler in before.items():
+            kept = _late if hold and signal.getsignal(sig) is _late else handler
+            if kept is not None:
+                with contextlib.suppress(ValueError, OSError):
+                    signal.signal(sig, kept)
 
 
 def _stop_signals() -> list[signal.Signals]:
