@@ -13,7 +13,6 @@ event loop (or the kernel's timeouts).
 from __future__ import annotations
 
 import asyncio
-import difflib
 import os
 import stat
 from collections.abc import Callable
@@ -24,6 +23,7 @@ from harness.errors import ToolError
 from harness.tools._base import ToolContext, ToolOutput
 from harness.tools._beneath import Beneath, Spot, read_fd
 from harness.tools._builtin_base import BuiltinTool, object_schema
+from harness.tools._diff import unified_diff
 from harness.tools._workspace import Workspace
 
 __all__ = [
@@ -163,10 +163,9 @@ def _diff(rel: str, before: str | None, after: str, *, created: bool) -> UIPaylo
     text: str | None = None
     if before is not None and len(before) + len(after) <= _MAX_DIFF_CHARS:
         old_name = "/dev/null" if created else f"a/{rel}"
-        lines = difflib.unified_diff(
+        text = unified_diff(  # its work bounded: None when too dear (see harness.tools._diff)
             before.splitlines(keepends=True), after.splitlines(keepends=True), old_name, f"b/{rel}"
         )
-        text = "".join(lines)
     return UIPayload("diff", {"path": rel, "created": created, "diff": text})
 
 
