@@ -28,6 +28,7 @@ from harness.tools._workspace import Workspace
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "MAX_LISTED",
     "MAX_MATCHES",
     "MAX_READ_CHARS",
     "MAX_WORKSPACE_FILES",
@@ -43,6 +44,8 @@ __all__ = [
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_READ_CHARS = 16_000
 MAX_MATCHES = 200
+#: Entries list_dir shows (60,000 entries, six shell commands' worth, were a 3.2 MB result).
+MAX_LISTED = 1_000
 #: Largest file write_file / edit_file may write (bytes; HARNESS_MAX_WRITE_BYTES overrides).
 MAX_WRITE_BYTES = 10 * 1024 * 1024
 #: Files a workspace may hold before write_file refuses new ones (HARNESS_MAX_WORKSPACE_FILES).
@@ -316,6 +319,11 @@ class ListDirTool(BuiltinTool):
             return shown_name(real), sorted(entries)
 
         rel, entries = await asyncio.to_thread(work)
+        if len(entries) > MAX_LISTED:  # a shell can make 10,000 entries per command
+            extra = len(entries) - MAX_LISTED
+            entries[MAX_LISTED:] = [
+                f"[capped at {MAX_LISTED:,} entries; {extra:,} more not shown; narrow with glob]"
+            ]
         return "\n".join(entries) if entries else f"(empty directory: {rel})"
 
 
