@@ -269,6 +269,14 @@ class EditFileTool(BuiltinTool):
                     f"'old' string occurs {count} times in {rel}; "
                     "pass replace_all=true or give more context"
                 )
+            # Refused before it is made: 10 MB of "a" with a 1 KB replacement was a 10 GB string.
+            size = len(text) + count * (len(new) - len(old))
+            limit = _limit("HARNESS_MAX_WRITE_BYTES", MAX_WRITE_BYTES)
+            if size > limit:  # characters: at least as many bytes
+                raise ToolError(
+                    f"refused: replacing {count:,} occurrences would make {rel} {size:,} "
+                    f"characters, over the {limit:,}-byte write limit (HARNESS_MAX_WRITE_BYTES)"
+                )
             after = text.replace(old, new)
             _write_spot(beneath, spot, after)
             return rel, count, text, after
