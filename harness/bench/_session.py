@@ -183,8 +183,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
             if not stored.admit(outcome):  # a cell twice, one this run never had, not an outcome
                 return
             try:  # checked before the store sees it: a bad value is the outcome's fault
-                row = scrubbed(_row(outcome, run_id), redact)
-                prepared = prepare_row(row)
+                prepared = prepare_row(scrubbed(_row(outcome, run_id), redact))
             except Exception as exc:  # an executor plug-in's outcome that makes no row
                 stored.forget(outcome)
                 log.warning("harness: the outcome of %s makes no row (%s); not stored",

@@ -3,8 +3,9 @@
 :func:`drive` is what the CLI passes to :func:`harness.bench._session.run_bench` as ``drive=``: it
 runs the matrix on a fresh event loop, asks the runner to stop gracefully on SIGINT, SIGTERM or
 SIGHUP (unless ignored, as under ``nohup``; finished cells are kept; the run is closed as
-interrupted, exit 130), and shows a bar of cells done, passed, failed and cost so far. :func:`show_log` prints the bench's warnings and notes
-(the ``harness.bench`` logger) on the same console. The bench itself knows nothing of terminals or
+interrupted, exit 130), and shows a bar of cells done, passed, failed and cost so far.
+:func:`show_log` prints the bench's warnings and notes (the ``harness.bench`` logger) on the
+same console. The bench itself knows nothing of terminals or
 signals.
 """
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from typing import Any
 
 __all__ = ["DIFF_WORK", "unified_diff"]
 
@@ -25,20 +24,22 @@ class _TooDear(Exception):
     pass
 
 
-class _Bounded(difflib.SequenceMatcher):  # type: ignore[type-arg]
+class _Bounded(difflib.SequenceMatcher[str]):
     def __init__(self, a: Sequence[str], b: Sequence[str], budget: int) -> None:
         self.budget = budget
+        self._sizes = (len(a), len(b))
+        self._old = a
         super().__init__(None, a, b)
 
     def find_longest_match(
-        self, alo: int = 0, ahi: Any = None, blo: int = 0, bhi: Any = None
+        self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
     ) -> difflib.Match:
-        ahi = len(self.a) if ahi is None else ahi
-        bhi = len(self.b) if bhi is None else bhi
+        ahi = self._sizes[0] if ahi is None else ahi
+        bhi = self._sizes[1] if bhi is None else bhi
         self.budget -= ahi - alo
         if self.budget >= 0:  # the count itself walks the lines once: only while in budget
-            places = self.b2j
-            self.budget -= sum(len(places.get(line, ())) for line in self.a[alo:ahi])
+            places: dict[str, list[int]] = getattr(self, "b2j")  # noqa: B009 (untyped upstream)
+            self.budget -= sum(len(places.get(line, ())) for line in self._old[alo:ahi])
         if self.budget < 0:
             raise _TooDear
         return super().find_longest_match(alo, ahi, blo, bhi)

@@ -60,5 +60,6 @@ def test_a_number_whose_comparisons_lie_is_checked_as_the_float_it_holds(
 def test_numbers_in_range_are_kept_as_plain_floats() -> None:
     verdict = Grade(1, Lying(0.5), "ok", cost_usd=Lying(0.25))
     assert (verdict.passed, verdict.score, verdict.cost_usd) == (True, 0.5, 0.25)
-    assert type(verdict.score) is float and type(verdict.cost_usd) is float
+    assert type(verdict.score) is float
+    assert type(verdict.cost_usd) is float
     assert type(verdict.passed) is bool

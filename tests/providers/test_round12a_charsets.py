@@ -69,16 +69,20 @@ async def test_a_utf16_event_stream_is_scrubbed(tmp_path: Path) -> None:
     file = tmp_path / "c.yaml"
     with FaultServer([Fault.raw(data)]) as server:
         record = CassetteTransport(file, record_mode="all", secrets=[KEY])
-        async with httpx.AsyncClient(transport=record) as client:
-            async with client.stream("POST", f"{server.url}/chat", json={"q": 1}) as live:
-                lines = [line async for line in live.aiter_lines()]
+        async with (
+            httpx.AsyncClient(transport=record) as client,
+            client.stream("POST", f"{server.url}/chat", json={"q": 1}) as live,
+        ):
+            lines = [line async for line in live.aiter_lines()]
         await record.aclose()
     assert lines[0].endswith(f'"{KEY}"}}}}]}}')  # the client reads it
     assert KEY not in _everywhere(_body(file))
     replay = CassetteTransport(file, record_mode="none", secrets=[KEY])
-    async with httpx.AsyncClient(transport=replay) as client:
-        async with client.stream("POST", "http://127.0.0.1:9/chat", json={"q": 1}) as again:
-            lines = [line async for line in again.aiter_lines()]
+    async with (
+        httpx.AsyncClient(transport=replay) as client,
+        client.stream("POST", "http://127.0.0.1:9/chat", json={"q": 1}) as again,
+    ):
+        lines = [line async for line in again.aiter_lines()]
     await replay.aclose()
     assert json.loads(lines[0].removeprefix("data: "))["choices"][0]["delta"]["content"] == (
         "REDACTED"

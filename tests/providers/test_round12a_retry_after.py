@@ -34,7 +34,8 @@ def test_an_unusable_retry_after_is_ignored_and_the_retry_answers(
     header: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-retry-after")
-    busy = http_response(429, '{"error": {"message": "slow down"}}', headers={"Retry-After": header})
+    error = '{"error": {"message": "slow down"}}'
+    busy = http_response(429, error, headers={"Retry-After": header})
     opts = {"max_retries": 1, "retry_initial_s": 0.01, "deadline_s": 20}
     with FaultServer([Fault.raw(busy), Fault.raw(OK)], lifetime_s=60) as server:
         result = harness.run(

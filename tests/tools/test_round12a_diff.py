@@ -34,7 +34,8 @@ async def test_a_write_whose_diff_is_too_dear_keeps_the_write_and_gives_up_the_d
     out = await WriteFileTool().run({"path": "f.txt", "content": after}, ctx)
     assert out.content == f"wrote {len(after)} bytes to f.txt"
     assert (tmp_path / "f.txt").read_text() == after
-    assert out.ui is not None and out.ui.kind == "diff"
+    assert out.ui is not None
+    assert out.ui.kind == "diff"
     assert out.ui.payload["diff"] is None  # before: the text, after 20 s of CPU on the loop
 
 
