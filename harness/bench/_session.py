@@ -137,6 +137,7 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
     """Run a bench request to completion (or until ``drive`` stops the runner, e.g. on Ctrl-C).
     Raises ConfigError for bad input, LabelBusy (another process runs ``label``) and DiskFull
     (the run closed ``failed``, resumable). ``drive`` defaults to :func:`drive_plain`."""
+    from harness.store._rows import prepare_row
     from harness.store._writer import Store
     from harness.telemetry._setup import git_sha
 
@@ -181,22 +182,22 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         def sink(outcome: CellOutcome) -> None:
             if not stored.admit(outcome):  # a cell twice, one this run never had, not an outcome
                 return
-            try:
-                row = scrubbed(_row(outcome, run_id), redact)
+            try:  # checked before the store sees it: a bad value is the outcome's fault
+                prepared = prepare_row(scrubbed(_row(outcome, run_id), redact))
             except Exception as exc:  # an executor plug-in's outcome that makes no row
                 stored.forget(outcome)
                 log.warning("harness: the outcome of %s makes no row (%s); not stored",
                             outcome.cell.key, described(exc))  # fmt: skip
                 return
             try:
-                store.write_result(row)
+                store.write_prepared(prepared)
             except DiskFull as exc:  # not stored: the run stops; a --resume runs the cell again
                 stored.forget(outcome)
                 disk_full.append(exc)
                 runner.request_stop()
                 return
-            stored.stored(outcome, row)
-            report.per_cell[outcome.cell.key] = row["status"] == "passed"
+            stored.stored(outcome, prepared)
+            report.per_cell[outcome.cell.key] = prepared["status"] == "passed"
 
         options = RunnerOptions(
             cassettes=request.cassettes,

@@ -132,6 +132,9 @@ def _not_an_outcome(value: object) -> str | None:
     result = cast(object, value.result)
     if result is not None and not isinstance(result, Result):
         return f"an outcome of {cell.key} whose result is {type(result).__name__}, not a Result"
+    drift = cast(object, value.drift)
+    if not (isinstance(drift, int) and not isinstance(drift, bool) and drift >= 0):
+        return f"an outcome of {cell.key} whose drift is {drift!r}, not a count of 0 or more"
     for what, cost in (
         ("result", getattr(result, "cost_usd", None)),
         ("grade", _grade_cost(value)),

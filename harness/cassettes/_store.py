@@ -30,6 +30,7 @@ where it started, and the chunks stay valid JSON
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import os
@@ -306,7 +307,7 @@ class Scrubber:
                 body = decoded
                 del headers[names["content-encoding"]]
         if isinstance(body, bytes):
-            body = self.redactor.body(body)
+            body = self.redactor.body(_utf8_body(headers, names, body))
             if body is not stored and "content-length" in names:
                 headers[names["content-length"]] = [str(len(body))]
         clean = {
@@ -315,6 +316,32 @@ class Scrubber:
             if self.kept_name(k)
         }
         return {**response, "headers": clean, "body": {**response.get("body", {}), "string": body}}
+
+
+_CHARSET = re.compile(r"charset\s*=\s*[\"']?([^;\s\"']+)[\"']?", re.IGNORECASE)
+_TEXT_TYPES = ("json", "text/", "event-stream")
+
+
+def _utf8_body(headers: dict[str, list[Any]], names: dict[str, str], body: bytes) -> bytes:
+    """A text body in another encoding (its ``charset=``, or UTF-16/32 told by a byte-order mark
+    or by JSON's own detection) as UTF-8, its content type saying so: the redactor searches
+    UTF-8, and a key in a UTF-16 reply (which httpx and ``json.loads`` read as well) was stored
+    as it came. Anything that does not decode is left as it is."""
+    key = names.get("content-type")
+    ctype = str(headers[key][0]) if key and headers[key] else ""
+    if ctype and not any(t in ctype.lower() for t in _TEXT_TYPES):
+        return body
+    declared = _CHARSET.search(ctype)
+    try:
+        codec = codecs.lookup(declared.group(1) if declared else json.detect_encoding(body)).name
+        if codec in ("utf-8", "utf-8-sig", "ascii"):
+            return body
+        text = body.decode(codec)
+    except (LookupError, UnicodeDecodeError):
+        return body
+    if declared is not None and key is not None:
+        headers[key] = [_CHARSET.sub("charset=utf-8", ctype, count=1)]
+    return text.encode("utf-8", "surrogateescape")
 
 
 def _scrub_query(uri: str) -> str:

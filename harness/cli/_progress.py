@@ -1,10 +1,11 @@
 """The terminal side of ``harness run``: the progress bar and the Ctrl-C / SIGTERM handling.
 
 :func:`drive` is what the CLI passes to :func:`harness.bench._session.run_bench` as ``drive=``: it
-runs the matrix on a fresh event loop, asks the runner to stop gracefully on SIGINT or SIGTERM
-(finished cells are kept; the run is closed as interrupted, exit 130), and shows a bar of cells
-done, passed, failed and cost so far. :func:`show_log` prints the bench's warnings and notes
-(the ``harness.bench`` logger) on the same console. The bench itself knows nothing of terminals or
+runs the matrix on a fresh event loop, asks the runner to stop gracefully on SIGINT, SIGTERM or
+SIGHUP (unless ignored, as under ``nohup``; finished cells are kept; the run is closed as
+interrupted, exit 130), and shows a bar of cells done, passed, failed and cost so far.
+:func:`show_log` prints the bench's warnings and notes (the ``harness.bench`` logger) on the
+same console. The bench itself knows nothing of terminals or
 signals.
 """
 
@@ -24,7 +25,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from harness.bench._matrix import Cell
 from harness.bench._runner import CellOutcome, Executor, MatrixSummary, OnOutcome
 
-__all__ = ["CANCEL_GRACE_S", "HARD_STOP_SIGNALS", "HELD_S", "drive", "progress_bar", "show_log"]
+__all__ = [
+    "CANCEL_GRACE_S",
+    "HARD_STOP_SIGNALS",
+    "HELD_S",
+    "closing_run",
+    "drive",
+    "progress_bar",
+    "show_log",
+]
 
 
 class _ConsoleHandler(logging.Handler):
@@ -91,7 +100,7 @@ def drive(
 
     # asyncio's remove_signal_handler puts Python's default back, not what was there before
     # (e.g. SIG_IGN under nohup): restore the handlers we found.
-    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    before = {sig: signal.getsignal(sig) for sig in _stop_signals()}
     signals = 0
     unseen = 0  # signals the event loop has not handled yet
     beat = time.monotonic()  # when the event loop last ran (a heartbeat)
@@ -130,11 +139,10 @@ def drive(
                 given_up.set()
 
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, stop)
-            loop.add_signal_handler(signal.SIGTERM, stop)
-            # The loop still hears them through its wakeup fd; this handler runs as well.
-            signal.signal(signal.SIGINT, hard_stop)
-            signal.signal(signal.SIGTERM, hard_stop)
+            for sig in before:
+                loop.add_signal_handler(sig, stop)
+                # The loop still hears it through its wakeup fd; this handler runs as well.
+                signal.signal(sig, hard_stop)
         try:
             with progress_bar(console, len(cells), progress) as update:
                 running = asyncio.ensure_future(runner.run(cells, update))
@@ -148,8 +156,9 @@ def drive(
                 return MatrixSummary(total=len(cells), interrupted=True)
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signal.SIGINT)
-                loop.remove_signal_handler(signal.SIGTERM)
+                for sig in before:
+                    loop.remove_signal_handler(sig)  # puts the default back: not while closing
+                    signal.signal(sig, _late if _CLOSING else hard_stop)
 
     loop = asyncio.new_event_loop()
     try:
@@ -157,9 +166,56 @@ def drive(
     finally:
         _close(loop)
         for sig, handler in before.items():
-            if handler is not None:
+            late = _late if _CLOSING else handler  # the run is being closed: see closing_run
+            if late is not None:
                 with contextlib.suppress(ValueError, OSError):
-                    signal.signal(sig, handler)
+                    signal.signal(sig, late)
+
+
+#: Whether a :func:`closing_run` block is open (:func:`drive` then leaves :func:`_late` behind).
+_CLOSING: list[bool] = []
+_late_count = [0]
+
+
+def _late(signum: int, frame: object) -> None:
+    """A stop signal after the run's loop ended, while the run is closed (its folder removed,
+    spans ingested, its row finished): taken as said already, up to :data:`HARD_STOP_SIGNALS`
+    of them. With the default handler back, a third SIGTERM sent after the second had stopped
+    the run killed the process there (exit -15), the run left ``running``."""
+    _late_count[0] += 1
+    if _late_count[0] >= HARD_STOP_SIGNALS:
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def closing_run(*, hold: bool = False) -> Iterator[None]:
+    """Around a whole ``run_bench``: a stop signal arriving after :func:`drive` has returned
+    does not kill the run as it closes (:func:`_late`). The handlers found are put back at the
+    end, or with ``hold`` (``harness run``, which exits next) :func:`_late` stays: a signal
+    during the process's exit (its workers stopped) left a finished run's exit status -15."""
+    before = {sig: signal.getsignal(sig) for sig in _stop_signals()}
+    _CLOSING.append(True)
+    _late_count[0] = 0
+    try:
+        yield
+    finally:
+        _CLOSING.pop()
+        for sig, handler in before.items():
+            kept = _late if hold and signal.getsignal(sig) is _late else handler
+            if kept is not None:
+                with contextlib.suppress(ValueError, OSError):
+                    signal.signal(sig, kept)
+
+
+def _stop_signals() -> list[signal.Signals]:
+    """The signals that stop a run as Ctrl-C does: SIGINT, SIGTERM and SIGHUP (a closed terminal
+    or a dropped SSH session: its default killed the process at once, exit 129, the run left
+    ``running`` and its workspaces on disk), unless SIGHUP is ignored (``nohup``)."""
+    stops = [signal.SIGINT, signal.SIGTERM]
+    hangup = getattr(signal, "SIGHUP", None)
+    if hangup is not None and signal.getsignal(hangup) is not signal.SIG_IGN:
+        stops.append(hangup)
+    return stops
 
 
 def _close(loop: asyncio.AbstractEventLoop) -> None:

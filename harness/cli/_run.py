@@ -164,7 +164,7 @@ def run_cmd(
     from harness.bench._redact import run_redactor
     from harness.bench._session import run_bench
     from harness.cli._console import SafeConsole
-    from harness.cli._progress import drive, show_log
+    from harness.cli._progress import closing_run, drive, show_log
     from harness.errors import DiskFull, HarnessError
     from harness.store._diskfull import is_disk_full
 
@@ -180,7 +180,7 @@ def run_cmd(
         raise click.BadParameter("--retry-errors needs --label", param_hint="--retry-errors")
     options = dict(locals())
     try:
-        with show_log(console), redact.scrubbing_logs():
+        with show_log(console), redact.scrubbing_logs(), closing_run(hold=True):
             report = run_bench(
                 _bench_request(options),
                 drive=lambda runner, cells, progress: drive(runner, cells, console, progress),

@@ -25,13 +25,20 @@ class Grade:
     cost_usd: float = 0.0
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.score, int | float) and 0.0 <= self.score <= 1.0):
-            raise ValueError(f"score must be a number in [0, 1], got {self.score!r}")
-        cost = self.cost_usd
+        # A plug-in's number is checked and kept as a plain float: a float subclass whose
+        # comparisons lie (``__le__`` always true) passed the check and stored a score of 7.0.
+        score = _plain(self.score)
+        if not (isinstance(score, int | float) and 0.0 <= score <= 1.0):
+            raise ValueError(f"score must be a number in [0, 1], got {score!r}")
+        cost = _plain(self.cost_usd)
         if not (isinstance(cost, int | float) and 0.0 <= cost < math.inf):
             raise ValueError(
                 f"cost_usd must be a finite number of dollars, 0 or more, got {cost!r}"
             )
+        object.__setattr__(self, "score", float(score))
+        object.__setattr__(self, "cost_usd", float(cost))
+        object.__setattr__(self, "passed", bool(self.passed))
+        object.__setattr__(self, "error", bool(self.error))
         object.__setattr__(self, "explanation", one_line(self.explanation, 300))
 
     @classmethod
@@ -39,9 +46,24 @@ class Grade:
         return cls(passed, 1.0 if passed else 0.0, explanation)
 
 
+def _plain(value: object) -> object:
+    """An ``int`` or ``float`` (a subclass too) as a plain ``float``, through the base type's
+    own methods; anything else as it is (refused by the caller)."""
+    if isinstance(value, bool):
+        return float(value)
+    try:
+        if isinstance(value, int):
+            return float(int.__int__(value))
+        if isinstance(value, float):
+            return float.__float__(value)
+    except OverflowError:  # an int past any float: out of every range checked
+        return math.inf
+    return value
+
+
 def one_line(text: str, limit: int = 60) -> str:
     """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
-    flat = " ".join(str(text).split())
+    flat = " ".join((str.__str__(text) if isinstance(text, str) else str(text)).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import email.utils
 import json
+import math
 import re
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
@@ -346,14 +347,17 @@ def _error_message(text: str, ctype: str) -> str:
 
 
 def _retry_after(value: str | None) -> float | None:
+    """Seconds a ``Retry-After`` header asks for, or None when it says nothing usable: ``nan``
+    made the retry wait until the call's deadline, and a date whose numbers overflow (``Mon,
+    01 Jan 2000 99999999999999999999:00:00 GMT``) raised ``OverflowError`` out of the
+    provider."""
     if not value:
         return None
     try:
-        return max(float(value), 0.0)
+        seconds = float(value)
     except ValueError:
-        pass
-    try:
-        parsed = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(parsed.timestamp() - time.time(), 0.0)
+        try:
+            seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError, OverflowError):
+            return None
+    return None if math.isnan(seconds) else max(seconds, 0.0)

@@ -312,6 +312,7 @@ def prepare_row(row: Mapping[str, Any], n: int = 0, now: datetime | None = None)
                 raise StoreError(f"results column {name!r}: cannot encode as JSON: {exc}") from exc
         elif isinstance(value, Enum):
             value = value.value
+        value = _exact(value)
         kind = _TYPES[name]
         if not isinstance(value, _PY_TYPES[kind]) or (
             isinstance(value, bool) and kind != pa.bool_()
@@ -334,6 +335,24 @@ def prepare_row(row: Mapping[str, Any], n: int = 0, now: datetime | None = None)
     if "status" not in out:
         out["status"] = _status(out)
     return out
+
+
+def _exact(value: Any) -> Any:
+    """A subclass of ``str``, ``int``, ``float`` or ``bytes`` as the plain type, through the
+    base type's own method: an executor plug-in's outcome may hold a ``str`` whose ``encode``
+    raises, and the shard that held it failed to flush with every other row in it lost."""
+    kind = type(value)
+    if kind in (str, int, float, bool, bytes):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, bytes):
+        return bytes(memoryview(value))
+    return value
 
 
 def prepared_to_arrow(rows: Sequence[Mapping[str, Any]]) -> pa.Table:

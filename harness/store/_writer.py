@@ -344,10 +344,14 @@ class Store:
 
     def write_result(self, row: Mapping[str, Any]) -> None:
         """Store one finished cell: checked now, on disk within ``flush_after_s`` (+0.1 s)."""
-        prepared = prepare_row(row)
+        self.write_prepared(prepare_row(row))
+
+    def write_prepared(self, prepared: Mapping[str, Any]) -> None:
+        """Store one row :func:`~harness.store._rows.prepare_row` checked already (a caller
+        that tells a row's own faults from the store's: ``harness run``'s sink)."""
         self._runs.check({prepared["run_id"]})
         assert self.shards is not None
-        self.shards.add(prepared)
+        self.shards.add(dict(prepared))
 
     def write_results(self, rows: Iterable[Mapping[str, Any]] | pd.DataFrame | pa.Table) -> int:
         """Store many results as one shard, on disk before this returns.

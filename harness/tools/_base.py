@@ -53,6 +53,10 @@ class ToolOutput:
     ui: UIPayload | None = None
     assigns: Mapping[str, Any] | None = None
 
+    def __post_init__(self) -> None:
+        if isinstance(self.content, str) and type(self.content) is not str:
+            object.__setattr__(self, "content", str.__str__(self.content))  # see render
+
 
 @dataclass(slots=True, frozen=True)
 class Submit:
@@ -106,9 +110,11 @@ def merge_assigns(target: dict[str, Any], updates: Mapping[str, Any]) -> None:
 
 
 def render(value: Any) -> str:
-    """The text the model sees for a tool's plain return value."""
+    """The text the model sees for a tool's plain return value. A ``str`` subclass is taken
+    as the plain string it holds (``str``'s own method): its own ``__len__`` or ``encode`` may
+    raise, and the kernel measured it later (an internal error that ended the run)."""
     if isinstance(value, str):
-        return value
+        return value if type(value) is str else str.__str__(value)
     if value is None:
         return ""
     if isinstance(value, dict | list | tuple | int | float | bool):

@@ -13,7 +13,6 @@ event loop (or the kernel's timeouts).
 from __future__ import annotations
 
 import asyncio
-import difflib
 import os
 import stat
 from collections.abc import Callable
@@ -24,10 +23,12 @@ from harness.errors import ToolError
 from harness.tools._base import ToolContext, ToolOutput
 from harness.tools._beneath import Beneath, Spot, read_fd
 from harness.tools._builtin_base import BuiltinTool, object_schema
+from harness.tools._diff import unified_diff
 from harness.tools._workspace import Workspace
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "MAX_LISTED",
     "MAX_MATCHES",
     "MAX_READ_CHARS",
     "MAX_WORKSPACE_FILES",
@@ -43,6 +44,8 @@ __all__ = [
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_READ_CHARS = 16_000
 MAX_MATCHES = 200
+#: Entries list_dir shows (60,000 entries, six shell commands' worth, were a 3.2 MB result).
+MAX_LISTED = 1_000
 #: Largest file write_file / edit_file may write (bytes; HARNESS_MAX_WRITE_BYTES overrides).
 MAX_WRITE_BYTES = 10 * 1024 * 1024
 #: Files a workspace may hold before write_file refuses new ones (HARNESS_MAX_WORKSPACE_FILES).
@@ -163,10 +166,9 @@ def _diff(rel: str, before: str | None, after: str, *, created: bool) -> UIPaylo
     text: str | None = None
     if before is not None and len(before) + len(after) <= _MAX_DIFF_CHARS:
         old_name = "/dev/null" if created else f"a/{rel}"
-        lines = difflib.unified_diff(
+        text = unified_diff(  # its work bounded: None when too dear (see harness.tools._diff)
             before.splitlines(keepends=True), after.splitlines(keepends=True), old_name, f"b/{rel}"
         )
-        text = "".join(lines)
     return UIPayload("diff", {"path": rel, "created": created, "diff": text})
 
 
@@ -267,6 +269,14 @@ class EditFileTool(BuiltinTool):
                     f"'old' string occurs {count} times in {rel}; "
                     "pass replace_all=true or give more context"
                 )
+            # Refused before it is made: 10 MB of "a" with a 1 KB replacement was a 10 GB string.
+            size = len(text) + count * (len(new) - len(old))
+            limit = _limit("HARNESS_MAX_WRITE_BYTES", MAX_WRITE_BYTES)
+            if size > limit:  # characters: at least as many bytes
+                raise ToolError(
+                    f"refused: replacing {count:,} occurrences would make {rel} {size:,} "
+                    f"characters, over the {limit:,}-byte write limit (HARNESS_MAX_WRITE_BYTES)"
+                )
             after = text.replace(old, new)
             _write_spot(beneath, spot, after)
             return rel, count, text, after
@@ -317,6 +327,11 @@ class ListDirTool(BuiltinTool):
             return shown_name(real), sorted(entries)
 
         rel, entries = await asyncio.to_thread(work)
+        if len(entries) > MAX_LISTED:  # a shell can make 10,000 entries per command
+            extra = len(entries) - MAX_LISTED
+            entries[MAX_LISTED:] = [
+                f"[capped at {MAX_LISTED:,} entries; {extra:,} more not shown; narrow with glob]"
+            ]
         return "\n".join(entries) if entries else f"(empty directory: {rel})"
 
 
