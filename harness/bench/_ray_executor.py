@@ -108,7 +108,7 @@ class RayRunner:
     ) -> None:
         self.options = options
         self.secrets = secrets
-        self._redact = Redactor(secrets)
+        self._redact = Redactor(secrets, cut_heads=True)  # spans hold cut texts
         #: A full disk is waited out as the store's writes do (then DiskFull: exit 3).
         self._disk = DiskPatience()
         self.sink = sink

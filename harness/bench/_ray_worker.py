@@ -136,7 +136,7 @@ class CellWorker:
         _remove_stale_scratch()
         self._scratch = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH}{os.getpid()}-"))
         self._span_file = self._scratch / "spans.jsonl"
-        redact = Redactor(options.secrets)
+        redact = Redactor(options.secrets, cut_heads=True)  # spans hold cut texts
         self.tracing = configure_tracing(
             file=self._span_file,
             otlp_endpoint=options.otlp_endpoint,

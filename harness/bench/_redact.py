@@ -22,4 +22,4 @@ def run_redactor(providers: Sequence[str], cassettes: Path | None = None) -> Red
         specs += [
             p.name for suite in cassettes.iterdir() if suite.is_dir() for p in suite.iterdir()
         ]
-    return Redactor(secret_values(specs))
+    return Redactor(secret_values(specs), cut_heads=True)  # rows and spans hold cut texts

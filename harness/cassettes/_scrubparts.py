@@ -31,9 +31,11 @@ __all__ = [
     "Place",
     "Walk",
     "cut",
+    "dump_compact",
     "find_spans",
     "leaves",
     "meets_placeholder",
+    "merge_spans",
     "replace_spans",
     "scrub_literals",
     "until_still",
@@ -55,6 +57,11 @@ def find_spans(haystack: S, needles: Sequence[S] | Needles[S]) -> list[tuple[int
     found: list[tuple[int, int]] = []
     for needle in needles.present(haystack) if isinstance(needles, Needles) else needles:
         found.extend(_covered(haystack, needle))
+    return merge_spans(found)
+
+
+def merge_spans(found: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``[start, end)`` spans sorted and merged where they overlap or touch."""
     if len(found) < 2:
         return found
     found.sort()
@@ -381,3 +388,12 @@ def withhold_texts(chunks: list[Any], fields: frozenset[str], placeholder: str) 
                 first = False
                 changed.add(i)
     return changed
+
+
+def dump_compact(value: Any) -> bytes:
+    """``value`` as compact JSON (UTF-8; a lone surrogate kept as a ``\\u`` escape)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":")).encode("ascii")

@@ -42,15 +42,18 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.cassettes._cutheads import CutHeads
 from harness.cassettes._logscrub import LOGS
 from harness.cassettes._scrubparts import (
     Needles,
     Place,
     Walk,
     cut,
+    dump_compact,
     find_spans,
     leaves,
     meets_placeholder,
+    merge_spans,
     replace_spans,
     scrub_literals,
     until_still,
@@ -108,9 +111,9 @@ class Redactor:
     (:meth:`scrubbing_logs`). Values shorter than :data:`MIN_SECRET_CHARS` are ignored. A
     Redactor without secrets is false and returns everything unchanged (the same objects)."""
 
-    __slots__ = ("_again", "_bytes", "_needles", "_secrets", "_walk", "secrets")
+    __slots__ = ("_again", "_bytes", "_cut", "_needles", "_secrets", "_walk", "secrets")
 
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
+    def __init__(self, secrets: Iterable[str] = (), *, cut_heads: bool = False) -> None:
         values = {s.strip() for s in secrets if s and len(s.strip()) >= MIN_SECRET_CHARS}
         #: The secret values, longest first.
         self.secrets: tuple[str, ...] = tuple(sorted(values, key=lambda s: (-len(s), s)))
@@ -125,6 +128,8 @@ class Redactor:
         self._walk = Walk(self._decoded, self.data)
         #: A secret that a replacement can make (``meets_placeholder``): scrub until still.
         self._again = any(meets_placeholder(s, PLACEHOLDER) for s in self.secrets)
+        #: What a cut left of a secret (texts cut before they are scrubbed: traces, rows).
+        self._cut = CutHeads(self.secrets if cut_heads else ())
 
     def __bool__(self) -> bool:
         return bool(self.secrets)
@@ -138,8 +143,11 @@ class Redactor:
     def text(self, text: str) -> str:
         """``text`` with every secret replaced (the same object when there is none). Where
         secrets overlap (one's end is another's start) the whole stretch they cover becomes one
-        ``REDACTED``: no part of either is left."""
+        ``REDACTED``: no part of either is left. With ``cut_heads``, nor is the head a cut left
+        of one (:class:`~harness.cassettes._cutheads.CutHeads`; never for a stream's chunks)."""
         spans = find_spans(text, self._needles)
+        if self._cut and (cut := self._cut.spans(text)):
+            spans = merge_spans([*spans, *cut])
         clean = replace_spans(text, spans, PLACEHOLDER) if spans else text
         if spans and self._again:
             clean = until_still(
@@ -294,7 +302,7 @@ class Redactor:
                 if clean_whole is whole:
                     return body
                 try:
-                    return _dump(clean_whole)
+                    return dump_compact(clean_whole)
                 except RecursionError:
                     return self._literals(body)
         lines = body.splitlines(keepends=True)
@@ -333,7 +341,7 @@ class Redactor:
         for k, ((n, prefix, ending, chunk), new) in enumerate(zip(parsed, scrubbed, strict=True)):
             if new is not chunk or k in joined:
                 try:
-                    lines[n] = prefix + _dump(new) + ending
+                    lines[n] = prefix + dump_compact(new) + ending
                 except RecursionError:
                     lines[n] = self._literals(lines[n])
         return b"".join(lines)
@@ -358,7 +366,7 @@ class Redactor:
                 continue
             try:
                 value = json.loads(payload)
-                new[n] = (content[: len(content) - len(payload)] + _dump(self.value(value))
+                new[n] = (content[: len(content) - len(payload)] + dump_compact(self.value(value))
                           + before[len(content) :])  # fmt: skip
             except (ValueError, RecursionError):
                 continue
@@ -429,15 +437,6 @@ def _parses(line: bytes) -> bool:
     except (ValueError, RecursionError):
         return False
     return True
-
-
-def _dump(value: Any) -> bytes:
-    """``value`` as compact JSON (UTF-8; a lone surrogate kept as a ``\\u`` escape)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
 def scrub_text(text: str, secrets: Iterable[str]) -> str:
