@@ -8,10 +8,10 @@ Every call goes through :func:`call_provider`, so each one is counted in ``llm_c
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.core._budget import CallPurpose, CallRecord
-from harness.core._messages import Message, TokenUsage
+from harness.core._messages import INVALID_JSON_KEY, Message, TokenUsage, ToolCall
 from harness.errors import HarnessError, ProviderError
 from harness.events import CallFinished, CallStarted, Content, RunWarning, Thinking, Usage
 from harness.kernel._isolated import awaiting
@@ -20,7 +20,7 @@ from harness.providers._base import Request, Response
 if TYPE_CHECKING:
     from harness.kernel._state import State
 
-__all__ = ["build_request", "call_provider"]
+__all__ = ["MAX_ARGUMENT_DEPTH", "build_request", "call_provider"]
 
 _ZERO = TokenUsage()
 
@@ -100,7 +100,41 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
         _record(state, index, request, None, started, t0, error=f"{type(exc).__name__}: {exc}")
         raise ProviderError("unknown", f"provider crashed: {type(exc).__name__}: {exc}") from exc
     _record(state, index, request, response, started, t0, error=None)
+    if any(_deeper_than(c.arguments, MAX_ARGUMENT_DEPTH) for c in response.tool_calls):
+        response.tool_calls = [_bounded(c) for c in response.tool_calls]
     return response, streamed
+
+
+#: Tool-call arguments nested deeper than this many levels are not taken as arguments: a model's
+#: JSON 480 to 990 levels deep parses, then copying it (``copy.deepcopy``, before the tool and
+#: for the turn's record) went past Python's recursion limit and ended the run as the harness's
+#: ``internal error: RecursionError`` (adversary round 12, part C). Such a call is an error the
+#: model is told, as arguments that are not JSON are.
+MAX_ARGUMENT_DEPTH = 100
+
+
+def _bounded(call: ToolCall) -> ToolCall:
+    if not _deeper_than(call.arguments, MAX_ARGUMENT_DEPTH):
+        return call
+    why = f"(arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels)"
+    return ToolCall(call.id, call.name, {INVALID_JSON_KEY: why})
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests dicts and lists more than ``limit`` deep (an explicit stack)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list | tuple):
+            children = node
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _record(
