@@ -325,10 +325,11 @@ class ScrubbingSpanExporter(SpanExporter):
     def _attributes(self, attributes: Any) -> Any:
         if not attributes:
             return attributes
-        clean = {k: self._value(v) for k, v in attributes.items()}
-        if all(clean[k] is v for k, v in attributes.items()):
+        # Keys too: a caller's ``trace_attributes`` may name a secret (round 12 part A).
+        pairs = [(self.scrub(k), self._value(v)) for k, v in attributes.items()]
+        if all(a is k and b is v for (a, b), (k, v) in zip(pairs, attributes.items(), strict=True)):
             return attributes
-        return clean
+        return dict(pairs)
 
     def _value(self, value: Any) -> Any:
         if isinstance(value, str):

@@ -136,6 +136,13 @@ class FunctionTool:
     ) -> None:
         from pydantic import ConfigDict, create_model
 
+        if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
+            from harness.errors import ConfigError  # the model got the generator's repr
+
+            raise ConfigError(
+                f"tool {getattr(fn, '__name__', fn)!r} is a generator function; a tool returns "
+                "its result (return a string or a value, not yield)"
+            )
         self.fn = fn
         self.name = name or fn.__name__
         self.description = description or inspect.cleandoc(fn.__doc__ or self.name)
