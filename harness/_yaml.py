@@ -30,6 +30,7 @@ __all__ = [
     "MAX_DEPTH",
     "check_yaml_bounds",
     "safe_load_bounded",
+    "unmakeable",
 ]
 
 #: Nodes a document may reach through aliases, counted expanded (an alias of a 3-item list
@@ -128,6 +129,16 @@ def check_yaml_bounds(
         raise _error(source, str(problem), mark) from None
 
 
+def unmakeable(exc: ValueError) -> str:
+    """What is wrong with a scalar the safe loader could not make into a value: a number of
+    more than 4,300 digits (Python's limit for text to int), or a date like ``2001-13-45``; the
+    constructor raised a bare ``ValueError`` (a traceback) instead of a YAML error."""
+    text = str(exc)
+    if "digits" in text:
+        return "a number of more than 4,300 digits (Python's limit); quote it to keep it as text"
+    return f"a value that cannot be made ({text}); quote it to keep it as text"
+
+
 def _utf8_len(value: str) -> int:
     """Bytes of ``value`` in UTF-8 (ASCII text costs no copy)."""
     return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
@@ -160,6 +171,8 @@ def safe_load_bounded(
     )
     try:
         return yaml.load(text, Loader=_Loader)
+    except ValueError as exc:  # 5,000 digits, or the date 2001-13-45: a traceback before
+        raise _error(source, unmakeable(exc), None) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)

@@ -1,5 +1,6 @@
-"""A full disk: a write that fails with ENOSPC or EDQUOT is tried again with back-off, for up to
-``HARNESS_DISK_FULL_WAIT_S`` seconds (30 by default), before the run gives up.
+"""A full disk: a write that fails with ENOSPC or EDQUOT (or EFBIG, past a file-size limit) is
+tried again with back-off, for up to ``HARNESS_DISK_FULL_WAIT_S`` seconds (30 by default), before
+the run gives up.
 
 Every write of a store shares one :class:`DiskPatience`: the result shards, the span shards, the
 catalog's moments (opening and closing a run, compaction) and the run folder. Its clock starts
@@ -55,11 +56,13 @@ ENV_WAIT_S = "HARNESS_DISK_FULL_WAIT_S"
 DEFAULT_WAIT_S = 30.0
 FIRST_PAUSE_S = 0.1
 MAX_PAUSE_S = 5.0
-DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+#: EFBIG: a file-size limit (``ulimit -f``, RLIMIT_FSIZE) is no room either: a fresh ``--db``
+#: or a compaction under one was a DuckDB traceback, exit 1 (adversary round 12 B).
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 RESERVE = "_reserve"
 RESERVE_BYTES = 1024 * 1024
 # How DuckDB and Arrow say it (their errors carry no errno attribute).
-_MARKERS = ("no space left on device", "disk quota exceeded")
+_MARKERS = ("no space left on device", "disk quota exceeded", "file too large")
 
 
 def disk_full_wait_s(value: float | None = None) -> float:
