@@ -17,6 +17,9 @@ Rules (each finding names the file and the location inside it):
   entropy (at least 3 bits per character);
 - each rule also looks at the strings a JSON body decodes to (the whole body, or each line of
   a stream): a key spelt with ``\\uXXXX`` escapes is found as the client would read it;
+- ``api-key`` and ``bearer-token`` also look at the file's own text, for what no loaded value
+  holds: a comment, a mapping key, text after the document's end, a value a repeated key
+  replaced (the file is committed whole);
 - ``corrupt``: the file is not a readable vcrpy cassette (the CLI then exits 2).
 
 Values are printed masked (their first 4 characters and length), never in full.
