@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from harness._yaml import check_yaml_bounds, unmakeable
+from harness._yaml import check_yaml_bounds, duplicate_keys, unmakeable
 from harness.errors import YAMLSyntaxError
 
 __all__ = ["Parsed", "YAMLSyntaxError", "duplicate_keys", "line_of", "parse_document", "parse_yaml"]
@@ -87,28 +87,3 @@ def line_of(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
         else:
             return line
     return line
-
-
-def duplicate_keys(root: yaml.Node | None) -> list[tuple[int, str, int]]:
-    """``(line, key, first line)`` for every key repeated in a mapping (YAML keeps the last one
-    silently), sorted by line."""
-    found: list[tuple[int, str, int]] = []
-    stack = [root] if root is not None else []
-    visited: set[int] = set()
-    while stack:
-        node = stack.pop()
-        if id(node) in visited:  # aliases share nodes
-            continue
-        visited.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            first: dict[str, int] = {}
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode):
-                    line = key.start_mark.line + 1
-                    if key.value in first:
-                        found.append((line, key.value, first[key.value]))
-                    first.setdefault(key.value, line)
-                stack.append(value)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-    return sorted(found)

@@ -127,3 +127,31 @@ def test_toml_the_parser_cannot_read_is_one_line(
     gate = CliRunner().invoke(main, ["gate", "--db", db, "--baseline", str(tmp_path / "b.json"),
                                      "--pyproject", str(pyproject)])  # fmt: skip
     assert "cannot read gate thresholds" in _clean(gate, 2)
+
+
+@pytest.mark.parametrize(
+    ("example", "said"),
+    [
+        ('{role: user, content: "a", content: "b"}', "key 'content' given twice"),
+        ("{role: user, content: " + "9" * 5000 + "}", "more than 4,300 digits"),
+    ],
+    ids=["a repeated key", "5,000 digits"],
+)
+def test_a_profiles_examples_file_is_read_as_strictly_as_a_suite(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, example: str, said: str
+) -> None:
+    """Before: a key given twice in a profile's ``examples_file`` kept the last silently (the
+    examples are sent to the model; a suite refuses the same repeat); 5,000 digits were a
+    ``ValueError`` traceback, exit 1."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ex.yaml").write_text(f"- messages:\n    - {example}\n", encoding="utf-8")
+    (tmp_path / "harness.toml").write_text(
+        '[providers.x]\nkind = "openai"\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'examples_file = "ex.yaml"\n',
+        encoding="utf-8",
+    )
+    suite = tmp_path / "s.yaml"
+    suite.write_text(TASK, encoding="utf-8")
+    run = ["run", str(suite), "--providers", "x", "--modes", "react", "--no-progress"]
+    done = CliRunner().invoke(main, [*run, "--db", str(tmp_path / "h.duckdb")])
+    assert said in _clean(done, 2)
