@@ -56,9 +56,7 @@ ENV_WAIT_S = "HARNESS_DISK_FULL_WAIT_S"
 DEFAULT_WAIT_S = 30.0
 FIRST_PAUSE_S = 0.1
 MAX_PAUSE_S = 5.0
-#: EFBIG: a file-size limit (``ulimit -f``, RLIMIT_FSIZE) is no room either: a fresh ``--db``
-#: or a compaction under one was a DuckDB traceback, exit 1 (adversary round 12 B).
-DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 RESERVE = "_reserve"
 RESERVE_BYTES = 1024 * 1024
 # How DuckDB and Arrow say it (their errors carry no errno attribute).
@@ -119,6 +117,11 @@ def is_disk_full(exc: BaseException | None) -> bool:
             return True
         if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
             return True
+        # A write past a file-size limit (``ulimit -f``; the system's own "File too large") is
+        # no room either: a fresh --db or a compaction under one was a DuckDB traceback, exit 1
+        # (adversary round 12 B). An input refused as too large to read (EFBIG too) is not.
+        if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+            return exc.strerror == os.strerror(errno.EFBIG)
         text = str(exc).lower()
         if any(m in text for m in _MARKERS):
             return True
