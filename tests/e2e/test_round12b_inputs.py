@@ -104,6 +104,7 @@ def test_toml_the_parser_cannot_read_is_one_line(
     ``TOMLDecodeError``: a traceback, exit 1, from ``harness.toml``, from the ``pyproject.toml``
     the gate reads and from ``--provider-opt``."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HARNESS_PROVIDER_OPTS", "")  # --provider-opt sets it in this process
     suite = tmp_path / "s.yaml"
     suite.write_text(TASK, encoding="utf-8")
     db = str(tmp_path / "h.duckdb")
