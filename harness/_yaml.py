@@ -29,7 +29,9 @@ __all__ = [
     "MAX_ALIAS_NODES",
     "MAX_DEPTH",
     "check_yaml_bounds",
+    "duplicate_keys",
     "safe_load_bounded",
+    "unmakeable",
 ]
 
 #: Nodes a document may reach through aliases, counted expanded (an alias of a 3-item list
@@ -128,6 +130,16 @@ def check_yaml_bounds(
         raise _error(source, str(problem), mark) from None
 
 
+def unmakeable(exc: ValueError) -> str:
+    """What is wrong with a scalar the safe loader could not make into a value: a number of
+    more than 4,300 digits (Python's limit for text to int), or a date like ``2001-13-45``; the
+    constructor raised a bare ``ValueError`` (a traceback) instead of a YAML error."""
+    text = str(exc)
+    if "digits" in text:
+        return "a number of more than 4,300 digits (Python's limit); quote it to keep it as text"
+    return f"a value that cannot be made ({text}); quote it to keep it as text"
+
+
 def _utf8_len(value: str) -> int:
     """Bytes of ``value`` in UTF-8 (ASCII text costs no copy)."""
     return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
@@ -141,8 +153,9 @@ def safe_load_bounded(
     max_depth: int = MAX_DEPTH,
     max_alias_bytes: int = MAX_ALIAS_BYTES,
 ) -> Any:
-    """The document in ``text_or_stream`` (safe types only), after :func:`check_yaml_bounds`.
-    ``source`` (a file name) is named in every error."""
+    """The document in ``text_or_stream`` (safe types only), after :func:`check_yaml_bounds`;
+    a key given twice in one mapping is refused. ``source`` (a file name) is named in every
+    error."""
     raw = text_or_stream if isinstance(text_or_stream, str | bytes) else text_or_stream.read()
     if isinstance(raw, bytes):
         try:
@@ -158,9 +171,47 @@ def safe_load_bounded(
         max_depth=max_depth,
         max_alias_bytes=max_alias_bytes,
     )
+    loader = _Loader(text)
     try:
-        return yaml.load(text, Loader=_Loader)
+        node = loader.get_single_node()
+        repeats = duplicate_keys(node)  # found before merge keys copy keys into the tree
+        data = None if repeats or node is None else loader.construct_document(node)
+    except ValueError as exc:  # 5,000 digits, or the date 2001-13-45: a traceback before
+        raise _error(source, unmakeable(exc), None) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
         raise _error(source, str(problem), mark) from None
+    finally:
+        loader.dispose()
+    if repeats:  # YAML keeps the last one silently (a profile's examples_file did)
+        line, key, first = repeats[0]
+        mark = yaml.Mark(source, 0, line - 1, 0, None, 0)
+        raise _error(source, f"key {key!r} given twice (first on line {first}); keep only one",
+                     mark)  # fmt: skip
+    return data
+
+
+def duplicate_keys(root: yaml.Node | None) -> list[tuple[int, str, int]]:
+    """``(line, key, first line)`` for every key repeated in a mapping (YAML keeps the last one
+    silently), sorted by line."""
+    found: list[tuple[int, str, int]] = []
+    stack = [root] if root is not None else []
+    visited: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in visited:  # aliases share nodes
+            continue
+        visited.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[str, int] = {}
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    line = key.start_mark.line + 1
+                    if key.value in first:
+                        found.append((line, key.value, first[key.value]))
+                    first.setdefault(key.value, line)
+                stack.append(value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return sorted(found)

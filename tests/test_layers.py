@@ -2,8 +2,8 @@
 
 The layers, bottom to top (issue 16, "one-way layers"):
 
-0. ``errors``, ``_version``, ``_exports``, ``_plugins`` (the registries), ``_yaml`` and
-   ``_files`` (opening files for writing): leaves
+0. ``errors``, ``_version``, ``_exports``, ``_plugins`` (the registries), ``_yaml``,
+   ``_toml`` (TOML read with one kind of error) and ``_files`` (opening files for writing): leaves
    (``_plugins`` imports only ``errors`` and ``_files``, which imports nothing of harness).
 1. ``core`` (messages, terminations, budget and call records, Result, the halt signal) and
    ``harness.events``, the home of the event classes, which are built from core's messages and
@@ -45,6 +45,7 @@ LAYER = {
     "_plugins": 0,
     "_yaml": 0,
     "_files": 0,
+    "_toml": 0,
     "_sync": 0,
     "core": 1,
     "events": 1,

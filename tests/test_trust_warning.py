@@ -2,7 +2,8 @@
 suite file runs code, and names every way it does (adversary round 5, issue 34 item 20: the
 warning named tools and python graders only; adversary round 8: a profile whose ``kind`` is a
 ``package.module:attr`` reference, in a project's ``harness.toml``, imports it too; round 11:
-a turn's ``add_tools:`` imports its references as ``tools:`` does, and was not named)."""
+a turn's ``add_tools:`` imports its references as ``tools:`` does, and was not named; round 12:
+``only_modes:`` imports its references as ``extra_modes:`` does, when the suite is validated)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,6 @@ def test_the_trust_warning_names_every_way_a_suite_runs_code(doc: str) -> None:
     start = text.index(warnings[0])
     paragraph = " ".join(text[start : text.index("\n\n", start)].split())
     for way in ("tools_module:", "`tools:`", "`add_tools:`", "python graders", "`extra_modes:`",
-                "a grader's `kind:`", "`source: {kind:}`", "unsandboxed",
+                "`only_modes:`", "a grader's `kind:`", "`source: {kind:}`", "unsandboxed",
                 "`harness.toml`", "whose `kind` is such a reference"):  # fmt: skip
         assert way in paragraph, f"{doc}: the warning does not name {way}"

@@ -62,7 +62,10 @@ def system_coverage(directory: str | Path) -> Coverage:
             data = yamlserializer.deserialize(path.read_text(encoding="utf-8"), source=str(path))
         except Exception:  # corrupt cassettes are `cassettes lint`'s to report
             continue
-        for i, item in enumerate(data.get("interactions") or []):
+        items = data.get("interactions") if isinstance(data, dict) else None
+        if not isinstance(items, list):  # `interactions: 5`: a TypeError traceback before
+            continue
+        for i, item in enumerate(items):
             judged = _judge(item)
             if judged is None:
                 continue
@@ -86,14 +89,17 @@ def _judge(item: Any) -> tuple[int, int] | None:
         return None  # streamed replies and non-JSON bodies carry usage elsewhere; not judged
     if not isinstance(body, dict) or not isinstance(reply, dict):
         return None
-    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    listed = body.get("messages")
+    messages = [m for m in listed if isinstance(m, dict)] if isinstance(listed, list) else []
     system = body.get("system")
     if system is None:
         system = "\n".join(_text(m) for m in messages if m.get("role") == "system")
     rest = sum(len(_text(m)) for m in messages if m.get("role") != "system")
     if not isinstance(system, str) or len(system) < MIN_SYSTEM_CHARS or rest * 4 > len(system):
         return None
-    usage = reply.get("usage") or {}
+    usage = reply.get("usage")
+    if not isinstance(usage, dict):
+        return None
     tokens = usage.get("prompt_tokens", usage.get("input_tokens"))
     if not isinstance(tokens, int):
         return None

@@ -17,6 +17,9 @@ Rules (each finding names the file and the location inside it):
   entropy (at least 3 bits per character);
 - each rule also looks at the strings a JSON body decodes to (the whole body, or each line of
   a stream): a key spelt with ``\\uXXXX`` escapes is found as the client would read it;
+- ``api-key`` and ``bearer-token`` also look at the file's own text, for what no loaded value
+  holds: a comment, a mapping key, text after the document's end, a value a repeated key
+  replaced (the file is committed whole);
 - ``corrupt``: the file is not a readable vcrpy cassette (the CLI then exits 2).
 
 Values are printed masked (their first 4 characters and length), never in full.
@@ -93,8 +96,8 @@ def lint_cassettes(directory: str | os.PathLike[str]) -> list[Finding]:
 
 def lint_file(path: Path) -> list[Finding]:
     try:
-        text = read_regular(path).decode("utf-8")  # a FIFO is refused, never waited on
-        data = yamlserializer.deserialize(text, source=str(path))
+        raw = read_regular(path).decode("utf-8")  # a FIFO is refused, never waited on
+        data = yamlserializer.deserialize(raw, source=str(path))
     except Exception as exc:
         return [Finding(path, "", "corrupt", f"not a readable cassette: {_one_line(exc)}")]
     interactions = data.get("interactions") if isinstance(data, dict) else None
@@ -122,6 +125,19 @@ def lint_file(path: Path) -> list[Finding]:
         found += _looks(path, where, text)
         for inner, decoded in _json_strings(text):  # "\u0073\u006b..." decodes to "sk..."
             found += _looks(path, f"{where} {inner}", decoded, seen=text)
+    return found + _outside_values(path, raw, data)
+
+
+def _outside_values(path: Path, raw: str, data: Any) -> list[Finding]:
+    """Keys and tokens in the file's text that no value of the loaded cassette holds: in a
+    comment, a mapping key, after the document's end, or under a key given twice (YAML keeps
+    the last). The file is committed whole, so they leak as much as a value does; the lint
+    walked the loaded values only and said "clean"."""
+    seen = "\n".join(text for _, text in _strings(data, ""))
+    found: list[Finding] = []
+    for n, line in enumerate(raw.splitlines(), 1):
+        if _KEYS.search(line) or "Bearer" in line:
+            found += _looks(path, f"line {n}, outside the cassette's values", line, seen=seen)
     return found
 
 

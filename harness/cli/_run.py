@@ -352,6 +352,7 @@ def _set_provider_opts(items: tuple[str, ...]) -> None:
     import os
     import tomllib
 
+    from harness._toml import loads_toml
     from harness.errors import ConfigError
     from harness.providers._profiles import OVERRIDES_ENV, load_profiles
 
@@ -365,7 +366,7 @@ def _set_provider_opts(items: tuple[str, ...]) -> None:
                 param_hint="--provider-opt",
             )
         try:
-            value: object = tomllib.loads(f"v = {raw}")["v"]
+            value: object = loads_toml(f"v = {raw}")["v"]
         except tomllib.TOMLDecodeError:
             value = raw
         merged.setdefault(name, {})[field] = value

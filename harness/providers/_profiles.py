@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness._files import MAX_INPUT_BYTES, read_regular
+from harness._toml import loads_toml
 from harness._yaml import safe_load_bounded
 from harness.errors import ConfigError, YAMLSyntaxError
 
@@ -321,7 +322,7 @@ def _parse_files(base: Path) -> dict[str, ProviderProfile]:
         if not path.is_file():
             continue
         try:
-            data: Any = tomllib.loads(read_regular(path, limit=MAX_INPUT_BYTES).decode("utf-8"))
+            data: Any = loads_toml(read_regular(path, limit=MAX_INPUT_BYTES).decode("utf-8"))
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -113,6 +113,7 @@ def baseline_save(
         for tok in ("input_tokens", "output_tokens"):
             if rec[tok] is not None:
                 rec[tok] = int(rec[tok])
+    _check_saved(records, run_id)
     doc: dict[str, Any] = {
         "format": BASELINE_FORMAT,
         "version": BASELINE_VERSION,
@@ -128,6 +129,26 @@ def baseline_save(
     out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out, _dumps(doc), named_by_user=True)
     return doc
+
+
+def _check_saved(records: list[dict[str, Any]], run_id: str | None) -> None:
+    """Refuse to write a baseline that :func:`load_baseline` would refuse: a database edited
+    by hand (a cost of -5 or 1e308 twice, a negative token count) gave a file the gate then
+    rejected, or a ``ValueError`` traceback for a total past the largest float."""
+    where = f"baseline of run {run_id}" if run_id else "baseline"
+    for i, rec in enumerate(records):
+        try:
+            _check_numbers(where, i, rec)
+        except ReportInputError as exc:
+            cell = f"{rec['suite']}/{rec['task_id']} [{rec['mode']}, {rec['provider']}]"
+            raise ReportInputError(
+                f"{exc}; the database holds it for {cell}: nothing written"
+            ) from None
+    if not math.isfinite(sum(float(r.get("cost_usd") or 0) for r in records)):
+        raise ReportInputError(
+            f"{where}: field cells[*].cost_usd: the costs add up past the largest number "
+            "(not a cost in dollars); nothing written"
+        )
 
 
 def _no_constant(name: str) -> Any:
@@ -152,7 +173,7 @@ _NAMES = ("suite", "task_id", "mode", "provider")
 _MAX_TOKENS = 2**63 - 1
 
 
-def _check_numbers(p: Path, i: int, cell: dict[str, Any]) -> None:
+def _check_numbers(p: Path | str, i: int, cell: dict[str, Any]) -> None:
     """A cell's cost is a finite number of dollars, at least 0 (or null); its token counts and
     epoch are whole numbers a 64-bit integer holds (1e400, -Infinity and NaN are refused)."""
     cost = cell.get("cost_usd")

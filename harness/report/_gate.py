@@ -29,6 +29,7 @@ from typing import Any
 import pandas as pd
 
 from harness._files import MAX_INPUT_BYTES, open_regular, read_regular
+from harness._toml import loads_toml
 from harness.report._baseline import Baseline, load_baseline
 from harness.report._diff import diff_counts, diff_frame
 from harness.report._gate_result import GateCheck, GateResult, GateThresholds
@@ -66,7 +67,7 @@ def thresholds_from_pyproject(path: str | Path | None) -> dict[str, float | int]
         return {}
     p = Path(path)
     try:
-        doc = tomllib.loads(read_regular(p, limit=MAX_INPUT_BYTES).decode("utf-8"))
+        doc = loads_toml(read_regular(p, limit=MAX_INPUT_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ReportInputError(f"{p}: cannot read gate thresholds: {exc}") from None
     table: Any = doc

@@ -24,7 +24,9 @@ def _names(value: Any) -> tuple[str, ...] | None:
         value = value.tolist()
     if isinstance(value, str):
         value = [value]
-    names = tuple(str(v) for v in value)
+    if not isinstance(value, list | tuple):  # pd.NA from a NULL list: a TypeError before
+        return None
+    names = tuple(str(v) for v in value if v is not None and v is not pd.NA)
     return names or None
 
 

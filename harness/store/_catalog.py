@@ -27,15 +27,17 @@ from harness.store import _schema as schema
 from harness.store._damage import record_damage
 from harness.store._diskfull import make_reserve
 from harness.store._shards import write_schema_files
-from harness.store._views import create_views, drop_views
+from harness.store._views import VIEWS, create_views, drop_views
 
 __all__ = [
     "STORAGE_COMPATIBILITY",
+    "TABLES",
     "connect",
     "connect_current",
     "create_in_place",
     "create_or_upgrade",
     "merge",
+    "missing_relations",
     "read_finish",
     "recover_stale_runs",
     "write_finish",
@@ -116,7 +118,11 @@ def _prepare(
         write_schema_files(runs)
         create_views(con, runs)
     except duckdb.Error as exc:
-        raise StoreError(f"cannot create or upgrade the schema of {path}: {exc}") from exc
+        text = " ".join(str(exc).split())  # DuckDB's own text runs over several lines
+        lacking = [t for t in TABLES if t in missing_relations(con)]
+        if lacking:
+            text = f"its table {lacking[0]} is missing (dropped by hand, or the file is damaged)"
+        raise StoreError(f"cannot create or upgrade the schema of {path}: {text}") from exc
     except OSError as exc:
         said = exc.strerror if exc.strerror and exc.filename is None else exc
         raise StoreError(f"cannot create {runs}: {said}") from exc
@@ -141,10 +147,26 @@ def connect_current(
     except BaseException:
         con.close()
         raise
-    if found == len(steps):
+    if found == len(steps) and not missing_relations(con):
         return con
-    con.close()
+    con.close()  # older, or a table or view dropped by hand: a writer makes them again
     return None
+
+
+#: The tables of the current schema (the views are :data:`~._views.VIEWS`).
+TABLES = ("bench_runs", "compacted_shards", "results_compacted", "spans_compacted")
+
+
+def missing_relations(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The tables and views of the current schema that the file lacks (dropped by hand: every
+    read of them was a DuckDB traceback, exit 1, in ``report``, ``gate`` and the viewer)."""
+    there = {
+        str(r[0])
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+        ).fetchall()
+    }
+    return [name for name in (*TABLES, *VIEWS) if name not in there]
 
 
 def connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:

@@ -1,5 +1,6 @@
-"""A full disk: a write that fails with ENOSPC or EDQUOT is tried again with back-off, for up to
-``HARNESS_DISK_FULL_WAIT_S`` seconds (30 by default), before the run gives up.
+"""A full disk: a write that fails with ENOSPC or EDQUOT (or EFBIG, past a file-size limit) is
+tried again with back-off, for up to ``HARNESS_DISK_FULL_WAIT_S`` seconds (30 by default), before
+the run gives up.
 
 Every write of a store shares one :class:`DiskPatience`: the result shards, the span shards, the
 catalog's moments (opening and closing a run, compaction) and the run folder. Its clock starts
@@ -59,7 +60,7 @@ DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 RESERVE = "_reserve"
 RESERVE_BYTES = 1024 * 1024
 # How DuckDB and Arrow say it (their errors carry no errno attribute).
-_MARKERS = ("no space left on device", "disk quota exceeded")
+_MARKERS = ("no space left on device", "disk quota exceeded", "file too large")
 
 
 def disk_full_wait_s(value: float | None = None) -> float:
@@ -116,6 +117,11 @@ def is_disk_full(exc: BaseException | None) -> bool:
             return True
         if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
             return True
+        # A write past a file-size limit (``ulimit -f``; the system's own "File too large") is
+        # no room either: a fresh --db or a compaction under one was a DuckDB traceback, exit 1
+        # (adversary round 12 B). An input refused as too large to read (EFBIG too) is not.
+        if isinstance(exc, OSError) and exc.errno == errno.EFBIG:
+            return exc.strerror == os.strerror(errno.EFBIG)
         text = str(exc).lower()
         if any(m in text for m in _MARKERS):
             return True

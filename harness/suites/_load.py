@@ -21,7 +21,7 @@ from harness.suites._errors import describe
 from harness.suites._sources import load_source, source_spec
 from harness.suites._suite import MockScript, RunOverrides, Suite, Task, Workspace
 from harness.suites._tools import ToolCatalog
-from harness.suites._yaml_nodes import YAMLSyntaxError, duplicate_keys, line_of, parse_yaml
+from harness.suites._yaml_nodes import YAMLSyntaxError, line_of, parse_document
 
 __all__ = ["collect_suites", "load_suite", "load_suites", "suite_files"]
 
@@ -76,7 +76,7 @@ def load_suite(path: str | Path) -> Suite:
     except UnicodeDecodeError as exc:
         raise SuiteError([f"{path}: cannot read the file: {exc}"]) from None
     try:
-        data, node = parse_yaml(text)
+        data, node, repeats = parse_document(text)
     except YAMLSyntaxError as exc:
         where = f"{path}:{exc.line}:{exc.column}" if exc.line is not None else str(path)
         raise SuiteError([f"{where}: invalid YAML: {exc.problem}; fix the syntax there"]) from None
@@ -86,7 +86,7 @@ def load_suite(path: str | Path) -> Suite:
         )
     found = [
         (line, f"{path}:{line}: duplicate key {key!r} (first on line {first}); keep only one")
-        for line, key, first in duplicate_keys(node)
+        for line, key, first in repeats
     ]
     sourced: list[Task] = []
     if "source" in data:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import copy
 import difflib
 from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
@@ -40,6 +40,7 @@ from harness.kernel._options import ProgressCheck, RunConfig, parse_options
 from harness.kernel._permissions import Phase
 from harness.providers._mock import MockProvider
 from harness.suites._tools import ToolCatalog, added_tool_clash
+from harness.suites._workspace_files import file_name_problem, workspace_clash
 from harness.tools._registry import BUILTIN_TOOLS
 
 __all__ = [
@@ -72,21 +73,11 @@ class Workspace(BaseModel):
                 raise field_error(
                     ("files", rel), f"{rel!r} must be a relative path inside the workspace"
                 )
-            if problem := _file_name_problem(rel):  # passed validate, then an error cell
+            if problem := file_name_problem(rel):  # passed validate, then an error cell
                 raise field_error(("files", rel), f"{rel!r} {problem}")
+        if clash := workspace_clash(self.files):  # `a` and `a/b`: an error cell before
+            raise field_error(("files", clash[0]), clash[1])
         return self
-
-
-def _file_name_problem(rel: str) -> str | None:
-    """Why a workspace file's path cannot be made, beyond leaving the workspace: ``.`` names
-    the workspace itself (an ``AssertionError`` error cell), a name past the file system's
-    255 bytes (``File name too long``, an error cell)."""
-    parts = PurePosixPath(rel.replace("\\", "/")).parts
-    if not [part for part in parts if part != "."]:
-        return "names the workspace itself, not a file in it"
-    if any(len(part.encode("utf-8", "surrogatepass")) > 255 for part in parts):
-        return "holds a name longer than 255 bytes (the file system's limit)"
-    return None
 
 
 class MockScript(BaseModel):

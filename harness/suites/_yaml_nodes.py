@@ -3,18 +3,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
-from harness._yaml import check_yaml_bounds
+from harness._yaml import check_yaml_bounds, duplicate_keys, unmakeable
 from harness.errors import YAMLSyntaxError
 
-__all__ = ["YAMLSyntaxError", "duplicate_keys", "line_of", "parse_yaml"]
+__all__ = ["Parsed", "YAMLSyntaxError", "duplicate_keys", "line_of", "parse_document", "parse_yaml"]
+
+
+class Parsed(NamedTuple):
+    """A parsed suite document (see :func:`parse_document`)."""
+
+    data: Any
+    node: yaml.Node | None
+    #: ``(line, key, first line)`` of each key given twice in one mapping.
+    repeats: list[tuple[int, str, int]]
 
 
 def parse_yaml(text: str) -> tuple[Any, yaml.Node | None]:
-    """The document's data (safe types only) and its node tree (None for an empty document).
+    """The document's data and node tree (:func:`parse_document`)."""
+    parsed = parse_document(text)
+    return parsed.data, parsed.node
+
+
+def parse_document(text: str) -> Parsed:
+    """The document's data (safe types only), its node tree (None for an empty document) and
+    the keys it repeats (:func:`duplicate_keys`, found before merge keys are applied).
     Alias expansion and nesting are bounded first (:mod:`harness._yaml`): a YAML bomb is a
     syntax error at its line, never gigabytes of memory."""
     try:
@@ -32,7 +48,12 @@ def parse_yaml(text: str) -> tuple[Any, yaml.Node | None]:
         raise YAMLSyntaxError(problem, line, column) from None
     try:
         node = loader.get_single_node()
+        # Keys repeated in a mapping, found before construction: merging (``<<: *base``)
+        # writes the merged keys into the node tree, so an override looked like a repeat.
+        repeats = duplicate_keys(node)
         data = loader.construct_document(node) if node is not None else None
+    except ValueError as exc:  # 5,000 digits, or the date 2001-13-45: a traceback before
+        raise YAMLSyntaxError(unmakeable(exc), None, None) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
@@ -41,7 +62,7 @@ def parse_yaml(text: str) -> tuple[Any, yaml.Node | None]:
         raise YAMLSyntaxError(problem, mark.line + 1, mark.column + 1) from None
     finally:
         loader.dispose()
-    return data, node
+    return Parsed(data, node, repeats)
 
 
 def line_of(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
@@ -66,28 +87,3 @@ def line_of(root: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
         else:
             return line
     return line
-
-
-def duplicate_keys(root: yaml.Node | None) -> list[tuple[int, str, int]]:
-    """``(line, key, first line)`` for every key repeated in a mapping (YAML keeps the last one
-    silently), sorted by line."""
-    found: list[tuple[int, str, int]] = []
-    stack = [root] if root is not None else []
-    visited: set[int] = set()
-    while stack:
-        node = stack.pop()
-        if id(node) in visited:  # aliases share nodes
-            continue
-        visited.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            first: dict[str, int] = {}
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode):
-                    line = key.start_mark.line + 1
-                    if key.value in first:
-                        found.append((line, key.value, first[key.value]))
-                    first.setdefault(key.value, line)
-                stack.append(value)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-    return sorted(found)

@@ -23,6 +23,7 @@ import contextlib
 import errno
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -49,6 +50,20 @@ log = logging.getLogger("harness.telemetry")
 #: to ``$HARNESS_DISK_FULL_WAIT_S`` seconds (30) at a flush (see harness/store/_diskfull.py).
 _HOLD_MAX_BYTES = 64 * 1024 * 1024
 _DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` in UTF-8, a lone surrogate (a model's ``"\\ud800"``, a name decoded with
+    surrogateescape) as U+FFFD. Written as the JSON escape ``\\ud800`` before, the line was
+    valid for Python but not for DuckDB's reader, which dropped it: the span of the chat and of
+    the whole run went missing from the store without a word."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
 def _disk_full_wait_s() -> float:
@@ -133,9 +148,7 @@ class JsonLinesSpanExporter(SpanExporter):
             with self._lock:
                 if self._closed:
                     return False
-                # A lone surrogate (text decoded with surrogateescape) stays a valid JSON
-                # escape instead of failing the whole batch.
-                return self._append(text.encode("utf-8", "backslashreplace"), wait=False)
+                return self._append(_utf8(text), wait=False)
         except Exception as exc:
             self._warn(exc)
             return False

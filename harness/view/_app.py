@@ -10,6 +10,7 @@ of range are clamped.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -44,6 +45,7 @@ from harness.view._hosts import HostCheck
 __all__ = ["DEFAULT_PER_PAGE", "MAX_PAGE", "ViewConfig", "create_app", "trace_url_problem"]
 
 DEFAULT_PER_PAGE = 50
+log = logging.getLogger("harness.view")
 _STATIC = Path(__file__).parent / "static"
 
 
@@ -131,6 +133,15 @@ class _App:
             except HarnessError as exc:
                 return self.render("problem.html", 404, title="Not found", locked=False,
                                    message=str(exc))  # fmt: skip
+            except Exception as exc:  # a database edited by hand: a 500 and a
+                # traceback in the server's log before (a cell's calls that were no list)
+                said = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+                log.warning(
+                    "harness view: %s: %s", escape_controls(str(request.url)), escape_controls(said)
+                )
+                return self.render("problem.html", 500, title="Cannot show this page",
+                                   locked=False, message=f"{said} (is the database edited by "
+                                   "hand or damaged?)")  # fmt: skip
 
         return endpoint
 

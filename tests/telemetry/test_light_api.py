@@ -326,7 +326,8 @@ def test_a_lone_surrogate_still_writes_a_valid_line(tmp_path: Path) -> None:
     provider.get_tracer("t").start_span("s", attributes={"text": "bad \udcff byte"}).end()
     provider.shutdown()
     (rec,) = read_spans(path)
-    assert rec.attributes["text"] == "bad \udcff byte"
+    # U+FFFD: the JSON escape "\udcff" written before was dropped by DuckDB's reader (round 12 B)
+    assert rec.attributes["text"] == "bad \ufffd byte"
 
 
 # --- which path configure_tracing takes -----------------------------------------------------------

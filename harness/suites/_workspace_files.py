@@ -1,0 +1,46 @@
+"""Whether a task's ``workspace.files`` can all be made, checked where the suite is read:
+``suites validate`` said OK to names that then made every cell of the task an error cell."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import PurePosixPath
+
+__all__ = ["file_name_problem", "workspace_clash"]
+
+
+def file_name_problem(rel: str) -> str | None:
+    """Why a workspace file's path cannot be made, beyond leaving the workspace: ``.`` names
+    the workspace itself (an ``AssertionError`` error cell), a name past the file system's
+    255 bytes (``File name too long``), a lone surrogate (``"a\\ud800"``: a
+    ``UnicodeEncodeError`` error cell)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"holds a lone surrogate at character {exc.start}, not text"
+    parts = PurePosixPath(rel.replace("\\", "/")).parts
+    if not [part for part in parts if part != "."]:
+        return "names the workspace itself, not a file in it"
+    if any(len(part.encode("utf-8", "surrogatepass")) > 255 for part in parts):
+        return "holds a name longer than 255 bytes (the file system's limit)"
+    return None
+
+
+def _parts(rel: str) -> tuple[str, ...]:
+    """The names of ``rel`` as the workspace makes them (a backslash is a character there)."""
+    return tuple(p for p in PurePosixPath(rel).parts if p != ".")
+
+
+def workspace_clash(names: Iterable[str]) -> tuple[str, str] | None:
+    """``(name, problem)`` for the first two names that cannot both be made: ``a`` and ``a/b``
+    (an error cell, ``Not a directory``), or ``a/./b`` and ``a/b`` (one file: the last content
+    was kept silently); None when they all can."""
+    files: dict[tuple[str, ...], str] = {}
+    for rel in names:
+        if (same := files.setdefault(_parts(rel), rel)) != rel:
+            return rel, f"{rel!r} names the same file as {same!r}"
+    for parts, rel in files.items():
+        for n in range(1, len(parts)):
+            if (folder := files.get(parts[:n])) is not None:
+                return rel, f"{rel!r} needs {folder!r} to be a folder, but it is a file here too"
+    return None
