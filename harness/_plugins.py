@@ -31,7 +31,14 @@ from typing import Any, Generic, TypeVar
 from harness._files import init_file_problem, module_file_problem
 from harness.errors import ConfigError
 
-__all__ = ["PluginInfo", "Registry", "described", "import_reference", "is_reference"]
+__all__ = [
+    "PluginInfo",
+    "Registry",
+    "described",
+    "import_reference",
+    "is_reference",
+    "shown_value",
+]
 
 T = TypeVar("T")
 
@@ -97,6 +104,18 @@ def described(exc: BaseException) -> str:
         return f"{name} (its message could not be read)"
     text = " ".join(text.split())
     return f"{name}: {text}" if text else name
+
+
+def shown_value(value: object, limit: int = 200) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for an error naming what a plug-in returned.
+    Never raises itself: a value whose ``__repr__`` raises is named by its type (a hook's or a
+    ``can_use_tool``'s such answer ended the run as ``error_during_execution`` naming the
+    ``__repr__``'s error, not the plug-in's unsupported answer; adversary round 13, part A)."""
+    try:
+        text = repr(value)
+    except Exception:
+        return f"<{type(value).__name__} object (its repr raised)>"
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 @dataclass(frozen=True, slots=True)

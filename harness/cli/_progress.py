@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from harness._sync import close_loop
 from harness.bench._matrix import Cell
 from harness.bench._runner import CellOutcome, Executor, MatrixSummary, OnOutcome
 
@@ -221,17 +222,7 @@ def _stop_signals() -> list[signal.Signals]:
 def _close(loop: asyncio.AbstractEventLoop) -> None:
     """What ``asyncio.run`` does at its end, but never waiting on a task that refuses to be
     cancelled for more than :data:`CANCEL_GRACE_S` (then it is left behind)."""
-    try:
-        tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            loop.run_until_complete(asyncio.wait(tasks, timeout=CANCEL_GRACE_S))
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.run_until_complete(loop.shutdown_default_executor())
-    finally:
-        asyncio.set_event_loop(None)
-        loop.close()
+    close_loop(loop, CANCEL_GRACE_S)
 
 
 @contextlib.contextmanager

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from harness._plugins import described
+from harness._plugins import described, shown_value
 from harness.core._halt import HaltRun
 from harness.core._messages import Message, message_from_dict
 from harness.errors import ConfigError
@@ -185,7 +185,8 @@ class Hooks:
                     outcome.augment.append(t)
                 case _:
                     outcome.halt = (
-                        f"hook_crashed: {event.value}: unsupported return value {value!r} "
+                        f"hook_crashed: {event.value}: unsupported return value "
+                        f"{shown_value(value)} "
                         "(return None, Deny, HaltRun, Inject, Transform or Augment)"
                     )
                     return outcome

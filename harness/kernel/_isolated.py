@@ -13,8 +13,9 @@ raised out of ``harness.run`` with a traceback (adversary round 12, part C).
 :func:`isolated` runs the awaitable as a task of its own that keeps whatever it raises as a
 value; the awaiting frame waits with :func:`asyncio.wait` (which never throws the task's
 exception) and raises it there, in the run's own frames, where the loop's rule for a plug-in's
-``BaseException`` applies. A cancel of the awaiting task is passed on to the plug-in's, and its
-answer (its value, or what it raised) is taken as if it had been awaited directly.
+``BaseException`` applies. A cancel of the awaiting task is passed on to the plug-in's, which
+gets :data:`CANCEL_GRACE_S` to end; the awaiting task is cancelled then whatever the plug-in
+did (a late answer is not taken).
 """
 
 from __future__ import annotations
@@ -23,9 +24,13 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-__all__ = ["awaiting", "contained", "isolated", "outcome", "owned"]
+__all__ = ["CANCEL_GRACE_S", "awaiting", "contained", "isolated", "outcome", "owned"]
 
 T = TypeVar("T")
+
+#: How long a cancelled plug-in (at ``tool_timeout_s``, Ctrl-C, its run ended) is waited for
+#: before it is left behind (its task keeps running; its answer is not taken).
+CANCEL_GRACE_S = 2.0
 
 
 async def _boxed(awaitable: Awaitable[Any]) -> tuple[bool, Any]:
@@ -44,15 +49,21 @@ async def outcome(awaitable: Awaitable[Any]) -> tuple[bool, Any]:
     # closed under it), asyncio says so once, not for each plug-in task inside it too.
     task._log_destroy_pending = False  # type: ignore[attr-defined]
     try:
-        # Awaited directly: the task never ends in an exception (_boxed keeps it), so nothing
-        # is thrown here but this task's own cancel, which asyncio passes on to the plug-in's
-        # task first (its code decides, as when awaited directly; its answer comes back).
-        return await task
+        # asyncio.wait never throws the task's outcome (and _boxed keeps it a value anyway):
+        # nothing is thrown here but this task's own cancel, or its coroutine being closed.
+        await asyncio.wait({task})
     except asyncio.CancelledError:
+        # Passed on to the plug-in, whose cleanup gets CANCEL_GRACE_S; then this task is
+        # cancelled whatever the plug-in did. Awaited directly, a tool that swallowed its
+        # cancellation held its run past tool_timeout_s for as long as it liked, and its late
+        # answer reached the model as a result (adversary round 13, part A).
+        task.cancel()
+        await asyncio.wait({task}, timeout=CANCEL_GRACE_S)
         raise
     except BaseException:  # the run's coroutine closed for real, say: the plug-in's too
         task.cancel()
         raise
+    return task.result()
 
 
 async def isolated(awaitable: Awaitable[T]) -> T:

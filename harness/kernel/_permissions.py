@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
+from harness._plugins import described, shown_value
 from harness.kernel._hooks import Deny, HaltRun
 from harness.kernel._isolated import contained
 from harness.kernel._isolated import outcome as awaited
@@ -96,7 +97,7 @@ class Permissions:
         if not done:
             if not contained(answer):
                 raise answer
-            return HaltRun(f"can_use_tool crashed: {type(answer).__name__}: {answer}")
+            return HaltRun(f"can_use_tool crashed: {described(answer)}")
         match answer:
             case True | "allow":
                 return None
@@ -116,6 +117,7 @@ class Permissions:
                 return HaltRun(f"can_use_tool halted the run at tool '{name}'")
             case _:
                 return Denial(
-                    f"permission denied: can_use_tool returned an unsupported value {answer!r}",
+                    "permission denied: can_use_tool returned an unsupported value "
+                    f"{shown_value(answer)}",
                     "unknown",
                 )

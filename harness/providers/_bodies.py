@@ -1,7 +1,8 @@
 """Reading a reply's body for :mod:`harness.providers._http`: bounded in size, split into lines,
 framed as SSE events or NDJSON lines, decoded as a JSON object.
 
-A reply is read up to :data:`MAX_REPLY_BYTES` (after its content-encoding is decoded) and a
+A reply is read up to :data:`MAX_REPLY_BYTES` (after its content-encoding is decoded, a
+bounded step at a time: :mod:`harness.providers._decoding`) and a
 stream up to as many characters; past that the call is an ``invalid_response`` (a server
 sending without end held a cell until ``deadline_s`` and grew its memory all the while). The
 line reader is the harness's own because httpx's ``aiter_lines`` keeps a line without end whole.
@@ -9,13 +10,15 @@ line reader is the harness's own because httpx's ``aiter_lines`` keeps a line wi
 
 from __future__ import annotations
 
+import codecs
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import httpx
 
 from harness.errors import ProviderError
+from harness.providers._decoding import decoded_bytes
 
 __all__ = [
     "MAX_ERROR_BODY_BYTES",
@@ -40,7 +43,7 @@ async def read_capped(response: httpx.Response, limit: int) -> tuple[bytes, bool
     """At most ``limit`` bytes of the (decoded) body, and whether there was more."""
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in decoded_bytes(response):
         if size + len(chunk) > limit:
             chunks.append(chunk[: limit - size])
             return b"".join(chunks), True
@@ -85,6 +88,22 @@ def decode_json(status: int, ctype: str, content: bytes) -> dict[str, Any]:
     return data
 
 
+async def _texts(response: httpx.Response) -> AsyncIterator[str]:
+    """The body as text, a decoded piece at a time (its charset, else UTF-8; as httpx's
+    ``aiter_text``, which decoded each network chunk's content-encoding whole)."""
+    try:
+        decoder = codecs.getincrementaldecoder(response.charset_encoding or "utf-8")("replace")
+    except LookupError:  # a charset Python does not know
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    async for chunk in decoded_bytes(response):
+        text = decoder.decode(chunk)
+        if text:
+            yield text
+    text = decoder.decode(b"", final=True)
+    if text:
+        yield text
+
+
 async def lines(response: httpx.Response) -> AsyncGenerator[str, None]:
     """The body's lines (``\\n``, ``\\r\\n`` or ``\\r`` ends one), at most
     :data:`MAX_REPLY_BYTES` characters in all: httpx's ``aiter_lines`` kept a line without end
@@ -92,7 +111,7 @@ async def lines(response: httpx.Response) -> AsyncGenerator[str, None]:
     seen = 0
     pieces: list[str] = []  # the line being read (a long line is joined once)
     held_cr = False  # a chunk ended in CR: the next may start with its LF
-    async for text in response.aiter_text():
+    async for text in _texts(response):
         seen += len(text)
         if seen > MAX_REPLY_BYTES:
             raise too_big(response.status_code)
