@@ -111,6 +111,13 @@ async def decoded_bytes(response: httpx.Response) -> AsyncIterator[bytes]:
             "harness decodes one (gzip, deflate or br)",
             status=response.status_code,
         )
+    try:
+        content = response.content  # read already (a transport's own reply): decoded by httpx
+    except httpx.ResponseNotRead:
+        pass
+    else:
+        yield content
+        return
     layer = _layer(names[0]) if names else None
     async for raw in response.aiter_raw():
         if layer is None:
