@@ -119,6 +119,10 @@ async def decoded_bytes(response: httpx.Response) -> AsyncIterator[bytes]:
         yield content
         return
     layer = _layer(names[0]) if names else None
+    if layer is None and names and names[0] == "br":  # no streaming brotli here: httpx decodes
+        async for piece in response.aiter_bytes():  # (brotlicffi, an old brotli), unbounded
+            yield piece
+        return
     async for raw in response.aiter_raw():
         if layer is None:
             yield raw
