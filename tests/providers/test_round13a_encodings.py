@@ -15,9 +15,9 @@ from typing import Any
 
 import brotli
 import pytest
+from fault_server import Fault, FaultServer, http_response
 
 import harness
-from tests.providers.fault_server import Fault, FaultServer, http_response
 
 REPLY = {
     "id": "x",
