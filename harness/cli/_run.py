@@ -367,7 +367,8 @@ def _set_provider_opts(items: tuple[str, ...]) -> None:
             )
         try:
             value: object = loads_toml(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
+            json.dumps(value)  # a TOML date or time: no JSON for it (a traceback before)
+        except (tomllib.TOMLDecodeError, TypeError):
             value = raw
         merged.setdefault(name, {})[field] = value
     os.environ[OVERRIDES_ENV] = json.dumps(merged)

@@ -27,7 +27,7 @@ from harness.store import _schema as schema
 from harness.store._damage import record_damage
 from harness.store._diskfull import make_reserve
 from harness.store._shards import write_schema_files
-from harness.store._views import VIEWS, create_views, drop_views
+from harness.store._views import VIEWS, changed_views, create_views, drop_views
 
 __all__ = [
     "STORAGE_COMPATIBILITY",
@@ -144,13 +144,21 @@ def connect_current(
     try:
         found = schema.schema_version(con)
         schema.check_version(found, len(steps), str(path))
+        current = found == len(steps) and not missing_relations(con) and not changed_views(con)
+    except duckdb.Error as exc:  # its schema_version table edited by hand: a traceback before
+        con.close()
+        text = " ".join(str(exc).split())
+        raise StoreError(
+            f"cannot read the schema version of {path}: {text} (is the file edited by hand "
+            "or damaged?)"
+        ) from exc
     except BaseException:
         con.close()
         raise
-    if found == len(steps) and not missing_relations(con):
+    if current:
         return con
-    con.close()  # older, or a table or view dropped by hand: a writer makes them again
-    return None
+    con.close()  # older, a table or view dropped or a view made a table by hand: a writer makes
+    return None  # them again
 
 
 #: The tables of the current schema (the views are :data:`~._views.VIEWS`).

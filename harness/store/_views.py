@@ -13,7 +13,7 @@ import duckdb
 
 from harness.store._schema import JSON_COLUMNS, SPAN_JSON_COLUMNS
 
-__all__ = ["VIEWS", "create_views", "drop_views", "skip_shards"]
+__all__ = ["VIEWS", "changed_views", "create_views", "drop_views", "skip_shards"]
 
 _CELL = "suite, task_id, mode, provider, epoch"
 
@@ -151,6 +151,21 @@ def create_views(con: duckdb.DuckDBPyConnection, runs: Path) -> None:
     literal = str(runs.resolve()).replace("'", "''")
     for name, sql in VIEWS.items():
         con.execute(f"CREATE VIEW {name} AS {sql.replace('{runs}', literal)}")
+
+
+def changed_views(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The names of :data:`VIEWS` the file does not hold as views: replaced by a table by hand
+    (a reader's query then failed on its columns: a DuckDB traceback, exit 1, from ``report``,
+    ``gate`` and ``baseline save``). A view redefined by hand is not found: DuckDB prints a
+    view's SQL in an order that varies (its ``REPLACE`` list), so the text cannot be compared."""
+    held = {
+        str(r[0])
+        for r in con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal "
+            "AND database_name = current_database() AND schema_name = 'main'"
+        ).fetchall()
+    }
+    return [name for name in VIEWS if name not in held]
 
 
 def skip_shards(con: duckdb.DuckDBPyConnection, runs: Path, skip: Collection[Path]) -> None:

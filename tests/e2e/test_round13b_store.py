@@ -1,0 +1,104 @@
+"""Faults found by adversary round 13, part B (issue 34): a database whose views or
+``schema_version`` table were changed by hand, and a ``--provider-opt`` value TOML reads as a
+date. Each test fails on a14260d, through the real CLI (click's runner) over real DuckDB files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from harness.cli import main
+
+SUITE = Path(__file__).resolve().parents[2] / "suites" / "arithmetic.yaml"
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database holding one run of two cells, and its baseline."""
+    folder = tmp_path_factory.mktemp("stored")
+    done = CliRunner().invoke(main, ["run", str(SUITE), "--providers", "mock", "--modes",
+                                     "react", "--db", str(folder / "h.duckdb"), "--no-progress",
+                                     "--tasks", "add-small,add-doubles"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    saved = CliRunner().invoke(main, ["baseline", "save", "--db", str(folder / "h.duckdb"),
+                                      "-o", str(folder / "baseline.json")])  # fmt: skip
+    assert saved.exit_code == 0, saved.output
+    return folder
+
+
+def _edited(stored: Path, tmp_path: Path, *statements: str) -> Path:
+    shutil.copytree(stored, tmp_path, dirs_exist_ok=True)
+    db = tmp_path / "h.duckdb"
+    con = duckdb.connect(str(db))
+    try:
+        for sql in statements:
+            con.execute(sql)
+    finally:
+        con.close()
+    return db
+
+
+def _said(args: list[str], code: int) -> str:
+    result = CliRunner().invoke(main, args)
+    exc = result.exception
+    assert exc is None or isinstance(exc, SystemExit), repr(exc)
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output
+    return result.output
+
+
+def _readers(db: Path, tmp_path: Path) -> list[list[str]]:
+    return [
+        ["report", "--db", str(db), "--out", str(tmp_path / "rep"), "--format", "md"],
+        ["gate", "--db", str(db), "--baseline", str(tmp_path / "baseline.json")],
+        ["baseline", "save", "--db", str(db), "-o", str(tmp_path / "b2.json")],
+    ]
+
+
+def test_a_view_replaced_by_a_table_is_one_line(stored: Path, tmp_path: Path) -> None:
+    """Before: the table was read as the view: a DuckDB traceback, exit 1, from each reader."""
+    db = _edited(stored, tmp_path, "DROP VIEW results CASCADE", "CREATE TABLE results(x INT)")
+    for args in _readers(db, tmp_path):
+        said = _said(args, 2)
+        assert 'Table with name "results" already exists' in said, said
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        ("DROP TABLE schema_version", "CREATE TABLE schema_version(version VARCHAR)",
+         "INSERT INTO schema_version VALUES ('x')"),
+        ("DROP TABLE schema_version", "CREATE TABLE schema_version(v INTEGER)"),
+    ],
+    ids=["text versions", "no version column"],
+)  # fmt: skip
+def test_a_schema_version_table_edited_by_hand_is_one_line(
+    stored: Path, tmp_path: Path, edit: tuple[str, ...]
+) -> None:
+    """Before: ``SELECT max(version) FROM schema_version`` failed outside any handler: a DuckDB
+    ``BinderException`` traceback, exit 1, from every reader."""
+    db = _edited(stored, tmp_path, *edit)
+    for args in _readers(db, tmp_path):
+        assert "cannot read the schema version of" in _said(args, 2)
+
+
+@pytest.mark.parametrize("value", ["1979-05-27", "07:32:00", "[1979-05-27T07:32:00Z]"])
+def test_a_provider_opt_value_toml_reads_as_a_date_is_text(tmp_path: Path, value: str) -> None:
+    """Before: ``--provider-opt openai.timeout_s=1979-05-27``: TOML made a ``date``, and
+    ``json.dumps`` of the overrides raised ``TypeError``: a traceback, exit 1."""
+    before = os.environ.get("HARNESS_PROVIDER_OPTS")
+    try:
+        said = _said(["run", str(SUITE), "--providers", "mock", "--modes", "react", "--db",
+                      str(tmp_path / "h.duckdb"), "--no-progress", "--tasks", "add-small",
+                      "--provider-opt", f"openai.timeout_s={value}"], 2)  # fmt: skip
+    finally:
+        if before is None:
+            os.environ.pop("HARNESS_PROVIDER_OPTS", None)
+        else:
+            os.environ["HARNESS_PROVIDER_OPTS"] = before
+    assert "timeout_s" in said
