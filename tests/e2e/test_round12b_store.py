@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import resource
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,35 +16,13 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-
-SUITE = Path(__file__).resolve().parents[2] / "suites" / "arithmetic.yaml"
+from tests.e2e.edited_store import SUITE, edited, store_two_cells
 
 
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database holding one run of two cells, and its baseline."""
-    folder = tmp_path_factory.mktemp("stored")
-    done = CliRunner().invoke(main, ["run", str(SUITE), "--providers", "mock", "--modes",
-                                     "react", "--db", str(folder / "h.duckdb"), "--no-progress",
-                                     "--tasks", "add-small,add-doubles"])  # fmt: skip
-    assert done.exit_code == 0, done.output
-    saved = CliRunner().invoke(main, ["baseline", "save", "--db", str(folder / "h.duckdb"),
-                                      "-o", str(folder / "baseline.json")])  # fmt: skip
-    assert saved.exit_code == 0, saved.output
-    return folder
-
-
-def _edited(stored: Path, tmp_path: Path, *statements: str) -> Path:
-    """A copy of the stored database (and its runs folder) with ``statements`` run on it."""
-    shutil.copytree(stored, tmp_path, dirs_exist_ok=True)
-    db = tmp_path / "h.duckdb"
-    con = duckdb.connect(str(db))
-    try:
-        for sql in statements:
-            con.execute(sql)
-    finally:
-        con.close()
-    return db
+    return store_two_cells(tmp_path_factory.mktemp("stored"))
 
 
 def _one_line(result: object, code: int) -> str:
@@ -62,7 +39,7 @@ def test_views_dropped_by_hand_are_made_again(stored: Path, tmp_path: Path) -> N
     """Before: a view dropped by hand was a DuckDB ``CatalogException`` traceback, exit 1, in
     ``report``, ``gate`` and ``baseline save``. Now a reader that misses one has a writer make
     the views again, as for an older file."""
-    db = _edited(stored, tmp_path, "DROP VIEW v_cells", "DROP VIEW v_run_cells",
+    db = edited(stored, tmp_path, "DROP VIEW v_cells", "DROP VIEW v_run_cells",
                  "DROP VIEW v_mode_summary", "DROP VIEW results")  # fmt: skip
     runner = CliRunner()
     report = runner.invoke(main, ["report", "--db", str(db), "--out", str(tmp_path / "r"),
@@ -75,7 +52,7 @@ def test_views_dropped_by_hand_are_made_again(stored: Path, tmp_path: Path) -> N
 
 def test_a_table_dropped_by_hand_is_named_in_one_line(stored: Path, tmp_path: Path) -> None:
     """Before: ``DROP TABLE bench_runs`` gave a multi-line DuckDB traceback, exit 1."""
-    db = _edited(stored, tmp_path, "DROP VIEW v_cells", "DROP VIEW v_run_cells",
+    db = edited(stored, tmp_path, "DROP VIEW v_cells", "DROP VIEW v_run_cells",
                  "DROP VIEW v_mode_summary", "DROP VIEW v_tool_calls",
                  "DROP TABLE bench_runs")  # fmt: skip
     for args in (["report", "--out", str(tmp_path / "r")], ["baseline", "save", "-o",
@@ -89,7 +66,7 @@ def test_a_table_dropped_by_hand_is_named_in_one_line(stored: Path, tmp_path: Pa
 def test_a_null_list_in_bench_runs_does_not_crash_the_gate(stored: Path, tmp_path: Path) -> None:
     """Before: ``suites``/``modes``/``providers`` set to NULL by hand: ``TypeError: 'NAType'
     object is not iterable``, exit 1. Now the run is taken as not restricted there."""
-    db = _edited(stored, tmp_path, "UPDATE bench_runs SET suites = NULL, modes = NULL, "
+    db = edited(stored, tmp_path, "UPDATE bench_runs SET suites = NULL, modes = NULL, "
                  "providers = NULL, epochs = NULL, config = NULL")  # fmt: skip
     gate = CliRunner().invoke(main, ["gate", "--db", str(db), "--baseline",
                                      str(stored / "baseline.json")])  # fmt: skip
@@ -109,7 +86,7 @@ def test_baseline_save_refuses_what_the_gate_would_refuse(
 ) -> None:
     """Before: a cost of -5 (edited by hand) was written into the baseline, which ``gate``
     then refused; two costs of 1e308 were a ``ValueError`` traceback (``inf`` is no JSON)."""
-    db = _edited(stored, tmp_path, sql)
+    db = edited(stored, tmp_path, sql)
     out = tmp_path / "new.json"
     done = CliRunner().invoke(main, ["baseline", "save", "--db", str(db), "-o", str(out)])
     assert said in _one_line(done, 2)
@@ -178,7 +155,7 @@ def test_the_viewer_shows_a_cell_whose_spans_view_was_dropped(stored: Path, tmp_
 
     from harness.view import ViewConfig, create_app
 
-    db = _edited(stored, tmp_path, "DROP VIEW v_tool_calls", "DROP VIEW spans")
+    db = edited(stored, tmp_path, "DROP VIEW v_tool_calls", "DROP VIEW spans")
     run_id, key = _cell(db)
     client = TestClient(create_app(ViewConfig(db)), base_url="http://127.0.0.1")
     page = client.get(f"/runs/{run_id}/cell", params={"key": key})
@@ -193,7 +170,7 @@ def test_the_viewer_answers_a_cell_whose_calls_are_no_list(stored: Path, tmp_pat
 
     from harness.view import ViewConfig, create_app
 
-    db = _edited(stored, tmp_path, "UPDATE results_compacted SET calls = '\"x\"'")
+    db = edited(stored, tmp_path, "UPDATE results_compacted SET calls = '\"x\"'")
     run_id, key = _cell(db)
     client = TestClient(create_app(ViewConfig(db)), base_url="http://127.0.0.1")
     page = client.get(f"/runs/{run_id}/cell", params={"key": key})

@@ -5,42 +5,19 @@ date. Each test fails on a14260d, through the real CLI (click's runner) over rea
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
-import duckdb
 import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-
-SUITE = Path(__file__).resolve().parents[2] / "suites" / "arithmetic.yaml"
+from tests.e2e.edited_store import SUITE, edited, store_two_cells
 
 
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database holding one run of two cells, and its baseline."""
-    folder = tmp_path_factory.mktemp("stored")
-    done = CliRunner().invoke(main, ["run", str(SUITE), "--providers", "mock", "--modes",
-                                     "react", "--db", str(folder / "h.duckdb"), "--no-progress",
-                                     "--tasks", "add-small,add-doubles"])  # fmt: skip
-    assert done.exit_code == 0, done.output
-    saved = CliRunner().invoke(main, ["baseline", "save", "--db", str(folder / "h.duckdb"),
-                                      "-o", str(folder / "baseline.json")])  # fmt: skip
-    assert saved.exit_code == 0, saved.output
-    return folder
-
-
-def _edited(stored: Path, tmp_path: Path, *statements: str) -> Path:
-    shutil.copytree(stored, tmp_path, dirs_exist_ok=True)
-    db = tmp_path / "h.duckdb"
-    con = duckdb.connect(str(db))
-    try:
-        for sql in statements:
-            con.execute(sql)
-    finally:
-        con.close()
-    return db
+    return store_two_cells(tmp_path_factory.mktemp("stored"))
 
 
 def _said(args: list[str], code: int) -> str:
@@ -62,7 +39,7 @@ def _readers(db: Path, tmp_path: Path) -> list[list[str]]:
 
 def test_a_view_replaced_by_a_table_is_one_line(stored: Path, tmp_path: Path) -> None:
     """Before: the table was read as the view: a DuckDB traceback, exit 1, from each reader."""
-    db = _edited(stored, tmp_path, "DROP VIEW results CASCADE", "CREATE TABLE results(x INT)")
+    db = edited(stored, tmp_path, "DROP VIEW results CASCADE", "CREATE TABLE results(x INT)")
     for args in _readers(db, tmp_path):
         said = _said(args, 2)
         assert 'Table with name "results" already exists' in said, said
@@ -82,7 +59,7 @@ def test_a_schema_version_table_edited_by_hand_is_one_line(
 ) -> None:
     """Before: ``SELECT max(version) FROM schema_version`` failed outside any handler: a DuckDB
     ``BinderException`` traceback, exit 1, from every reader."""
-    db = _edited(stored, tmp_path, *edit)
+    db = edited(stored, tmp_path, *edit)
     for args in _readers(db, tmp_path):
         assert "cannot read the schema version of" in _said(args, 2)
 
