@@ -40,7 +40,6 @@ from harness.grading._bfcl_worker import (
     WorkerDied,
     current,
     give_back_memory,
-    restore_globals,
 )
 
 __all__ = ["GRADE_TIME_LIMIT_S", "BfclVerdict", "grade_ast", "grade_multi_turn"]
@@ -187,7 +186,6 @@ def _check(
     finally:
         _purge(prefix)
         _restore(saved)
-        restore_globals()  # the checker's instances took some by reference
         give_back_memory()  # a call past the memory limit left freed heap behind
     if result["valid"]:
         return BfclVerdict(True, None, "BFCL: valid")

@@ -128,10 +128,15 @@ def _warmed(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)`` in a worker that has been warmed up (:func:`warm_up` first if not). loky
     may replace a worker process by itself (with psutil installed it restarts one whose memory
     grew by 300 MB, ``LOKY_MAX_MEMORY_LEAK_SIZE``): the next calls then ran in a process never
-    warmed up, with no memory limit and no globals to restore (round 12, part C)."""
+    warmed up, with no memory limit and no globals to restore (round 12, part C). BFCL's module
+    globals are put back after every call (:func:`restore_globals`): the instances of a tool's
+    first call and of a grading take some of them by reference."""
     if not _warm:
         warm_up()
-    return fn(*args)
+    try:
+        return fn(*args)
+    finally:
+        restore_globals()
 
 
 def restore_globals() -> int:

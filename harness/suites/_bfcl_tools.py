@@ -42,7 +42,6 @@ from harness.grading._bfcl_worker import (
     WorkerDied,
     current,
     give_back_memory,
-    restore_globals,
 )
 from harness.suites._bfcl_data import BfclEntry, tool_spec
 from harness.tools._base import ToolContext
@@ -105,23 +104,8 @@ def execute(
     """One call, in a BFCL worker process: the cell's instances (``state``, pickled; ``None``
     before the first call), the method ``name`` of the last class that has it (as in BFCL's
     executor) run with ``arguments`` as keywords. Returns BFCL's result text and the instances
-    after the call, pickled. BFCL's module globals are put back afterwards
-    (:func:`~harness.grading._bfcl_worker.restore_globals`): a first call's instances hold
-    some by reference."""
-    try:
-        return _execute(classes, config, long_context, state, name, arguments)
-    finally:
-        restore_globals()
-
-
-def _execute(
-    classes: tuple[str, ...],
-    config: dict[str, Any],
-    long_context: bool,
-    state: bytes | None,
-    name: str,
-    arguments: Any,
-) -> tuple[str, bytes]:
+    after the call, pickled. BFCL's module globals are put back after it by
+    the worker (:func:`~harness.grading._bfcl_worker.restore_globals`)."""
     mpmath = bfcl_module("mpmath")
     instances = _build(classes, config, long_context) if state is None else pickle.loads(state)
     methods: dict[str, Any] = {}
