@@ -40,20 +40,10 @@ from harness.grading._bfcl_checker import grade_multi_turn
 from harness.grading._bfcl_worker import MEMORY_LIMIT_BYTES, BfclWorkers, using
 from harness.suites import _bfcl_data as data
 from harness.suites._bfcl_tools import BfclState
+from tests.suites.bfcl_travel import BALANCE, BOOKING, CARD
 
 #: Spawns BFCL workers (each imports BFCL first): the fast loop skips it.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
-
-CARD = "1234567812345678"  # one of long_context's extension cards, balance 5000.0
-BOOKING = {
-    "access_token": "abc123xyz",
-    "card_id": CARD,
-    "travel_date": "2026-11-10",
-    "travel_from": "SFO",
-    "travel_to": "LAX",
-    "travel_class": "business",
-}
-BALANCE = {"access_token": "secureAccessToken12345", "card_id": CARD}
 
 
 def _limit_and_copies() -> tuple[int, int]:
