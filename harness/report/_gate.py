@@ -152,7 +152,7 @@ def _completeness(
     ok = len(missing) <= t.allow_missing
     checks.append(
         GateCheck("missing_cells", "total", n_base, n_base - len(missing), float(len(missing)),
-                  float(t.allow_missing), ok,
+                  t.allow_missing, ok,
                   "baseline cells not in this run (--allow-missing N permits some)")
     )  # fmt: skip
     if not ok:
@@ -210,7 +210,7 @@ def _evaluate(diff: pd.DataFrame, t: GateThresholds) -> tuple[list[GateCheck], p
             " (not significant)" if flips_ok else ""
         )
     checks.append(
-        GateCheck("flips", "total", 0.0, flips, flips, float(t.allow_flips), flips_ok, flips_detail)
+        GateCheck("flips", "total", 0.0, flips, flips, t.allow_flips, flips_ok, flips_detail)
     )
     if not flips_ok or rate_failed:
         offending.insert(0, flipped.assign(reason="newly failing"))

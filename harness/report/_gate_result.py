@@ -72,14 +72,15 @@ class GateThresholds:
 @dataclass(frozen=True, slots=True)
 class GateCheck:
     """One comparison: ``change`` is relative for cost, absolute (a drop) for pass rate, a count
-    for flips; ``ok`` is False when it is past ``limit``."""
+    for flips; ``ok`` is False when it is past ``limit`` (a count's limit is an ``int``, shown
+    exactly: through a float, 2**63 - 1 was printed as ...808)."""
 
     name: str
     scope: str
     baseline: float
     current: float
     change: float
-    limit: float
+    limit: float | int
     ok: bool
     detail: str
 
@@ -178,7 +179,7 @@ def _check_row(c: GateCheck) -> list[str]:
         values = distinct_pair(c.baseline, c.current, fmt_pct, 1)
         values += [fmt_drop_pts(c.change), f"-{c.limit * 100:g} pts"]
     else:
-        values = ["–", f"{c.current:.0f}", f"{c.change:.0f}", f"{c.limit:.0f}"]
+        values = ["–", f"{c.current:.0f}", f"{c.change:.0f}", _count(c.limit)]
     return [mark, c.name, c.scope, *values]
 
 
@@ -197,13 +198,19 @@ def check_message(c: GateCheck) -> str:
     if c.name == "missing_cells":
         return (
             f"{c.change:.0f} of {c.baseline:.0f} baseline cell(s) are missing from the run "
-            f"(allowed: {c.limit:.0f}; --allow-missing N)"
+            f"(allowed: {_count(c.limit)}; --allow-missing N)"
         )
     if c.name == "errored_cells":
         return f"{c.current:.0f} cell(s) errored and could not be scored (allowed: 0)"
     if c.name == "suites":
         return f"the run covers other suites than the baseline ({c.detail})"
-    return f"{c.current:.0f} cell(s) passed in the baseline and fail now (allowed: {c.limit:.0f})"
+    return (
+        f"{c.current:.0f} cell(s) passed in the baseline and fail now (allowed: {_count(c.limit)})"
+    )
+
+
+def _count(limit: float | int) -> str:
+    return str(limit) if isinstance(limit, int) else f"{limit:.0f}"
 
 
 def _num(value: object) -> float:

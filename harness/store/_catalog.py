@@ -133,32 +133,56 @@ def _prepare(
 
 
 def connect_current(
-    path: Path, steps: Sequence[schema.Migration], wait_s: float
+    path: Path, runs: Path, steps: Sequence[schema.Migration], wait_s: float
 ) -> duckdb.DuckDBPyConnection | None:
     """A read-only connection to ``path`` if its schema is the latest of ``steps``; None for an
-    older file (a writer upgrades it first). A newer file raises
-    :class:`~harness.errors.SchemaTooNew`."""
+    older file or one missing a table or view (a writer makes them). A newer file raises
+    :class:`~harness.errors.SchemaTooNew`. Views the file holds otherwise than the harness
+    writes them over ``runs`` (edited by hand, or the file moved) are read through the
+    harness's own, made for this connection alone; the file is not written."""
     if not path.exists():
         raise StoreError(f"no results database at {path}: `harness run` creates it")
     con = connect(path, True, wait_s)
     try:
-        found = schema.schema_version(con)
-        schema.check_version(found, len(steps), str(path))
-        current = found == len(steps) and not missing_relations(con) and not changed_views(con)
-    except duckdb.Error as exc:  # its schema_version table edited by hand: a traceback before
-        con.close()
-        text = " ".join(str(exc).split())
-        raise StoreError(
-            f"cannot read the schema version of {path}: {text} (is the file edited by hand "
-            "or damaged?)"
-        ) from exc
+        try:
+            found = schema.schema_version(con)
+            schema.check_version(found, len(steps), str(path))
+            current = found == len(steps) and not missing_relations(con)
+        except duckdb.Error as exc:  # schema_version edited by hand: a traceback before
+            text = " ".join(str(exc).split())
+            raise StoreError(
+                f"cannot read the schema version of {path}: {text} (is the file edited by "
+                "hand or damaged?)"
+            ) from exc
+        if current:
+            _own_views_if_changed(con, path, runs)
     except BaseException:
         con.close()
         raise
     if current:
         return con
-    con.close()  # older, a table or view dropped or a view made a table by hand: a writer makes
-    return None  # them again
+    con.close()  # older, or a table or view dropped by hand: a writer makes them again
+    return None
+
+
+def _own_views_if_changed(con: duckdb.DuckDBPyConnection, path: Path, runs: Path) -> None:
+    try:
+        changed = changed_views(con, runs)
+        edited = changed_views(con, runs, anywhere=True) if changed else []
+        if changed:
+            create_views(con, runs, temp=True)
+    except duckdb.Error as exc:
+        text = " ".join(str(exc).split())
+        raise StoreError(f"cannot read the views of {path}: {text}") from exc
+    if edited:
+        log.warning(
+            "harness: the views %s of %s are not the harness's (edited by hand?): reading "
+            "through the harness's own; the next `harness run` or `harness compact` writes "
+            "them again",
+            ", ".join(edited), path,
+        )  # fmt: skip
+    elif changed:  # a file moved (or copied) with its runs folder: its views read the old one
+        log.debug("harness: %s was moved; reading its shards in %s", path, runs)
 
 
 #: The tables of the current schema (the views are :data:`~._views.VIEWS`).

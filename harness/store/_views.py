@@ -6,6 +6,8 @@ must leave damaged shards out gets its own temporary copies (:func:`skip_shards`
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
@@ -144,28 +146,103 @@ def drop_views(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(f"DROP VIEW {name}")
 
 
-def create_views(con: duckdb.DuckDBPyConnection, runs: Path) -> None:
+def create_views(con: duckdb.DuckDBPyConnection, runs: Path, *, temp: bool = False) -> None:
     """(Re)create every view (in dependency order: ``VIEWS`` is ordered); ``runs`` is the folder
-    of run shards (absolute: a view is resolved in the reader's working directory)."""
-    drop_views(con)
-    literal = str(runs.resolve()).replace("'", "''")
+    of run shards (absolute: a view is resolved in the reader's working directory). ``temp``:
+    views of this connection alone, found before the file's (how a reader reads a file whose
+    views were changed by hand without writing to it)."""
+    if not temp:
+        drop_views(con)
+    literal = _literal(runs)
+    kind = "OR REPLACE TEMP VIEW" if temp else "VIEW"
     for name, sql in VIEWS.items():
-        con.execute(f"CREATE VIEW {name} AS {sql.replace('{runs}', literal)}")
+        con.execute(f"CREATE {kind} {name} AS {sql.replace('{runs}', literal)}")
 
 
-def changed_views(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The names of :data:`VIEWS` the file does not hold as views: replaced by a table by hand
-    (a reader's query then failed on its columns: a DuckDB traceback, exit 1, from ``report``,
-    ``gate`` and ``baseline save``). A view redefined by hand is not found: DuckDB prints a
-    view's SQL in an order that varies (its ``REPLACE`` list), so the text cannot be compared."""
-    held = {
-        str(r[0])
-        for r in con.execute(
-            "SELECT view_name FROM duckdb_views() WHERE NOT internal "
+def changed_views(
+    con: duckdb.DuckDBPyConnection, runs: Path, *, anywhere: bool = False
+) -> list[str]:
+    """The names of :data:`VIEWS` the file does not hold as the harness writes them over
+    ``runs``: replaced by a table or redefined by hand (a reader's query then failed on its
+    columns, or read what the edit chose), or, unless ``anywhere``, written over another
+    folder (a file moved with its runs). Compared as parse trees (``json_serialize_sql``, no
+    files read): DuckDB prints a ``REPLACE`` list in an order that varies, so it is sorted."""
+    held = dict(
+        con.execute(
+            "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal "
             "AND database_name = current_database() AND schema_name = 'main'"
         ).fetchall()
+    )
+    bodies = tuple((n, _body(n, str(held[n]))) for n in VIEWS if isinstance(held.get(n), str))
+    return list(_differing(bodies, _literal(runs), anywhere))
+
+
+@functools.lru_cache(maxsize=32)
+def _differing(
+    bodies: tuple[tuple[str, str], ...], literal: str, anywhere: bool
+) -> tuple[str, ...]:
+    """:func:`changed_views` for the views a file holds (name, query): remembered, as a file's
+    views are the same text from one open to the next (a viewer opens one per request)."""
+    con = duckdb.connect()
+    try:
+        trees = _trees(con, [b for _, b in bodies], anywhere)
+        theirs = dict(zip((n for n, _ in bodies), trees, strict=True))
+        ours = _trees(con, [sql.replace("{runs}", literal) for sql in VIEWS.values()], anywhere)
+    finally:
+        con.close()
+    return tuple(n for n, t in zip(VIEWS, ours, strict=True) if n not in theirs or theirs[n] != t)
+
+
+def _literal(runs: Path) -> str:
+    return str(runs.resolve()).replace("'", "''")
+
+
+def _body(name: str, sql: str) -> str:
+    """The query of a view as ``duckdb_views()`` prints it (``CREATE VIEW name AS q;``); '' for
+    a view made otherwise (with column names, say), which then differs from ours."""
+    head = f"CREATE VIEW {name} AS "
+    return sql[len(head) : -1] if sql.startswith(head) and sql.endswith(";") else ""
+
+
+def _trees(con: duckdb.DuckDBPyConnection, queries: list[str], anywhere: bool) -> list[object]:
+    """Each query's parse tree without source positions, ``REPLACE`` lists sorted and (if
+    ``anywhere``) the runs folder of shard globs left out; None for a query that does not
+    parse or nests too deep to compare."""
+    if not queries:
+        return []
+    try:
+        rows = con.execute("SELECT json_serialize_sql(q) FROM unnest(?) AS t(q)", [queries])
+        texts = [str(r[0]) for r in rows.fetchall()]
+    except duckdb.Error:
+        return [None] * len(queries)
+    out: list[object] = []
+    for text in texts:
+        try:
+            tree = json.loads(text)
+            out.append(None if tree.get("error") else _canonical(tree, anywhere))
+        except (ValueError, RecursionError, AttributeError):
+            out.append(None)
+    return out
+
+
+_GLOBS = ("/*/results-*.parquet", "/*/spans-*.parquet")
+
+
+def _canonical(node: object, anywhere: bool) -> object:
+    if isinstance(node, list):
+        return [_canonical(v, anywhere) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {
+        k: _canonical(v, anywhere) for k, v in node.items() if not k.startswith("query_location")
     }
-    return [name for name in VIEWS if name not in held]
+    replaced = out.get("replace_list")
+    if isinstance(replaced, list):
+        out["replace_list"] = sorted(replaced, key=lambda e: json.dumps(e, sort_keys=True))
+    text = out.get("text")
+    if anywhere and isinstance(text, str):
+        out["text"] = next((f"{{runs}}{g}" for g in _GLOBS if text.endswith(g)), text)
+    return out
 
 
 def skip_shards(con: duckdb.DuckDBPyConnection, runs: Path, skip: Collection[Path]) -> None:

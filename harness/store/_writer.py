@@ -168,7 +168,7 @@ class Store:
 
     @classmethod
     def _open_reader(cls, path: Path, steps: Sequence[schema.Migration], wait_s: float) -> Store:
-        con = connect_current(path, steps, wait_s)
+        con = connect_current(path, runs_dir(path), steps, wait_s)
         if con is not None:
             return cls(path, con, read_only=True, lock_timeout_s=wait_s)
         cls.open(path, migrations=steps, lock_timeout_s=wait_s).close()  # an older file: upgrade
