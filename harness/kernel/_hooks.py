@@ -11,7 +11,6 @@ exception in ``halted_reason``.
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,8 +21,7 @@ from harness._plugins import described, shown_value
 from harness.core._halt import HaltRun
 from harness.core._messages import Message, message_from_dict
 from harness.errors import ConfigError
-from harness.kernel._isolated import contained
-from harness.kernel._isolated import outcome as awaited
+from harness.kernel._isolated import called
 
 __all__ = [
     "Augment",
@@ -113,7 +111,6 @@ _EMPTY = HookOutcome()
 class _Entry:
     pattern: re.Pattern[str] | None
     fn: HookFn
-    is_async: bool
 
 
 class Hooks:
@@ -153,16 +150,8 @@ class Hooks:
                 tool_name is None or entry.pattern.search(tool_name) is None
             ):
                 continue
-            try:
-                value = entry.fn(payload, hook_id)
-                done = True
-            except BaseException as exc:
-                done, value = False, exc
-            if done and (entry.is_async or inspect.isawaitable(value)):
-                done, value = await awaited(value)  # raises only what ends the run's task
+            done, value = await called(entry.fn, payload, hook_id)
             if not done:  # a crashing hook halts the run, never crashes it
-                if not contained(value):
-                    raise value
                 outcome.halt = f"hook_crashed: {event.value}: {described(value)}"
                 return outcome
             match value:
@@ -237,4 +226,4 @@ def _entry(event: HookEvent, fn: Any, pattern: re.Pattern[str] | None) -> _Entry
             f"hooks[{event.value!r}]: expected a callable fn(payload, tool_use_id), "
             f"got {type(fn).__name__}"
         )
-    return _Entry(pattern, fn, inspect.iscoroutinefunction(fn))
+    return _Entry(pattern, fn)

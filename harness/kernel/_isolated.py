@@ -21,10 +21,11 @@ did (a late answer is not taken).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+import inspect
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-__all__ = ["CANCEL_GRACE_S", "awaiting", "contained", "isolated", "outcome", "owned"]
+__all__ = ["CANCEL_GRACE_S", "awaiting", "called", "contained", "isolated", "outcome", "owned"]
 
 T = TypeVar("T")
 
@@ -102,3 +103,19 @@ def contained(exc: BaseException) -> bool:
     (a ``GeneratorExit`` or a ``BaseException`` of its own), rather than what stops more than
     the plug-in (Ctrl-C, ``sys.exit``, a cancellation)."""
     return not isinstance(exc, KeyboardInterrupt | SystemExit | asyncio.CancelledError)
+
+
+async def called(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
+    """``(True, answer)`` or ``(False, what it raised)`` for a plug-in's callback (a hook,
+    ``can_use_tool``) ``fn(*args)``, which may answer an awaitable (awaited in a task of its
+    own: :func:`outcome`); what stops more than the plug-in (not :func:`contained`) is
+    raised."""
+    try:
+        done, value = True, fn(*args)
+    except BaseException as exc:
+        done, value = False, exc
+    if done and inspect.isawaitable(value):
+        done, value = await outcome(value)  # raises only what ends the awaiting task
+    if not done and not contained(value):
+        raise value
+    return done, value

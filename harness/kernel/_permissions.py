@@ -15,7 +15,6 @@ Deny-first; the first decisive answer wins:
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -23,8 +22,7 @@ from typing import Any, Literal
 
 from harness._plugins import described, shown_value
 from harness.kernel._hooks import Deny, HaltRun
-from harness.kernel._isolated import contained
-from harness.kernel._isolated import outcome as awaited
+from harness.kernel._isolated import called
 
 __all__ = ["Denial", "Permissions", "Phase"]
 
@@ -87,16 +85,8 @@ class Permissions:
 
     async def _ask(self, name: str, args: dict[str, Any], ctx: Any) -> Denial | HaltRun | None:
         assert self.can_use_tool is not None
-        try:
-            answer = self.can_use_tool(name, args, ctx)
-            done = True
-        except BaseException as exc:
-            done, answer = False, exc
-        if done and inspect.isawaitable(answer):
-            done, answer = await awaited(answer)  # raises only what ends the run's task
+        done, answer = await called(self.can_use_tool, name, args, ctx)
         if not done:
-            if not contained(answer):
-                raise answer
             return HaltRun(f"can_use_tool crashed: {described(answer)}")
         match answer:
             case True | "allow":
