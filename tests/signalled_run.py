@@ -1,5 +1,5 @@
-"""``harness run`` as a process, signalled once its executor plug-in says it is under way: the
-common part of the tests that stop a run whose executor ignores or blocks the stop."""
+"""``harness run`` as a process, signalled once its executor plug-in or a tool says it is under
+way: the common part of the tests that stop a run at a chosen moment."""
 
 from __future__ import annotations
 
@@ -8,28 +8,31 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 
 def run_and_signal(
     tmp_path: Path,
-    executor: str,
+    executor: str | None,
     *,
     ready: str,
     signum: signal.Signals = signal.SIGINT,
     times: int = 2,
     before_s: float = 0.0,
     between_s: float = 1.0,
+    extra: Sequence[str] = (),
 ) -> tuple[int, str]:
     """Run ``s.yaml`` in ``tmp_path`` on the mock provider with ``--executor executor`` (its
-    module in ``tmp_path``), wait for a line holding ``ready``, then send ``signum`` ``times``
-    times: ``before_s`` before the first, ``between_s`` after each. Returns the exit code and
-    the output after ``ready``; the process is killed if it outlives 120 s after the signals."""
+    module in ``tmp_path``; None: the default) and ``extra`` arguments, wait for a line holding
+    ``ready`` (printed by the executor or a tool), then send ``signum`` ``times`` times:
+    ``before_s`` before the first, ``between_s`` after each. Returns the exit code and the
+    output after ``ready``; the process is killed if it outlives 120 s after the signals."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "mock",
          "--modes", "react", "--db", "h.duckdb", "--no-progress", "--label", "L",
-         "--executor", executor],
+         *(["--executor", executor] if executor else []), *extra],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     assert proc.stdout is not None

@@ -6,14 +6,13 @@ kept, the resume command printed. A real ``harness run`` process and a real Duck
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
+
+from tests.signalled_run import run_and_signal
 
 SUITE = """\
 suite: hup
@@ -42,24 +41,9 @@ async def wait_long() -> str:
 def test_sighup_stops_the_run_as_ctrl_c_does(tmp_path: Path) -> None:
     (tmp_path / "s.yaml").write_text(SUITE)
     (tmp_path / "hup12a.py").write_text(TOOL)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
-    args = [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--modes", "react",
-            "--providers", "mock", "--db", "h.duckdb", "--no-progress", "--label", "L",
-            "--concurrency", "1"]  # fmt: skip
-    proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:  # the tool is waiting: a cell is in flight
-            if "WAITING" in line:
-                break
-        proc.send_signal(signal.SIGHUP)
-        code = proc.wait(timeout=300)  # a guard against a hang, not a measure
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    rest = " ".join((proc.stdout.read() if proc.stdout else "").split())
+    code, rest = run_and_signal(tmp_path, None, ready="WAITING", signum=signal.SIGHUP, times=1,
+                                between_s=0, extra=["--concurrency", "1"])  # fmt: skip
+    rest = " ".join(rest.split())
     assert "Traceback" not in rest
     assert code == 130, (code, rest)  # before: 129, killed by the signal
     assert "resume with: harness run" in rest, rest
@@ -121,24 +105,9 @@ def test_a_signal_while_the_loop_closes_does_not_kill_the_run(tmp_path: Path) ->
     failing 1 run in 2: its third SIGTERM landed there."""
     (tmp_path / "s.yaml").write_text(SUITE.split("  - id: b")[0])
     (tmp_path / "closer12a.py").write_text(CLOSER)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
-    args = [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--modes", "react",
-            "--providers", "mock", "--db", "h.duckdb", "--no-progress",
-            "--executor", "closer12a:closer"]  # fmt: skip
-    proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if "CLOSING" in line:
-                break
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(timeout=300)  # a guard against a hang, not a measure
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    rest = " ".join((proc.stdout.read() if proc.stdout else "").split())
+    code, rest = run_and_signal(tmp_path, "closer12a:closer", ready="CLOSING",
+                                signum=signal.SIGTERM, times=1, between_s=0)  # fmt: skip
+    rest = " ".join(rest.split())
     assert code == 0, (code, rest)  # every cell was stored before the signal
     assert "1/1 cells, 1 passed" in rest, rest
     with duckdb.connect(str(tmp_path / "h.duckdb"), read_only=True) as con:
