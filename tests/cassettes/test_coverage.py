@@ -42,6 +42,7 @@ def test_short_prompt_counts_are_found(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(300)  # reads every cassette twice: 9 s alone, past 60 s under load once
 def test_committed_recordings() -> None:
     coverage = system_coverage(ROOT / "cassettes")
     # llama-cpp-python's --chat_format gemma dropped every system message it was sent...
