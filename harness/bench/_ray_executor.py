@@ -146,7 +146,8 @@ class RayRunner:
             self.ready_at = time.perf_counter()
             await self._drive(ray, actors, cells, summary, on_outcome)
         finally:
-            await _close(actors)
+            for spans in await _close(actors):
+                self._append_spans(spans, "a closing worker")
             for actor in actors:
                 ray.kill(actor, no_restart=True)
             if own_cluster:
@@ -263,14 +264,17 @@ class RayRunner:
                 for s in job.specs
             ]
         self.batches_by_worker[(batch.node, batch.pid)] += 1
+        self._append_spans(batch.spans, f"{len(batch.outcomes)} cell(s)")
+        return [r.outcome(by_key[r.key]) for r in batch.outcomes]
+
+    def _append_spans(self, spans: str, whose: str) -> None:
         path = self.trace_file
-        if batch.spans and path is not None:
-            data = self._redact.text(batch.spans)  # scrubbed by the worker too
+        if spans and path is not None:
+            data = self._redact.text(spans)  # scrubbed by the worker too
             try:  # whole lines or none, a full disk waited out as the store's writes do
                 self._disk.call(lambda: append_whole_lines(path, data), f"appending to {path}")
             except DiskFull as exc:  # the spans are lost, never the results (the store's own)
-                log.warning("spans of %d cell(s) not written: %s", len(batch.outcomes), exc)
-        return [r.outcome(by_key[r.key]) for r in batch.outcomes]
+                log.warning("spans of %s not written: %s", whose, exc)
 
 
 def _connect(ray: Any, address: str | None) -> bool:
@@ -321,13 +325,16 @@ def _probe(address: str) -> None:
         ) from None
 
 
-async def _close(actors: list[Any]) -> None:
-    """Let the actors remove their scratch folders (bounded: a stuck actor is killed anyway)."""
+async def _close(actors: list[Any]) -> list[str]:
+    """Let the actors remove their scratch folders (bounded: a stuck actor is killed anyway);
+    the span lines each still had (roots held for a verdict that never came)."""
     if not actors:
-        return
+        return []
     closing = [_future(a.close.remote()) for a in actors]
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(asyncio.gather(*closing, return_exceptions=True), timeout=10)
+        done = await asyncio.wait_for(asyncio.gather(*closing, return_exceptions=True), 10)
+        return [spans for spans in done if isinstance(spans, str)]
+    return []
 
 
 def _future(ref: Any) -> asyncio.Future[Any]:

@@ -150,11 +150,17 @@ class CellWorker:
     def pid(self) -> int:
         return os.getpid()
 
-    def close(self) -> None:
+    def close(self) -> str:
         """Close the tracer and remove the scratch folder (the driver calls it before it kills
-        the actor; a worker that died without it is cleaned by the next one on its host)."""
+        the actor; a worker that died without it is cleaned by the next one on its host).
+        Returns the span lines not sent yet: the tracer writes the roots it held for a verdict
+        that never came (a cell that crashed before it had a result: a tool's ``SystemExit``)
+        as it closes, and they were lost with the folder (the local executor keeps them)."""
         self.tracing.shutdown()
-        remove_tree(self._scratch)
+        try:
+            return self._take_spans()
+        finally:
+            remove_tree(self._scratch)
 
     async def run_batch(self, specs: Sequence[CellSpec]) -> Batch:
         """Run ``specs`` with the asyncio runner under the worker's ``concurrency`` limit;
