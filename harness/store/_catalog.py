@@ -165,6 +165,10 @@ def connect_current(
     return None
 
 
+#: The files and views :func:`_own_views_if_changed` has warned of in this process.
+_WARNED: set[tuple[str, tuple[str, ...]]] = set()
+
+
 def _own_views_if_changed(con: duckdb.DuckDBPyConnection, path: Path, runs: Path) -> None:
     try:
         changed = changed_views(con, runs)
@@ -174,7 +178,8 @@ def _own_views_if_changed(con: duckdb.DuckDBPyConnection, path: Path, runs: Path
     except duckdb.Error as exc:
         text = " ".join(str(exc).split())
         raise StoreError(f"cannot read the views of {path}: {text}") from exc
-    if edited:
+    if edited and (str(path), tuple(edited)) not in _WARNED:
+        _WARNED.add((str(path), tuple(edited)))  # once per process (the viewer opens per page)
         log.warning(
             "harness: the views %s of %s are not the harness's (edited by hand?): reading "
             "through the harness's own; the next `harness run` or `harness compact` writes "
