@@ -56,11 +56,19 @@ def start_reaper() -> subprocess.Popen[bytes] | None:
     """Start the watchdog for this process; None when psutil is missing (it comes with the
     ``ray`` extra) or the watchdog cannot start, in which case a killed driver may leave some of
     Ray's processes (docs/scale-out.md)."""
-    if importlib.util.find_spec("psutil") is None:
+    spec = importlib.util.find_spec("psutil")
+    if spec is None or not spec.submodule_search_locations:
         return None
+    # Where this process found it: once `import ray` ran, that may be Ray's own copy
+    # (ray/thirdparty_files), which a new interpreter does not see: the watchdog died at its
+    # first line (ModuleNotFoundError, its stderr discarded) and a killed driver left Ray's
+    # agents running, in an environment without psutil of its own.
+    found = os.path.dirname(os.path.abspath(next(iter(spec.submodule_search_locations))))
+    path = os.pathsep.join(p for p in (found, os.environ.get("PYTHONPATH", "")) if p)
     try:
         return subprocess.Popen(
             [sys.executable, "-c", REAPER_SOURCE, str(os.getpid())],
+            env={**os.environ, "PYTHONPATH": path},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
