@@ -29,7 +29,9 @@ import collections
 import contextlib
 import logging
 import math
+import signal
 import socket
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -136,7 +138,13 @@ class RayRunner:
         if not cells:
             return summary
         ray = import_ray()
-        own_cluster = _connect(ray, self.ray_options.address)
+        try:
+            own_cluster = _connect(ray, self.ray_options.address)
+        except _StoppedWhileStarting:
+            summary.interrupted = True
+            summary.skipped = summary.total
+            summary.elapsed_s = time.perf_counter() - started
+            return summary
         reaper = start_reaper() if own_cluster else None  # stops the cluster if we are killed
         actors: list[Any] = []
         try:
@@ -277,11 +285,39 @@ class RayRunner:
                 log.warning("spans of %s not written: %s", whose, exc)
 
 
+class _StoppedWhileStarting(Exception):
+    """A SIGTERM arrived while Ray started: the run stops as interrupted."""
+
+
 def _connect(ray: Any, address: str | None) -> bool:
     """Connect to ``address``, or start a local cluster; True when this call started Ray (so
-    the run stops it). An unreachable address is bad input (ConfigError naming it)."""
+    the run stops it). An unreachable address is bad input (ConfigError naming it).
+
+    ``ray.init`` replaces the process's SIGTERM handler with ``sys.exit``: a SIGTERM (``kill``,
+    ``timeout``, ``docker stop``) then ended a Ray run as an executor crash (``the executor
+    'ray' raised SystemExit: 15``, its cells errored, exit 3), not as Ctrl-C does (interrupted,
+    exit 130, ``--resume``). The handler found is put back once Ray is up; a SIGTERM during
+    the start itself (Ray's handler still in place) stops the run as interrupted."""
     if ray.is_initialized():
         return False
+    main = threading.current_thread() is threading.main_thread()
+    sigterm = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        _init(ray, address)
+    except SystemExit as exc:
+        if exc.code != signal.SIGTERM or not main:
+            raise
+        with contextlib.suppress(Exception):
+            ray.shutdown()
+        raise _StoppedWhileStarting from None
+    finally:
+        if main and sigterm is not None:
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(signal.SIGTERM, sigterm)
+    return True
+
+
+def _init(ray: Any, address: str | None) -> None:
     kwargs: dict[str, Any] = {
         "include_dashboard": False,
         "log_to_driver": False,
@@ -307,7 +343,6 @@ def _connect(ray: Any, address: str | None) -> bool:
             "miss Ray's start-up limit); run again, or start a cluster with `ray start --head` "
             "and pass the address it prints with --ray-address"
         ) from None
-    return True
 
 
 def _probe(address: str) -> None:

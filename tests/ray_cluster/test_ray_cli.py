@@ -185,9 +185,12 @@ def test_a_ray_replay_while_every_core_is_busy_stores_what_a_quiet_local_one_sto
     assert loaded == quiet
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_ctrl_c_keeps_finished_cells_and_resume_runs_the_rest_once(
-    ray_head: tuple[str, dict[str, str]], tmp_path: Path
+    ray_head: tuple[str, dict[str, str]], tmp_path: Path, signum: signal.Signals
 ) -> None:
+    """SIGTERM as Ctrl-C: before round 14, ``ray.init`` had replaced its handler with
+    ``sys.exit``: the executor 'ray' raised SystemExit: 15, exit 3, its cells errored."""
     address, env = ray_head
     # 200 cells in batches of 16 (8 x concurrency): many batches still queued when one is back.
     suite = latency_suite(tmp_path, 200, 0.1)
@@ -199,7 +202,7 @@ def test_ctrl_c_keeps_finished_cells_and_resume_runs_the_rest_once(
     ]  # fmt: skip
     proc = _harness(args, env, tmp_path)
     _wait_for_a_batch(proc, tmp_path, 120)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "interrupted" in err
@@ -219,6 +222,32 @@ def test_ctrl_c_keeps_finished_cells_and_resume_runs_the_rest_once(
         con.close()
     assert (total, distinct) == (200, 200)  # every cell once, across the two runs
     assert runs[-1] == ("finished",)  # --resume continues the interrupted run and closes it
+
+
+def test_sigterm_while_a_local_cluster_starts_interrupts_the_run(tmp_path: Path) -> None:
+    """Before: Ray's SIGTERM handler (``sys.exit``), set as ``ray.init`` begins, ended the run
+    as an executor crash: exit 3, its cell errored, ``--retry-errors`` suggested."""
+    require_ray()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    suite = latency_suite(tmp_path, 4, 0.1)
+    args = [str(suite), "--providers", "mock", "--modes", "react", "--executor", "ray",
+            "--db", str(tmp_path / "h.duckdb"), "--label", "L"]  # fmt: skip
+    proc = _harness(args, env, tmp_path)
+    deadline = time.monotonic() + 120
+    while not any("raylet" in p for p in _children(proc.pid)):  # Ray is starting
+        assert proc.poll() is None, proc.communicate()[1]
+        assert time.monotonic() < deadline, "no raylet within 120 s"
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "resume with: harness run" in err, err
+    assert "raised SystemExit" not in err
+
+
+def _children(pid: int) -> list[str]:
+    out = subprocess.run(["ps", "-o", "cmd=", "--ppid", str(pid)], capture_output=True, text=True)
+    return out.stdout.splitlines()
 
 
 def test_an_unreachable_ray_address_exits_2(
