@@ -15,13 +15,13 @@ and counts as a mistake; it never crashes the run.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 
+from harness._sync import in_thread
 from harness.core._halt import HaltRun
 from harness.core._messages import UIPayload
 
@@ -186,8 +186,9 @@ class FunctionTool:
             kwargs["ctx"] = ctx
         if self._is_async:
             return await self.fn(**kwargs)
-        # A plain function may block: run it in a worker thread so timeouts and parallelism hold.
-        done = await asyncio.to_thread(_called, self.fn, kwargs)
+        # A plain function may block: run it in a thread of its own so timeouts and parallelism
+        # hold, and one that never returns is left behind (in_thread).
+        done = await in_thread(_called, self.fn, kwargs)
         if isinstance(done, _Raised):
             raise done.exc  # here, in the run's own frames: see _called
         return done
