@@ -54,8 +54,11 @@ class ToolOutput:
     assigns: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.content, str) and type(self.content) is not str:
-            object.__setattr__(self, "content", str.__str__(self.content))  # see render
+        # A str subclass as the plain string (see render); anything else as a plain return value
+        # is shown: an int made no row for its cell, None or a list ended the run as the
+        # harness's internal error with a traceback (adversary round 14, part A).
+        if type(self.content) is not str:
+            object.__setattr__(self, "content", render(self.content))
 
 
 @dataclass(slots=True, frozen=True)
