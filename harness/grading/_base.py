@@ -281,7 +281,16 @@ async def _verdict(grader: Grader, result: Result, context: GradeContext) -> Gra
         answer = await answer
     if not isinstance(answer, Grade):
         raise TypeError(f"evaluate returned {type(answer).__name__}, not a Grade")
-    return answer
+    return answer if type(answer) is Grade else _plain_grade(answer)
+
+
+def _plain_grade(grade: Grade) -> Grade:
+    """A ``Grade`` subclass's verdict as a plain ``Grade``, its fields read from their slots and
+    checked again: a subclass whose ``__getattribute__`` lied after ``__post_init__`` had
+    checked it stored a score of 7.0 and passed a ``Grade(False, 0.0, ...)`` (adversary round
+    14, part A)."""
+    names = ("passed", "score", "explanation", "error", "cost_usd")
+    return Grade(*(getattr(Grade, name).__get__(grade, Grade) for name in names))
 
 
 async def evaluate(grader: Grader, result: Result, context: GradeContext) -> Grade:
