@@ -276,7 +276,7 @@ def _print_summary(
     console.print(
         f"run {report.run_id}: {s.done}/{s.total} cells, {s.passed} passed, {s.failed} failed, "
         f"{s.errored} errored (not scored), {s.drift} drift, cost ${s.cost_usd:.4f}, "
-        f"{s.elapsed_s:.1f}s ({s.cells_per_s:.1f} cells/s), {report.spans} spans -> {db}"
+        f"{s.elapsed_s:.1f}s ({s.cells_per_s:.1f} cells/s), {report.spans} spans -> {escape(db)}"
     )
     if s.drift:
         how = "errored" if drift == "error" else "replayed with the recorded answers"
@@ -300,7 +300,7 @@ def _print_summary(
     for line in s.errors[:20]:
         console.print(f"  [red]{escape(redact.text(line))}[/]")
     if len(s.errors) > 20:
-        console.print(f"  ... and {len(s.errors) - 20} more (results.status = 'error' in {db})")
+        console.print(f"  ... and {len(s.errors) - 20} more (results.status = 'error' in {escape(db)})")
     for spec, why in report.refused.items():
         console.print(
             f"[red]{escape(spec)}: pre-flight failed, its cells were not run:[/] "
