@@ -51,6 +51,39 @@ def test_harness_run_does_not_wait_for_a_plain_tool_past_its_timeout() -> None:
     assert took < 10, took  # 30 s before: harness.run waited for the thread
 
 
+@harness.tool(parallel_safe=True)
+def held(i: int) -> str:
+    """Blocks for 60 s (or until the test ends)."""
+    RELEASE_HELD.wait(60)
+    return "late"
+
+
+@harness.tool
+def quick(i: int) -> str:
+    """Answers at once."""
+    return "quick ok"
+
+
+RELEASE_HELD = threading.Event()
+
+
+@pytest.mark.timeout(90)
+def test_tools_left_running_do_not_starve_the_next_plain_tool() -> None:
+    """The default executor has min(32, cores + 4) threads: 8 calls left running held them all
+    (6 on 2 cores) and an innocent plain tool after them timed out (``harness.run``: 61 s)."""
+    calls = [{"name": "held", "arguments": {"i": i}} for i in range(8)]
+    turns = [{"tool_calls": calls}, {"tool_calls": [{"name": "quick", "arguments": {"i": 0}}]}]
+    provider = MockProvider(turns=[*turns, {"text": "done"}])
+    try:
+        result = harness.run(
+            "hi", tools=[held, quick], provider=provider, tool_timeout_s=1, max_concurrency=8
+        )
+    finally:
+        RELEASE_HELD.set()
+    told = [m.content for m in result.messages if m.role == "tool"]
+    assert told[-1] == "quick ok"  # "error: tool call 'quick' timed out after 1s" before
+
+
 PLUGIN = """\
 import time
 from typing import ClassVar, Literal
