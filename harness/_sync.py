@@ -17,6 +17,7 @@ for.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import threading
 from collections.abc import Callable, Coroutine
@@ -92,10 +93,8 @@ async def in_thread(fn: Callable[..., T], /, *args: Any) -> T:
             outcome: tuple[bool, Any] = (True, context.run(fn, *args))
         except BaseException as exc:  # carried to the awaiting frame, as to_thread does
             outcome = (False, exc)
-        try:
+        with contextlib.suppress(RuntimeError):  # its loop is closed: its run has ended
             loop.call_soon_threadsafe(settle, *outcome)
-        except RuntimeError:  # its loop is closed: the run that called it has ended
-            pass
 
     name = getattr(fn, "__name__", "call")
     threading.Thread(target=work, name=f"harness-{name}", daemon=True).start()

@@ -173,7 +173,7 @@ def run_cmd(
     redact = run_redactor(_csv(providers), Path(cassettes_dir))
     # Lines are not cut at the console's width: paths and the resume command stay whole, to
     # copy (the terminal wraps them; a pipe or a CI log gets them on one line).
-    console = SafeConsole(stderr=True, file=_Scrubbed(redact), soft_wrap=True)  # type: ignore[arg-type]
+    console = SafeConsole(stderr=True, file=_Scrubbed(redact), soft_wrap=True)
     if resume and not label:
         raise click.BadParameter("--resume needs --label", param_hint="--resume")
     if retry_errors and not label:
@@ -300,7 +300,8 @@ def _print_summary(
     for line in s.errors[:20]:
         console.print(f"  [red]{escape(redact.text(line))}[/]")
     if len(s.errors) > 20:
-        console.print(f"  ... and {len(s.errors) - 20} more (results.status = 'error' in {escape(db)})")
+        more = f"{len(s.errors) - 20} more (results.status = 'error' in {escape(db)})"
+        console.print(f"  ... and {more}")
     for spec, why in report.refused.items():
         console.print(
             f"[red]{escape(spec)}: pre-flight failed, its cells were not run:[/] "

@@ -61,7 +61,8 @@ def test_a_deliverable_that_cannot_be_stored_keeps_its_cell(
         "suite: s\ntasks:\n"
         f"  - {{id: a, prompt: hi, tools: ['plug14v:hand_in'], expect: {{kind: finish_reason, "
         f"value: submitted}}, mock: {{turns: [{call}, {{text: hi}}]}}}}\n"
-        "  - {id: b, prompt: hi, expect: {kind: contains, value: hi}, mock: {turns: [{text: hi}]}}\n"
+        "  - {id: b, prompt: hi, expect: {kind: contains, value: hi},"
+        " mock: {turns: [{text: hi}]}}\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.chdir(tmp_path)

@@ -8,6 +8,7 @@ payload. The fix belongs in ``harness/kernel/_hooks.py`` (the lead's file): stri
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -25,7 +26,7 @@ class Unreadable:
         raise RuntimeError("no repr")
 
 
-ANSWERS = {
+ANSWERS: dict[str, tuple[str, Callable[[], Any]]] = {
     "Augment-int": ("PostToolUse", lambda: Augment(123)),  # type: ignore[arg-type]
     "Augment-None": ("PostToolUse", lambda: Augment(None)),  # type: ignore[arg-type]
     "Transform-int": ("UserPromptSubmit", lambda: Transform(5)),  # type: ignore[arg-type]
@@ -48,7 +49,7 @@ def test_a_hook_answer_holding_what_is_not_text_is_the_hooks_crash(case: str) ->
     def hook(payload: dict[str, Any], tool_use_id: str | None = None) -> Any:
         return make()
 
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "calculator", "arguments": {"expression": "1+1"}}]},
         {"text": "ok"},
     ]

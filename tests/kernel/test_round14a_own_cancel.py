@@ -61,7 +61,7 @@ def test_a_tools_own_cancelled_error_ends_its_run_as_an_error(tool: Any) -> None
 
 
 def test_a_sub_agents_tool_raising_it_stays_in_the_sub_agent() -> None:
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "spawn_agent", "arguments": {"prompt": "go"}}]},
         {"text": "done"},
     ]
