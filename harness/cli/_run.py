@@ -203,9 +203,30 @@ def run_cmd(
         import gc
 
         gc.freeze()
+    _ignore_late_signals()
     # A failing task is data, not an error: 0, or 3 when cells errored or were not run (their
     # provider failed the pre-flight), 130 when interrupted.
     raise SystemExit(report.exit_code)
+
+
+def _ignore_late_signals() -> None:
+    """Everything is stored, closed and summed up: a SIGTERM or SIGHUP from now on (the last of
+    a stop sequence, a ``timeout`` firing late) no longer kills the process during Python's
+    teardown, which turned the run's exit code into a death by signal, -15 (adversary round 14,
+    part A). The teardown is short: what plug-ins left running is on daemon threads. Only when
+    the command is the process (``harness``, ``python -m harness.cli``), not a caller's
+    ``main()`` in its own process (click's test runner), whose signals are its own."""
+    import signal
+
+    program = sys.modules.get("__main__")
+    spec = getattr(program, "__spec__", None)
+    ours = spec is not None and spec.name == "harness.cli.__main__"
+    if not ours and Path(str(getattr(program, "__file__", "") or "")).name != "harness":
+        return
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            signal.signal(number, signal.SIG_IGN)
 
 
 def _bench_request(o: dict[str, Any]) -> BenchRequest:
