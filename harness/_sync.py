@@ -7,17 +7,25 @@ cancellation (a plug-in's tool left behind at its timeout) is waited for :data:`
 not for ever. Inside one it refuses, naming the coroutine to await instead: blocking a
 running loop (or hiding the coroutine on a thread of its own, with its own loop, where the
 caller's transports and locks do not work) would stall every other task on it.
+
+:func:`in_thread` is the other bridge, from a coroutine to a plug-in's blocking function (a tool
+made from a plain function, a slow grader's ``evaluate``): a daemon thread of its own, never the
+loop's default executor, whose threads the loop's closing and the interpreter's exit both wait
+for.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+import contextlib
+import contextvars
+import threading
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from harness.errors import HarnessError
 
-__all__ = ["CLOSE_GRACE_S", "close_loop", "run_sync"]
+__all__ = ["CLOSE_GRACE_S", "close_loop", "in_thread", "run_sync"]
 
 T = TypeVar("T")
 
@@ -58,3 +66,36 @@ def close_loop(loop: asyncio.AbstractEventLoop, grace_s: float) -> None:
     finally:
         asyncio.set_event_loop(None)
         loop.close()
+
+
+async def in_thread(fn: Callable[..., T], /, *args: Any) -> T:
+    """``fn(*args)`` on a daemon thread of its own (in a copy of the caller's context), awaited:
+    :func:`asyncio.to_thread` without the loop's default executor. A plug-in's plain function
+    that never returns (``while True: time.sleep(1)``) is told timed out and left running; on
+    the default executor it held ``harness.run`` at its end until it returned, and ``harness
+    run`` for ever with its cells stored, a SIGTERM included: the loop's closing and the
+    interpreter's exit join that executor's threads (adversary round 14, part A). What ``fn``
+    raises is raised here; its answer after the awaiting stopped is dropped."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(ok: bool, value: Any) -> None:
+        if future.done():  # the awaiting stopped (a timeout, a cancel): nobody takes it
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def work() -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, context.run(fn, *args))
+        except BaseException as exc:  # carried to the awaiting frame, as to_thread does
+            outcome = (False, exc)
+        with contextlib.suppress(RuntimeError):  # its loop is closed: its run has ended
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    name = getattr(fn, "__name__", "call")
+    threading.Thread(target=work, name=f"harness-{name}", daemon=True).start()
+    return await future

@@ -65,6 +65,7 @@ from harness.cassettes._store import (
 )
 from harness.errors import ConfigError, ProviderError
 from harness.providers._bodies import MAX_REPLY_BYTES
+from harness.providers._decoding import decodes_past
 
 __all__ = [
     "DROPPED_HEADERS",
@@ -237,6 +238,7 @@ class CassetteTransport(httpx.AsyncBaseTransport):
             content = await _whole(stream, response.status_code)
         finally:
             await stream.aclose()
+        _decodable(response, content)
         cassette.append(vcr_request, _stored(response, content))
         cassette._metadata.update(self.metadata)
         self.recorded += 1
@@ -331,6 +333,21 @@ def _replayed(stored: dict[str, Any]) -> httpx.Response:
         stream=httpx.ByteStream(body),
         extensions=extensions,
     )
+
+
+def _decodable(response: httpx.Response, content: bytes) -> None:
+    """Refuse, before it is recorded, a body the client refuses once decoded (its content
+    encodings stacked, or decoding past the reply cap): recording decodes a body whole to scrub
+    it, and a 600 KB gzip reply of 600 MB took the recorder to 2 GB (a 3.5 KB ``gzip, gzip`` one
+    of 2 GB: ``MemoryError``), and recorded it (adversary round 14, part A)."""
+    header = response.headers.get("content-encoding", "")
+    if header and decodes_past(header, content, MAX_REPLY_BYTES, response.status_code):
+        raise ProviderError(
+            "invalid_response",
+            f"the reply is over {MAX_REPLY_BYTES // 2**20:,} MiB once decoded (Content-Encoding "
+            f"{header!r}); stopped reading it; nothing recorded",
+            status=response.status_code,
+        )
 
 
 async def _whole(stream: httpx.AsyncByteStream, status: int) -> bytes:

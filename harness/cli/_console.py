@@ -27,7 +27,13 @@ HIGHLIGHT_MAX_CHARS = 1_000
 
 class SafeConsole(Console):
     """A :class:`rich.console.Console` whose strings are escaped before markup is parsed (so
-    the escapes cannot form markup either; newlines and tabs are kept)."""
+    the escapes cannot form markup either; newlines and tabs are kept), with rich's emoji codes
+    off: a provider ``openai:m`` was printed ``openaiⓂ pre-flight failed`` (``:m:``), a
+    ``--db h:fire:.duckdb`` as ``h🔥.duckdb`` (adversary round 14, part A)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("emoji", False)
+        super().__init__(*args, **kwargs)
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
         if len(text) > HIGHLIGHT_MAX_CHARS:

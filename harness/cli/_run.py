@@ -173,7 +173,7 @@ def run_cmd(
     redact = run_redactor(_csv(providers), Path(cassettes_dir))
     # Lines are not cut at the console's width: paths and the resume command stay whole, to
     # copy (the terminal wraps them; a pipe or a CI log gets them on one line).
-    console = SafeConsole(stderr=True, file=_Scrubbed(redact), soft_wrap=True)  # type: ignore[arg-type]
+    console = SafeConsole(stderr=True, file=_Scrubbed(redact), soft_wrap=True)
     if resume and not label:
         raise click.BadParameter("--resume needs --label", param_hint="--resume")
     if retry_errors and not label:
@@ -203,9 +203,30 @@ def run_cmd(
         import gc
 
         gc.freeze()
+    _ignore_late_signals()
     # A failing task is data, not an error: 0, or 3 when cells errored or were not run (their
     # provider failed the pre-flight), 130 when interrupted.
     raise SystemExit(report.exit_code)
+
+
+def _ignore_late_signals() -> None:
+    """Everything is stored, closed and summed up: a SIGTERM or SIGHUP from now on (the last of
+    a stop sequence, a ``timeout`` firing late) no longer kills the process during Python's
+    teardown, which turned the run's exit code into a death by signal, -15 (adversary round 14,
+    part A). The teardown is short: what plug-ins left running is on daemon threads. Only when
+    the command is the process (``harness``, ``python -m harness.cli``), not a caller's
+    ``main()`` in its own process (click's test runner), whose signals are its own."""
+    import signal
+
+    program = sys.modules.get("__main__")
+    spec = getattr(program, "__spec__", None)
+    ours = spec is not None and spec.name == "harness.cli.__main__"
+    if not ours and Path(str(getattr(program, "__file__", "") or "")).name != "harness":
+        return
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            signal.signal(number, signal.SIG_IGN)
 
 
 def _bench_request(o: dict[str, Any]) -> BenchRequest:
@@ -276,7 +297,7 @@ def _print_summary(
     console.print(
         f"run {report.run_id}: {s.done}/{s.total} cells, {s.passed} passed, {s.failed} failed, "
         f"{s.errored} errored (not scored), {s.drift} drift, cost ${s.cost_usd:.4f}, "
-        f"{s.elapsed_s:.1f}s ({s.cells_per_s:.1f} cells/s), {report.spans} spans -> {db}"
+        f"{s.elapsed_s:.1f}s ({s.cells_per_s:.1f} cells/s), {report.spans} spans -> {escape(db)}"
     )
     if s.drift:
         how = "errored" if drift == "error" else "replayed with the recorded answers"
@@ -300,7 +321,8 @@ def _print_summary(
     for line in s.errors[:20]:
         console.print(f"  [red]{escape(redact.text(line))}[/]")
     if len(s.errors) > 20:
-        console.print(f"  ... and {len(s.errors) - 20} more (results.status = 'error' in {db})")
+        more = f"{len(s.errors) - 20} more (results.status = 'error' in {escape(db)})"
+        console.print(f"  ... and {more}")
     for spec, why in report.refused.items():
         console.print(
             f"[red]{escape(spec)}: pre-flight failed, its cells were not run:[/] "

@@ -34,7 +34,7 @@ from pydantic import WrapValidator as _Wrap
 from pydantic_core import PydanticCustomError
 
 from harness._plugins import Registry, described, is_reference
-from harness._sync import run_sync
+from harness._sync import in_thread, run_sync
 from harness.core._result import Result
 from harness.errors import ConfigError
 from harness.grading._fields import field_error
@@ -269,18 +269,28 @@ def grade(
 
 async def _verdict(grader: Grader, result: Result, context: GradeContext) -> Grade:
     """The grader's own verdict: the one place a synchronous ``evaluate`` is bridged (called
-    on the loop, or on a worker thread when the class is ``slow``)."""
+    on the loop, or on a thread of its own when the class is ``slow``: one that never returns
+    is left behind, see :func:`~harness._sync.in_thread`)."""
     method = grader.evaluate
     answer: Any
     if not inspect.iscoroutinefunction(method) and type(grader).slow:
-        answer = await asyncio.to_thread(method, result, context)
+        answer = await in_thread(method, result, context)
     else:
         answer = method(result, context)
     if inspect.isawaitable(answer):  # an async def (or a def that returns an awaitable)
         answer = await answer
     if not isinstance(answer, Grade):
         raise TypeError(f"evaluate returned {type(answer).__name__}, not a Grade")
-    return answer
+    return answer if type(answer) is Grade else _plain_grade(answer)
+
+
+def _plain_grade(grade: Grade) -> Grade:
+    """A ``Grade`` subclass's verdict as a plain ``Grade``, its fields read from their slots and
+    checked again: a subclass whose ``__getattribute__`` lied after ``__post_init__`` had
+    checked it stored a score of 7.0 and passed a ``Grade(False, 0.0, ...)`` (adversary round
+    14, part A)."""
+    names = ("passed", "score", "explanation", "error", "cost_usd")
+    return Grade(*(getattr(Grade, name).__get__(grade, Grade) for name in names))
 
 
 async def evaluate(grader: Grader, result: Result, context: GradeContext) -> Grade:

@@ -189,9 +189,7 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
                 ToolResult(call.id, f"run halted: {value.reason}", True), value.reason, None
             )
         if isinstance(value, ToolOutput):
-            result = ToolResult(call.id, value.content, False, value.ui)
-            if value.assigns:
-                merge_assigns(ctx.assigns, value.assigns)
+            result = await _output(state, call, value)
         else:
             try:
                 text = render(value)
@@ -225,6 +223,25 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
                 result.ui,
             )
     return result
+
+
+async def _output(state: State, call: ToolCall, value: ToolOutput) -> ToolResult:
+    """The result of a tool's ``ToolOutput``, its state updates merged into the run's
+    ``assigns``: into a copy, so that a merge failing half-way (a cycle, nesting too deep for
+    the merge, a mapping that raises) changes nothing and is the tool's crash, told to the
+    model. It ended the run with the merge's ``RecursionError`` (adversary round 14, part A)."""
+    if value.assigns:
+        assigns = state.ctx.assigns
+        try:
+            merged = dict(assigns)
+            merge_assigns(merged, value.assigns)
+        except Exception as exc:
+            reason = f"tool crashed: its state updates cannot be merged: {_crash(exc)}"
+            await _fire_failure(state, call, reason)
+            return ToolResult(call.id, f"error: {reason}", True)
+        assigns.clear()
+        assigns.update(merged)
+    return ToolResult(call.id, value.content, False, value.ui)
 
 
 async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:

@@ -90,11 +90,15 @@ def decode_json(status: int, ctype: str, content: bytes) -> dict[str, Any]:
 
 async def _texts(response: httpx.Response) -> AsyncIterator[str]:
     """The body as text, a decoded piece at a time (its charset, else UTF-8; as httpx's
-    ``aiter_text``, which decoded each network chunk's content-encoding whole)."""
+    ``aiter_text``, which decoded each network chunk's content-encoding whole). UTF-8 drops a
+    byte-order mark that starts the body, as SSE's decoding does (and ``json.loads`` of a
+    whole body): a stream starting with one lost its first event (``\ufeffdata: ...`` is no
+    ``data`` field), the reply's text cut short without a word (adversary round 14, part A)."""
     try:
-        decoder = codecs.getincrementaldecoder(response.charset_encoding or "utf-8")("replace")
+        codec = codecs.lookup(response.charset_encoding or "utf-8").name
     except LookupError:  # a charset Python does not know
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        codec = "utf-8"
+    decoder = codecs.getincrementaldecoder("utf-8-sig" if codec == "utf-8" else codec)("replace")
     async for chunk in decoded_bytes(response):
         text = decoder.decode(chunk)
         if text:

@@ -19,7 +19,7 @@ import httpx
 
 from harness.errors import ProviderError
 
-__all__ = ["STEP", "decoded_bytes"]
+__all__ = ["STEP", "decoded_bytes", "decodes_past"]
 
 #: The most one decoding step gives (the reader checks its cap between steps).
 STEP = 2**20
@@ -98,10 +98,9 @@ def _layer(encoding: str) -> _Layer | None:
     return None  # identity, or one httpx would not decode either: the bytes as they came
 
 
-async def decoded_bytes(response: httpx.Response) -> AsyncIterator[bytes]:
-    """The body of ``response`` (opened with ``stream=True``), decoded by its
-    ``Content-Encoding`` in pieces of at most :data:`STEP` bytes."""
-    header = response.headers.get("content-encoding", "")
+def _encodings(header: str, status: int | None) -> list[str]:
+    """The encodings a ``Content-Encoding`` header names (``identity`` left out); more than one
+    is refused."""
     names = [n.strip().lower() for n in header.split(",") if n.strip()]
     names = [n for n in names if n != "identity"]
     if len(names) > 1:
@@ -109,8 +108,38 @@ async def decoded_bytes(response: httpx.Response) -> AsyncIterator[bytes]:
             "invalid_response",
             f"the reply's Content-Encoding {header!r} stacks {len(names)} encodings; the "
             "harness decodes one (gzip, deflate or br)",
-            status=response.status_code,
+            status=status,
         )
+    return names
+
+
+def decodes_past(header: str, body: bytes, limit: int, status: int | None) -> bool:
+    """Whether ``body`` decodes by its ``Content-Encoding`` ``header`` to more than ``limit``
+    bytes: counted a :data:`STEP` at a time, never held whole, stopped at the limit. A body no
+    layer here decodes (identity, an unknown encoding) counts as it is; a corrupt one as far as
+    it decodes (the reader says what is wrong with it). Stacked encodings are refused as
+    :func:`decoded_bytes` refuses them. For a transport that holds a reply's body whole and
+    still encoded (the cassette recorder)."""
+    names = _encodings(header, status)
+    layer = _layer(names[0]) if names else None
+    if layer is None:
+        return len(body) > limit
+    size = 0
+    try:
+        for piece in layer.feed(body):
+            size += len(piece)
+            if size > limit:
+                return True
+        size += sum(len(piece) for piece in layer.end())
+    except httpx.DecodingError:
+        return False
+    return size > limit
+
+
+async def decoded_bytes(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The body of ``response`` (opened with ``stream=True``), decoded by its
+    ``Content-Encoding`` in pieces of at most :data:`STEP` bytes."""
+    names = _encodings(response.headers.get("content-encoding", ""), response.status_code)
     try:
         content = response.content  # read already (a transport's own reply): decoded by httpx
     except httpx.ResponseNotRead:

@@ -28,6 +28,7 @@ import pyarrow as pa
 from pydantic import BaseModel
 from typing_extensions import TypeIs
 
+from harness._plugins import described
 from harness.core._result import Result
 from harness.errors import StoreError
 from harness.store._arrow import column
@@ -50,6 +51,7 @@ __all__ = [
     "prepared_to_arrow",
     "result_row",
     "rows_to_arrow",
+    "storable",
     "turns_json",
 ]
 
@@ -105,6 +107,19 @@ _encoder = json.JSONEncoder(default=_default, ensure_ascii=False, separators=(",
 
 def _encode(value: Any) -> str:
     return str.__str__(value) if isinstance(value, _Raw) else _encoder(value)
+
+
+def storable(value: Any) -> Any:
+    """A plug-in's value for a JSON column (a ``Submit``'s deliverable): itself when it encodes
+    as JSON, else a text saying why. A cycle, lists nested 5,000 deep or an object whose ``str``
+    raises made no row: the cell was not stored at all (adversary round 14, part A)."""
+    if value is None:
+        return None
+    try:
+        _encode(value)
+    except Exception as exc:
+        return f"(a value that cannot be stored as JSON: {described(exc)})"
+    return value
 
 
 def json_text(value: Any) -> str | None:
@@ -168,7 +183,7 @@ def result_row(
         "duration_ms": result.duration_ms,
         "trace_id": result.trace_id,
         "cassette": cassette,
-        "deliverable": result.deliverable,
+        "deliverable": storable(result.deliverable),
         "text": result.text,
         "error_diagnostic": result.error_diagnostic,
         "no_progress_snapshot": result.no_progress_snapshot,

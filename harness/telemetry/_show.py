@@ -257,9 +257,10 @@ def show_traces(
     that holds no spans or no such run; never the gate's 1). ``db`` is the results database
     the pass column is read from."""
     if console is None:
-        console = Console()
+        # No emoji codes: a model's tool name "a:fire:" was shown "a🔥" (adversary round 14, A).
+        console = Console(emoji=False)
         if not console.is_terminal:  # piped or captured: never cut the table at 80 columns
-            console = Console(width=400)
+            console = Console(width=400, emoji=False)
     try:
         traces = group_traces(read_spans(path))
     except (OSError, UnicodeDecodeError) as exc:

@@ -35,16 +35,22 @@ def attr_value(value: Any) -> Any:
 
 
 def to_json(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False, default=str)``, its ``repr`` when that fails.
-    Calls the C encoder directly: ``json.dumps`` with ``default=`` builds a JSONEncoder and
-    an encoder per call, twice the cost of the encoding itself for a small dict."""
+    """``json.dumps(value, ensure_ascii=False, default=str)``, its ``repr`` when that fails, its
+    type when that fails too (a plug-in's value: a cycle, lists nested 5,000 deep, a ``str``
+    that raises; a tool's ``Submit`` of one printed a tracing error's traceback, adversary round
+    14, part A). Calls the C encoder directly: ``json.dumps`` with ``default=`` builds a
+    JSONEncoder and an encoder per call, twice the cost of the encoding itself for a small
+    dict."""
     try:
         if _c_encoder is None:
             return json.dumps(value, ensure_ascii=False, default=str)
         encode = _c_encoder({}, str, _encode_str, None, ": ", ", ", False, False, True)
         return "".join(encode(value, 0))
-    except (TypeError, ValueError):
-        return repr(value)
+    except Exception:
+        try:
+            return repr(value)
+        except Exception:
+            return f"<{type(value).__name__} object (it cannot be shown)>"
 
 
 def set_error(span: Span, message: str | None, error_type: str) -> None:

@@ -15,13 +15,13 @@ and counts as a mistake; it never crashes the run.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
 
+from harness._sync import in_thread
 from harness.core._halt import HaltRun
 from harness.core._messages import UIPayload
 
@@ -54,8 +54,11 @@ class ToolOutput:
     assigns: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.content, str) and type(self.content) is not str:
-            object.__setattr__(self, "content", str.__str__(self.content))  # see render
+        # A str subclass as the plain string (see render); anything else as a plain return value
+        # is shown: an int made no row for its cell, None or a list ended the run as the
+        # harness's internal error with a traceback (adversary round 14, part A).
+        if type(self.content) is not str:
+            object.__setattr__(self, "content", render(self.content))
 
 
 @dataclass(slots=True, frozen=True)
@@ -186,8 +189,9 @@ class FunctionTool:
             kwargs["ctx"] = ctx
         if self._is_async:
             return await self.fn(**kwargs)
-        # A plain function may block: run it in a worker thread so timeouts and parallelism hold.
-        done = await asyncio.to_thread(_called, self.fn, kwargs)
+        # A plain function may block: run it in a thread of its own so timeouts and parallelism
+        # hold, and one that never returns is left behind (in_thread).
+        done = await in_thread(_called, self.fn, kwargs)
         if isinstance(done, _Raised):
             raise done.exc  # here, in the run's own frames: see _called
         return done
