@@ -12,7 +12,6 @@ signals.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import contextlib
 import logging
 import signal
@@ -198,11 +197,6 @@ def closing_run(*, hold: bool = False) -> Iterator[None]:
     before = {sig: signal.getsignal(sig) for sig in _stop_signals()}
     _CLOSING.append(True)
     _late_count[0] = 0
-    if hold and not _exit_hook:
-        # Registered before the run (whose exporters and workers register theirs later, and so
-        # run first): the last of the process's exit callbacks.
-        atexit.register(_ignore_late_signals)
-        _exit_hook.append(True)
     try:
         yield
     finally:
@@ -212,21 +206,6 @@ def closing_run(*, hold: bool = False) -> Iterator[None]:
             if kept is not None:
                 with contextlib.suppress(ValueError, OSError):
                     signal.signal(sig, kept)
-
-
-_exit_hook: list[bool] = []
-
-
-def _ignore_late_signals() -> None:
-    """At the process's exit, after its other exit callbacks: a stop signal still handled by
-    :func:`_late` is ignored from now on. Python puts the default back for every signal with a
-    handler of its own as the interpreter shuts down (SIG_IGN is left), and a SIGTERM landing
-    there killed a finished ``harness run`` (exit -15 for a run stored in full: 1 of 12 tries
-    of three SIGTERMs half a second apart, at load 2)."""
-    for sig in _stop_signals():
-        if signal.getsignal(sig) is _late:
-            with contextlib.suppress(ValueError, OSError):
-                signal.signal(sig, signal.SIG_IGN)
 
 
 def _stop_signals() -> list[signal.Signals]:
