@@ -154,32 +154,52 @@ class Hooks:
             if not done:  # a crashing hook halts the run, never crashes it
                 outcome.halt = f"hook_crashed: {event.value}: {described(value)}"
                 return outcome
-            match value:
-                case None | True:
-                    pass
-                case HaltRun(reason=r):
-                    outcome.halt = r
-                    return outcome
-                case Deny(reason=r):
-                    if outcome.deny is None:
-                        outcome.deny = r
-                case Inject(messages=msgs):
-                    for m in msgs:
-                        outcome.inject.append(
-                            Message.user(m) if isinstance(m, str) else message_from_dict(m)
-                        )
-                case Transform(prompt=p):
-                    outcome.transform = p
-                case Augment(text=t):
-                    outcome.augment.append(t)
-                case _:
-                    outcome.halt = (
-                        f"hook_crashed: {event.value}: unsupported return value "
-                        f"{shown_value(value)} "
-                        "(return None, Deny, HaltRun, Inject, Transform or Augment)"
-                    )
-                    return outcome
+            why = _taken(value, outcome)
+            if why is not None:
+                outcome.halt = f"hook_crashed: {event.value}: {why}"
+                return outcome
+            if outcome.halt is not None:
+                return outcome
         return outcome
+
+
+_TEXT_FIELDS = ((HaltRun, "reason"), (Deny, "reason"), (Transform, "prompt"), (Augment, "text"))
+
+
+def _taken(value: Any, outcome: HookOutcome) -> str | None:
+    """Take a hook's answer into ``outcome``; why it cannot be taken (the hook's crash): an
+    unsupported value, a payload that is not text (``Augment(123)``, ``Transform(5)`` ended
+    the run ``internal error: TypeError``, the 5 kept as the user's message), messages that
+    cannot be read (adversary round 14, part A)."""
+    for cls, name in _TEXT_FIELDS:
+        if isinstance(value, cls) and not isinstance(getattr(value, name), str):
+            text = shown_value(getattr(value, name))
+            return f"{type(value).__name__}'s {name} is {text}, not a string"
+    match value:
+        case None | True:
+            pass
+        case HaltRun(reason=r):
+            outcome.halt = r
+        case Deny(reason=r):
+            if outcome.deny is None:
+                outcome.deny = r
+        case Inject(messages=msgs):
+            try:
+                outcome.inject.extend(
+                    Message.user(m) if isinstance(m, str) else message_from_dict(m) for m in msgs
+                )
+            except Exception as exc:
+                return f"Inject's messages cannot be read: {described(exc)}"
+        case Transform(prompt=p):
+            outcome.transform = p
+        case Augment(text=t):
+            outcome.augment.append(t)
+        case _:
+            return (
+                f"unsupported return value {shown_value(value)} "
+                "(return None, Deny, HaltRun, Inject, Transform or Augment)"
+            )
+    return None
 
 
 def _event(key: str | HookEvent) -> HookEvent:

@@ -101,8 +101,17 @@ async def awaiting(obj: object, awaitable: Awaitable[T]) -> T:
 def contained(exc: BaseException) -> bool:
     """Whether a plug-in's ``exc`` is its own failure, to be contained like an ``Exception``
     (a ``GeneratorExit`` or a ``BaseException`` of its own), rather than what stops more than
-    the plug-in (Ctrl-C, ``sys.exit``, a cancellation)."""
-    return not isinstance(exc, KeyboardInterrupt | SystemExit | asyncio.CancelledError)
+    the plug-in (Ctrl-C, ``sys.exit``, a cancellation of the awaiting task). A
+    ``CancelledError`` a plug-in raised itself (``raise asyncio.CancelledError``, cancelling
+    its own task) while nothing cancels the run is its failure: it left ``harness.run`` as a
+    ``CancelledError`` (adversary round 14, part A)."""
+    if isinstance(exc, asyncio.CancelledError):
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # no running loop: the coroutine is being closed
+            return False
+        return task is not None and task.cancelling() == 0
+    return not isinstance(exc, KeyboardInterrupt | SystemExit)
 
 
 async def called(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:

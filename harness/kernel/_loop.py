@@ -33,7 +33,7 @@ from harness.kernel._conversation import (
 )
 from harness.kernel._hitl import apply_decisions
 from harness.kernel._hooks import HookEvent
-from harness.kernel._isolated import awaiting
+from harness.kernel._isolated import awaiting, contained
 from harness.kernel._progress import (
     ProgressSnapshot,
     default_productivity_signal,
@@ -135,23 +135,7 @@ def _passes_through(exc: BaseException, state: State) -> bool:
         except RuntimeError:  # closed from outside any event loop
             return True
         return state.driver is None or running is not state.driver
-    return isinstance(exc, KeyboardInterrupt | SystemExit) or _is_cancel(exc)
-
-
-def _is_cancel(exc: BaseException) -> bool:
-    """A cancellation of the run's own task. A plug-in's code raising ``CancelledError`` of its
-    own (``raise asyncio.CancelledError``, cancelling its own task) while nothing cancels the
-    run is its failure, as a grader's is: it left ``harness.run`` as a ``CancelledError``
-    (adversary round 14, part A)."""
-    import asyncio
-
-    if not isinstance(exc, asyncio.CancelledError):
-        return False
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:  # no running loop: the coroutine is being closed
-        return True
-    return task is None or task.cancelling() > 0
+    return not contained(exc)
 
 
 async def _start(state: State) -> bool:

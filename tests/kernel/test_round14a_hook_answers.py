@@ -4,7 +4,7 @@ round 14, part A): ``Augment(123)``, ``Transform(5)``, ``Deny(x)``/``HaltRun(x)`
 ``TypeError`` or the ``str``'s error (``Transform(5)``: ``internal error: TypeError: object
 of type 'int' has no len()`` with a logged traceback, the 5 kept as the user's message), never
 the hook's crash. Round 13 part A made an unsupported answer ``hook_crashed``; this is its
-payload. The fix belongs in ``harness/kernel/_hooks.py`` (the lead's file): strict xfails."""
+payload. Fixed by the lead in ``harness/kernel/_hooks.py`` (``_taken``)."""
 
 from __future__ import annotations
 
@@ -37,11 +37,6 @@ ANSWERS: dict[str, tuple[str, Callable[[], Any]]] = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round 14: lead fixes harness/kernel/_hooks.py (a hook answer's payload that is not "
-    "a string, or messages that cannot be read, is the hook's crash)",
-)
 @pytest.mark.parametrize("case", sorted(ANSWERS))
 def test_a_hook_answer_holding_what_is_not_text_is_the_hooks_crash(case: str) -> None:
     event, make = ANSWERS[case]

@@ -88,11 +88,6 @@ async def _own_cancel(payload: dict[str, Any], tool_name: str | None = None) -> 
     raise asyncio.CancelledError("hook's own")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round 14: lead fixes contained() in harness/kernel/_isolated.py (a hook's own "
-    "CancelledError, raised while its run is not being cancelled, is its crash)",
-)
 @pytest.mark.parametrize("event", ["SessionStart", "Stop"])
 def test_a_hooks_own_cancelled_error_is_its_crash(event: str) -> None:
     result = harness.run(
