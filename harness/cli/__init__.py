@@ -73,9 +73,14 @@ def _database_failed(exc: Exception) -> None:
         click.echo(safe_text(f"error: the disk is full: {said}; free some space and run it "
                              "again"), err=True)  # fmt: skip
         raise SystemExit(3) from None
+    why = (
+        "the runs folder beside the database is gone or is no folder: `harness compact` makes "
+        "it again"
+        if "No files found that match the pattern" in said
+        else "is the file damaged, or edited by hand?"
+    )
     click.echo(safe_text(f"error: the database could not be read or written: "
-                         f"{type(exc).__name__}: {said} (is the file damaged, or edited by hand?)"),
-               err=True)  # fmt: skip
+                         f"{type(exc).__name__}: {said} ({why})"), err=True)  # fmt: skip
     raise SystemExit(2) from None
 
 
