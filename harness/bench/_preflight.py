@@ -68,10 +68,10 @@ def check_output_path(path: Path, flag: str) -> None:
     removed again, and so are the folders made for it."""
     fix = f"give {flag} a writable file path"
     try:
-        folder = path.is_dir()
+        is_folder = path.is_dir()
     except OSError as exc:  # a name longer than the system takes (ENAMETOOLONG): a traceback
         raise ConfigError(f"{flag} {path}: cannot write there ({exc.strerror}); {fix}") from None
-    if folder:
+    if is_folder:
         raise ConfigError(f"{flag} {path}: is a directory; {fix}")
     made: list[Path] = []
     try:

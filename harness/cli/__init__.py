@@ -16,6 +16,8 @@ time (each command imports what it needs when it runs), so ``harness --help`` st
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import click
 
 from harness._version import __version__
@@ -62,7 +64,7 @@ def _from_duckdb(exc: BaseException) -> bool:
     return any(c.__module__.split(".")[0] in ("duckdb", "_duckdb") for c in type(exc).__mro__)
 
 
-def _database_failed(exc: Exception) -> None:
+def _database_failed(exc: Exception) -> NoReturn:
     """A DuckDB error no command expected (a file cut short or damaged, a runs folder that is a
     file: round 14 saw tracebacks, exit 1, from ``report``, ``gate``, ``compact`` and ``run``):
     one line, exit 3 when the disk is full, else 2."""
