@@ -270,8 +270,8 @@ class RegexGrader(_TextGrader):
 
     def _check_value(self, where: str, value: str) -> None:
         try:
-            regex.compile(value)
-        except regex.error as exc:
+            re.compile(value)  # re's syntax and messages; ``regex`` V0 reads the same syntax
+        except re.error as exc:
             raise field_error(where, f"invalid regular expression {value!r}: {exc}") from None
 
     def _finds(self, text: str, value: str) -> Iterator[tuple[int, int]]:
