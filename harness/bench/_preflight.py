@@ -67,7 +67,11 @@ def check_output_path(path: Path, flag: str) -> None:
     The probe really writes (permission bits do not stop root): a file that did not exist is
     removed again, and so are the folders made for it."""
     fix = f"give {flag} a writable file path"
-    if path.is_dir():
+    try:
+        is_folder = path.is_dir()
+    except OSError as exc:  # a name longer than the system takes (ENAMETOOLONG): a traceback
+        raise ConfigError(f"{flag} {path}: cannot write there ({exc.strerror}); {fix}") from None
+    if is_folder:
         raise ConfigError(f"{flag} {path}: is a directory; {fix}")
     made: list[Path] = []
     try:

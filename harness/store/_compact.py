@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from harness.store._damage import CELLS_INDEX, scan
 from harness.store._diskfull import is_disk_full
 from harness.store._schema import JSON_COLUMNS, SPAN_JSON_COLUMNS
-from harness.store._shards import shard_files
+from harness.store._shards import shard_files, unfit_run_id
 
 __all__ = ["CompactStats", "compact"]
 
@@ -197,7 +197,15 @@ def _compact_all(
     ).fetchall()
     wanted = None if run_ids is None else set(run_ids)
     for (run_id,) in rows:
-        if (wanted is not None and run_id not in wanted) or not (runs / run_id).is_dir():
+        if wanted is not None and run_id not in wanted:
+            continue
+        why = unfit_run_id(str(run_id))
+        if why is not None:  # a database edited by hand: "/tmp/x" or ".." is a folder elsewhere
+            shown = repr(run_id if len(run_id) <= 80 else f"{run_id[:80]}...")
+            if f"{shown}: {why}" not in stats.skipped:
+                stats.skipped.append(f"{shown}: {why}")
+            continue
+        if not (runs / run_id).is_dir():
             continue
         try:
             gone = _compact_run(con, runs, str(run_id), stats)

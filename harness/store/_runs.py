@@ -73,6 +73,8 @@ class RunLifecycle:
     ) -> str:
         """Open a run, or with ``resume`` reopen the label's latest (``Store.begin_run``)."""
         self._access.check_writable()
+        if run_id is not None:
+            run_dir(self.path, run_id)  # an id that names no folder of its own is refused
         lock = self._lock_label(label)
 
         def insert(con: duckdb.DuckDBPyConnection) -> str:
@@ -80,6 +82,7 @@ class RunLifecycle:
             if resume and label is not None:
                 found = reopen_run(con, label, suites, modes, providers, epochs)
                 if found is not None:
+                    run_dir(self.path, found)  # (a database edited by hand: refused)
                     return found
             new_id = run_id or f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
             try:

@@ -46,8 +46,10 @@ __all__ = [
     "ShardWriter",
     "is_regular",
     "run_dir",
+    "run_folder",
     "runs_dir",
     "shard_files",
+    "unfit_run_id",
     "write_schema_files",
 ]
 
@@ -62,7 +64,39 @@ def runs_dir(db: Path) -> Path:
 
 
 def run_dir(db: Path, run_id: str) -> Path:
-    return runs_dir(db) / run_id
+    return run_folder(runs_dir(db), run_id)
+
+
+#: The longest name a folder may have (bytes, as Linux and macOS count it).
+NAME_MAX = 255
+
+
+def unfit_run_id(run_id: str) -> str | None:
+    """Why ``run_id`` cannot name a folder of its own under the runs folder, or None. The
+    harness makes ids of digits, letters and ``-``; a database edited by hand may hold any
+    text, and ``runs / "/tmp/x"`` or ``runs / "../.."`` is a folder elsewhere, whose files the
+    compaction deleted (round 14)."""
+    try:
+        size = len(run_id.encode("utf-8"))
+    except UnicodeEncodeError:
+        return "it is not valid UTF-8"
+    if run_id in ("", ".", "..") or "/" in run_id or "\\" in run_id or "\0" in run_id:
+        return "it is not a plain folder name (empty, '.', '..', or holding '/', '\\' or NUL)"
+    if size > NAME_MAX:
+        return f"it is {size:,} bytes long, more than a folder's name may be ({NAME_MAX})"
+    return None
+
+
+def run_folder(runs: Path, run_id: str) -> Path:
+    """The folder of ``run_id``'s shards under ``runs``; a :class:`StoreError` naming the run
+    when its id cannot name a folder there (:func:`unfit_run_id`)."""
+    why = unfit_run_id(run_id)
+    if why is not None:
+        shown = run_id if len(run_id) <= 80 else f"{run_id[:80]}..."
+        raise StoreError(
+            f"run {shown!r} has no folder under {runs}: {why} (is the database edited by hand?)"
+        )
+    return runs / run_id
 
 
 def shard_files(folder: Path, kind: str) -> list[Path]:
@@ -213,7 +247,7 @@ class ShardWriter:
     def shard_path(self, kind: str, run_id: str) -> Path:
         """A new shard's name in ``run_id``'s folder (created)."""
         self._seq += 1
-        folder = own_folder(self.runs / run_id)
+        folder = own_folder(run_folder(self.runs, run_id))
         return folder / f"{kind}-{self.token}-{self._seq:06d}.parquet"
 
     def _raise_error(self) -> None:
@@ -239,7 +273,7 @@ class ShardWriter:
                 follower = SpanFollower(
                     run_id,
                     path,
-                    self.runs / run_id,
+                    run_folder(self.runs, run_id),
                     lambda kind: self.shard_path(kind, run_id),
                     scrub=scrub,
                 )
