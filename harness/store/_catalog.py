@@ -26,7 +26,7 @@ from harness.store import _locking as locking
 from harness.store import _schema as schema
 from harness.store._damage import record_damage
 from harness.store._diskfull import make_reserve
-from harness.store._shards import write_schema_files
+from harness.store._shards import SCHEMA_DIR, write_schema_files
 from harness.store._views import VIEWS, changed_views, create_views, drop_views
 
 __all__ = [
@@ -147,7 +147,7 @@ def connect_current(
         try:
             found = schema.schema_version(con)
             schema.check_version(found, len(steps), str(path))
-            current = found == len(steps) and not missing_relations(con)
+            current = found == len(steps) and not missing_relations(con) and _has_schema(runs)
         except duckdb.Error as exc:  # schema_version edited by hand: a traceback before
             text = " ".join(str(exc).split())
             raise StoreError(
@@ -161,8 +161,16 @@ def connect_current(
         raise
     if current:
         return con
-    con.close()  # older, or a table or view dropped by hand: a writer makes them again
-    return None
+    con.close()  # older, a table or view dropped by hand, or no empty shards (the views' globs
+    return None  # match nothing: "No files found"): a writer makes them again
+
+
+def _has_schema(runs: Path) -> bool:
+    """Whether the empty shards every view's glob matches are there (a file moved without its
+    runs folder, or the folder deleted by hand, lacks them)."""
+    return all(
+        (runs / SCHEMA_DIR / f"{kind}-schema.parquet").is_file() for kind in ("results", "spans")
+    )
 
 
 #: The files and views :func:`_own_views_if_changed` has warned of in this process.
@@ -211,9 +219,9 @@ def connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnec
     followed) and its write-ahead log (``PATH.wal``, never a link) must be regular files or
     absent: DuckDB blocks for ever opening a FIFO, and writes through a link at the log."""
     _check_files(path)
-    config: dict[str, str | bool | int | float | list[str]] = (
-        {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
-    )
+    config: dict[str, str | bool | int | float | list[str]] = dict(schema.NO_DOWNLOADS)
+    if not read_only:
+        config["storage_compatibility_version"] = STORAGE_COMPATIBILITY
     deadline = time.monotonic() + wait_s
     pause = 0.02
     while True:
@@ -222,7 +230,7 @@ def connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnec
             break
         except duckdb.IOException as exc:
             if "lock" not in str(exc).lower():
-                raise StoreError(f"cannot open {path}: {exc}") from exc
+                raise StoreError(f"cannot open {path}: {_one_line(exc)}") from exc
             if time.monotonic() >= deadline:
                 raise locking.locked_error(path, exc) from exc
             time.sleep(pause)
@@ -230,9 +238,13 @@ def connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnec
         except duckdb.ConnectionException as exc:  # this process has it open otherwise
             raise locking.locked_error(path, exc) from exc
         except duckdb.Error as exc:
-            raise StoreError(f"cannot open {path}: {exc}") from exc
+            raise StoreError(f"cannot open {path}: {_one_line(exc)}") from exc
     con.execute("SET TimeZone = 'UTC'")
     return con
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())  # DuckDB's own text runs over several lines
 
 
 def _check_files(path: Path) -> None:

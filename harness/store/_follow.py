@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 
 from harness._files import open_input, open_regular, own_folder
+from harness.store._schema import NO_DOWNLOADS
 from harness.store._spans import spans_to_parquet
 
 __all__ = ["SpanFollower"]
@@ -95,6 +96,7 @@ class SpanFollower:
             if self._con is None:
                 self._con = duckdb.connect(
                     config={
+                        **NO_DOWNLOADS,
                         "threads": 1,
                         "allocator_flush_threshold": ALLOCATOR_FLUSH,
                         "allocator_bulk_deallocation_flush_threshold": ALLOCATOR_FLUSH,

@@ -222,6 +222,10 @@ def _summary(traces: dict[str, list[SpanRecord]], grades: dict[str, str]) -> Tab
     return table
 
 
+#: DuckDB fetches no extension for a file it meets (the store's rule, ``NO_DOWNLOADS``).
+_NO_DOWNLOADS = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+
+
 def grades_by_trace(db: str | Path | None, trace_ids: Sequence[str]) -> dict[str, str]:
     """``results.status`` (passed, failed, error) by trace id, from the results database when
     it exists and can be read; {} otherwise (the pass column then shows ``?``)."""
@@ -230,7 +234,7 @@ def grades_by_trace(db: str | Path | None, trace_ids: Sequence[str]) -> dict[str
     try:
         import duckdb
 
-        con = duckdb.connect(str(db), read_only=True)
+        con = duckdb.connect(str(db), read_only=True, config=_NO_DOWNLOADS)
     except Exception:  # locked by a writer, or not a DuckDB file: the column stays unknown
         return {}
     try:
