@@ -70,11 +70,16 @@ class JudgeGrader(Grader):
         if self.provider_opts is not None and "transport" in self.provider_opts:
             raise field_error("provider_opts", "`transport` is set by the harness (the cassette)")
         from harness.providers._profiles import resolve_profile
+        from harness.providers._registry import check_provider_opts
 
         try:
             resolve_profile(self.provider)
         except Exception as exc:
             raise field_error("provider", str(exc)) from None
+        try:  # unknown keys passed `suites validate`, then every cell errored (round 14 B)
+            check_provider_opts(self.provider, self.provider_opts or {})
+        except Exception as exc:
+            raise field_error("provider_opts", str(exc)) from None
         return self
 
     async def evaluate(self, result: Result, context: GradeContext) -> Grade:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.errors import ConfigError
 from harness.providers._base import Provider
 
-__all__ = ["HTTP_OPTS", "HTTPOpts", "resolve_provider"]
+__all__ = ["HTTP_OPTS", "HTTPOpts", "check_provider_opts", "resolve_provider"]
 
 #: provider_opts keys the HTTP providers accept (``transport`` is an httpx transport).
 HTTP_OPTS = frozenset(
@@ -72,14 +72,33 @@ def resolve_provider(
     )
 
 
-def _http_provider(profile: Any, model: str | None, opts: Mapping[str, Any]) -> Provider:
+def check_provider_opts(spec: str, opts: Mapping[str, Any]) -> None:
+    """Raise :class:`~harness.errors.ConfigError` for what :func:`resolve_provider` would refuse
+    in ``opts`` for ``spec``, without building an HTTP provider: how ``suites validate`` checks a
+    judge's ``provider_opts`` (unknown keys passed it, then failed every cell)."""
+    from harness.providers._profiles import resolve_profile
+
+    profile, model = resolve_profile(spec)
+    if profile.kind == "mock":
+        from harness.providers._mock import MockProvider
+
+        MockProvider.from_opts(opts, model)
+    else:
+        _http_opts(profile, opts)
+
+
+def _http_opts(profile: Any, opts: Mapping[str, Any]) -> dict[str, Any]:
     unknown = set(opts) - HTTP_OPTS
     if unknown:
         raise ConfigError(
             f"provider_opts: unknown keys for provider {profile.name!r}: {sorted(unknown)}; "
             f"known: {sorted(HTTP_OPTS)}"
         )
-    opts = _checked(opts)
+    return _checked(opts)
+
+
+def _http_provider(profile: Any, model: str | None, opts: Mapping[str, Any]) -> Provider:
+    opts = _http_opts(profile, opts)
     from harness.providers._kinds import PROVIDER_KINDS
 
     cls = PROVIDER_KINDS.get(profile.kind)

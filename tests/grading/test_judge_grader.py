@@ -117,6 +117,13 @@ def test_all_and_any_add_up_grading_costs() -> None:
         ("{kind: judge, rubric: R}", "expect.provider: judge needs `provider`"),
         ("{kind: judge, provider: mock, rubric: R, provider_opts: {transport: x}}",
          "expect.provider_opts: `transport` is set by the harness"),
+        # round 14 B: these passed `suites validate`, then every cell errored
+        ("{kind: judge, provider: mock, rubric: R, provider_opts: {zzz: 1}}",
+         "unknown keys for the mock provider: ['zzz']"),
+        ("{kind: judge, provider: 'openai:gpt-4o-mini', rubric: R, provider_opts: {zzz: 1}}",
+         "unknown keys for provider 'openai': ['zzz']"),
+        ("{kind: judge, provider: 'openai:gpt-4o-mini', rubric: R, "
+         "provider_opts: {timeout_s: soon}}", "timeout_s"),
     ],
 )  # fmt: skip
 def test_bad_judge_graders_are_named(tmp_path: Path, expect: str, message: str) -> None:
