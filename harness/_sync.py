@@ -85,6 +85,8 @@ async def in_thread(fn: Callable[..., T], /, *args: Any) -> T:
             return
         if ok:
             future.set_result(value)
+        elif isinstance(value, StopIteration):  # a future refuses it (TypeError): it hung
+            future.set_exception(RuntimeError(f"{name} raised StopIteration: {value}"))
         else:
             future.set_exception(value)
 
