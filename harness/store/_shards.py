@@ -84,6 +84,8 @@ def unfit_run_id(run_id: str) -> str | None:
         return "it is not a plain folder name (empty, '.', '..', or holding '/', '\\' or NUL)"
     if size > NAME_MAX:
         return f"it is {size:,} bytes long, more than a folder's name may be ({NAME_MAX})"
+    if run_id[0] in "_.":  # `_schema` was compacted: its empty shards deleted, and the folder
+        return "it names a folder the harness keeps for itself (a name starting '_' or '.')"
     return None
 
 

@@ -67,6 +67,17 @@ def test_a_run_id_naming_a_folder_elsewhere_deletes_nothing_there(
     assert sorted(os.listdir(victim)) == before
 
 
+def test_a_run_id_naming_the_schema_folder_leaves_it_alone(stored: Path, tmp_path: Path) -> None:
+    """Round 14, the lead: past part B's fix a run id ``_schema`` was compacted: its two empty
+    shards were ingested and deleted, and the folder with them (every view's glob needs them)."""
+    db = edited(stored, tmp_path, "UPDATE bench_runs SET run_id = '_schema' WHERE run_id = "
+                "(SELECT min(run_id) FROM bench_runs)")  # fmt: skip
+    said = _said(["compact", "--db", str(db)], 0)
+    assert "a folder the harness keeps for itself" in said, said
+    assert sorted(os.listdir(tmp_path / "runs" / "_schema")) == [
+        "results-schema.parquet", "spans-schema.parquet"]  # fmt: skip
+
+
 def test_a_run_id_too_long_for_a_folder_is_no_traceback(stored: Path, tmp_path: Path) -> None:
     """Before: ``(runs / run_id).is_dir()`` raised ENAMETOOLONG: a traceback, exit 1."""
     db = edited(stored, tmp_path, "INSERT INTO bench_runs (run_id, started_at, status) "
