@@ -223,7 +223,10 @@ def _summary(traces: dict[str, list[SpanRecord]], grades: dict[str, str]) -> Tab
 
 
 #: DuckDB fetches no extension for a file it meets (the store's rule, ``NO_DOWNLOADS``).
-_NO_DOWNLOADS = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+_NO_DOWNLOADS: dict[str, str | bool | int | float | list[str]] = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+}
 
 
 def grades_by_trace(db: str | Path | None, trace_ids: Sequence[str]) -> dict[str, str]:
