@@ -68,7 +68,7 @@ def close_loop(loop: asyncio.AbstractEventLoop, grace_s: float) -> None:
         loop.close()
 
 
-async def in_thread(fn: Callable[..., T], /, *args: Any) -> T:
+async def in_thread(fn: Callable[..., T], /, *args: Any, name: str | None = None) -> T:
     """``fn(*args)`` on a daemon thread of its own (in a copy of the caller's context), awaited:
     :func:`asyncio.to_thread` without the loop's default executor. A plug-in's plain function
     that never returns (``while True: time.sleep(1)``) is told timed out and left running; on
@@ -86,7 +86,9 @@ async def in_thread(fn: Callable[..., T], /, *args: Any) -> T:
         if ok:
             future.set_result(value)
         elif isinstance(value, StopIteration):  # a future refuses it (TypeError): it hung
-            future.set_exception(RuntimeError(f"{name} raised StopIteration: {value}"))
+            error = RuntimeError(f"{name} raised StopIteration")  # (its str may raise too)
+            error.__cause__ = value
+            future.set_exception(error)
         else:
             future.set_exception(value)
 
@@ -98,6 +100,6 @@ async def in_thread(fn: Callable[..., T], /, *args: Any) -> T:
         with contextlib.suppress(RuntimeError):  # its loop is closed: its run has ended
             loop.call_soon_threadsafe(settle, *outcome)
 
-    name = getattr(fn, "__name__", "call")
+    name = name or getattr(fn, "__name__", "call")
     threading.Thread(target=work, name=f"harness-{name}", daemon=True).start()
     return await future

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -172,9 +172,12 @@ def _taken(value: Any, outcome: HookOutcome) -> str | None:
     the run ``internal error: TypeError``, the 5 kept as the user's message), messages that
     cannot be read (adversary round 14, part A)."""
     for cls, name in _TEXT_FIELDS:
-        if isinstance(value, cls) and not isinstance(getattr(value, name), str):
-            text = shown_value(getattr(value, name))
-            return f"{type(value).__name__}'s {name} is {text}, not a string"
+        if isinstance(value, cls):
+            held = getattr(value, name)
+            if not isinstance(held, str):
+                return f"{type(value).__name__}'s {name} is {shown_value(held)}, not a string"
+            if type(held) is not str:  # a str subclass whose own len or format may raise
+                value = replace(value, **{name: str.__str__(held)})  # type: ignore[arg-type]
     match value:
         case None | True:
             pass
@@ -186,7 +189,8 @@ def _taken(value: Any, outcome: HookOutcome) -> str | None:
         case Inject(messages=msgs):
             try:
                 outcome.inject.extend(
-                    Message.user(m) if isinstance(m, str) else message_from_dict(m) for m in msgs
+                    Message.user(str.__str__(m)) if isinstance(m, str) else message_from_dict(m)
+                    for m in msgs
                 )
             except Exception as exc:
                 return f"Inject's messages cannot be read: {described(exc)}"

@@ -83,8 +83,13 @@ def check_provider_opts(spec: str, opts: Mapping[str, Any]) -> None:
         from harness.providers._mock import MockProvider
 
         MockProvider.from_opts(opts, model)
-    else:
-        _http_opts(profile, opts)
+        return
+    _http_opts(profile, opts)
+    if not (model or getattr(profile, "model", None)):  # as _http_provider says at run time
+        raise ConfigError(
+            f"provider {profile.name!r}: no model; use '{profile.name}:MODEL' or set "
+            "model in the profile"
+        )
 
 
 def _http_opts(profile: Any, opts: Mapping[str, Any]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from harness.store import _schema as schema
 from harness.store._damage import record_damage
 from harness.store._diskfull import make_reserve
 from harness.store._shards import SCHEMA_DIR, write_schema_files
-from harness.store._views import VIEWS, changed_views, create_views, drop_views
+from harness.store._views import VIEWS, changed_views, create_views, drop_views, runs_literal
 
 __all__ = [
     "STORAGE_COMPATIBILITY",
@@ -109,6 +109,7 @@ def _prepare(
     steps: Sequence[schema.Migration],
     live: set[str],
 ) -> None:
+    runs_literal(runs)  # a folder DuckDB would read as a pattern: said before anything is made
     try:
         found = schema.schema_version(con)
         schema.check_version(found, len(steps), str(path))
@@ -147,7 +148,7 @@ def connect_current(
         try:
             found = schema.schema_version(con)
             schema.check_version(found, len(steps), str(path))
-            current = found == len(steps) and not missing_relations(con) and _has_schema(runs)
+            current = found == len(steps) and not missing_relations(con) and _schema_made(runs)
         except duckdb.Error as exc:  # schema_version edited by hand: a traceback before
             text = " ".join(str(exc).split())
             raise StoreError(
@@ -165,12 +166,18 @@ def connect_current(
     return None  # match nothing: "No files found"): a writer makes them again
 
 
-def _has_schema(runs: Path) -> bool:
-    """Whether the empty shards every view's glob matches are there (a file moved without its
-    runs folder, or the folder deleted by hand, lacks them)."""
-    return all(
-        (runs / SCHEMA_DIR / f"{kind}-schema.parquet").is_file() for kind in ("results", "spans")
-    )
+def _schema_made(runs: Path) -> bool:
+    """Whether the empty shards every view's glob matches are there, made now if not (a file
+    moved without its runs folder, or the folder deleted by hand, lacks them): files only, no
+    need of the database's lock (a reader that asked a writer waited on another reader's hold
+    and was told the file was in use). False when they cannot be made: a writer says why."""
+    if all((runs / SCHEMA_DIR / f"{k}-schema.parquet").is_file() for k in ("results", "spans")):
+        return True
+    try:
+        write_schema_files(runs)
+    except OSError:
+        return False
+    return True
 
 
 #: The files and views :func:`_own_views_if_changed` has warned of in this process.
@@ -206,7 +213,7 @@ def missing_relations(con: duckdb.DuckDBPyConnection) -> list[str]:
     """The tables and views of the current schema that the file lacks (dropped by hand: every
     read of them was a DuckDB traceback, exit 1, in ``report``, ``gate`` and the viewer)."""
     there = {
-        str(r[0])
+        str(r[0]).lower()  # DuckDB's names ignore case
         for r in con.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
         ).fetchall()

@@ -205,7 +205,13 @@ def _compact_all(
             if f"{shown}: {why}" not in stats.skipped:
                 stats.skipped.append(f"{shown}: {why}")
             continue
-        if not (runs / run_id).is_dir():
+        folder = runs / run_id
+        if folder.is_symlink():  # a link named like a run: its target's files were deleted
+            why = "its folder is a symbolic link (refused, as the writer refuses it)"
+            if f"{run_id!r}: {why}" not in stats.skipped:
+                stats.skipped.append(f"{run_id!r}: {why}")
+            continue
+        if not folder.is_dir():
             continue
         try:
             gone = _compact_run(con, runs, str(run_id), stats)

@@ -13,9 +13,17 @@ from pathlib import Path
 
 import duckdb
 
+from harness.errors import StoreError
 from harness.store._schema import JSON_COLUMNS, SPAN_JSON_COLUMNS
 
-__all__ = ["VIEWS", "changed_views", "create_views", "drop_views", "skip_shards"]
+__all__ = [
+    "VIEWS",
+    "changed_views",
+    "create_views",
+    "drop_views",
+    "runs_literal",
+    "skip_shards",
+]
 
 _CELL = "suite, task_id, mode, provider, epoch"
 
@@ -136,14 +144,15 @@ GROUP BY ALL""",
 def drop_views(con: duckdb.DuckDBPyConnection) -> None:
     """Drop every view (before a migration changes the tables under them)."""
     views = {
-        str(r[0])
+        str(r[0]).lower(): str(r[0])  # DuckDB's names ignore case: `Results` is `results`
         for r in con.execute(
             "SELECT view_name FROM duckdb_views() WHERE NOT internal AND schema_name = 'main'"
         ).fetchall()
     }
     for name in reversed(VIEWS):
         if name in views:
-            con.execute(f"DROP VIEW {name}")
+            held = views[name].replace('"', '""')
+            con.execute(f'DROP VIEW "{held}"')
 
 
 def create_views(con: duckdb.DuckDBPyConnection, runs: Path, *, temp: bool = False) -> None:
@@ -153,7 +162,7 @@ def create_views(con: duckdb.DuckDBPyConnection, runs: Path, *, temp: bool = Fal
     views were changed by hand without writing to it)."""
     if not temp:
         drop_views(con)
-    literal = _literal(runs)
+    literal = runs_literal(runs)
     kind = "OR REPLACE TEMP VIEW" if temp else "VIEW"
     for name, sql in VIEWS.items():
         con.execute(f"CREATE {kind} {name} AS {sql.replace('{runs}', literal)}")
@@ -167,14 +176,15 @@ def changed_views(
     columns, or read what the edit chose), or, unless ``anywhere``, written over another
     folder (a file moved with its runs). Compared as parse trees (``json_serialize_sql``, no
     files read): DuckDB prints a ``REPLACE`` list in an order that varies, so it is sorted."""
-    held = dict(
-        con.execute(
+    held = {
+        str(name).lower(): sql  # a view redefined as `Results` is `results` to DuckDB
+        for name, sql in con.execute(
             "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal "
             "AND database_name = current_database() AND schema_name = 'main'"
         ).fetchall()
-    )
+    }
     bodies = tuple((n, _body(n, str(held[n]))) for n in VIEWS if isinstance(held.get(n), str))
-    return list(_differing(bodies, _literal(runs), anywhere))
+    return list(_differing(bodies, runs_literal(runs), anywhere))
 
 
 @functools.lru_cache(maxsize=32)
@@ -193,8 +203,17 @@ def _differing(
     return tuple(n for n, t in zip(VIEWS, ours, strict=True) if n not in theirs or theirs[n] != t)
 
 
-def _literal(runs: Path) -> str:
-    return str(runs.resolve()).replace("'", "''")
+def runs_literal(runs: Path) -> str:
+    """``runs`` as a SQL string for the views' globs; a :class:`StoreError` when its path holds
+    a glob character, which DuckDB would read as a pattern (a database in ``d[1]/`` was said to
+    have no files, or to miss its table ``bench_runs``: adversary round 15 probe)."""
+    folder = str(runs.resolve())
+    if any(c in folder for c in "[]?*"):
+        raise StoreError(
+            f"{folder}: DuckDB reads a path holding '[', ']', '?' or '*' as a pattern, and the "
+            "views could not find the runs there; keep the database in a folder without them"
+        )
+    return folder.replace("'", "''")
 
 
 def _body(name: str, sql: str) -> str:
@@ -250,7 +269,7 @@ def skip_shards(con: duckdb.DuckDBPyConnection, runs: Path, skip: Collection[Pat
     but ``skip``: how a reader leaves damaged shards out without moving them. They list the
     shards there are now (a reader's connection is short-lived; a writer quarantines)."""
     runs = runs.resolve()
-    literal = str(runs).replace("'", "''")
+    literal = runs_literal(runs)
     left_out = {str(Path(p).resolve()) for p in skip}
     for name, sql in VIEWS.items():
         for kind in ("results", "spans"):

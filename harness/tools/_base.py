@@ -191,7 +191,7 @@ class FunctionTool:
             return await self.fn(**kwargs)
         # A plain function may block: run it in a thread of its own so timeouts and parallelism
         # hold, and one that never returns is left behind (in_thread).
-        done = await in_thread(_called, self.fn, kwargs)
+        done = await in_thread(_called, self.fn, kwargs, name=self.name)
         if isinstance(done, _Raised):
             raise done.exc  # here, in the run's own frames: see _called
         return done
