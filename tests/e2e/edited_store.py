@@ -37,3 +37,13 @@ def edited(stored: Path, tmp_path: Path, *statements: str) -> Path:
     finally:
         con.close()
     return db
+
+
+def said(args: list[str], code: int) -> str:
+    """The output of the CLI run in this process with ``args``: exit ``code``, no traceback."""
+    result = CliRunner().invoke(main, args)
+    exc = result.exception
+    assert exc is None or isinstance(exc, SystemExit), repr(exc)
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output
+    return result.output

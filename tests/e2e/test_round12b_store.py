@@ -16,13 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from tests.e2e.edited_store import SUITE, edited, store_two_cells
-
-
-@pytest.fixture(scope="module")
-def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A database holding one run of two cells, and its baseline."""
-    return store_two_cells(tmp_path_factory.mktemp("stored"))
+from tests.e2e.edited_store import SUITE, edited
 
 
 def _one_line(result: object, code: int) -> str:

@@ -10,14 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from tests.e2e.edited_store import store_two_cells
 
 BIG = 2**63 - 1
-
-
-@pytest.fixture(scope="module")
-def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return store_two_cells(tmp_path_factory.mktemp("stored"))
 
 
 @pytest.mark.parametrize("how", ["pyproject", "flags"])

@@ -13,13 +13,7 @@ from click.testing import CliRunner
 
 from harness.cli import main
 from harness.store._views import changed_views
-from tests.e2e.edited_store import edited, store_two_cells
-
-
-@pytest.fixture(scope="module")
-def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A database holding one run of two cells, and its baseline."""
-    return store_two_cells(tmp_path_factory.mktemp("stored"))
+from tests.e2e.edited_store import edited
 
 
 def _ok(args: list[str]) -> str:

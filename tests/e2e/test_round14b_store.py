@@ -10,25 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from harness.cli import main
 from tests.e2e.edited_store import SUITE, edited, store_two_cells
-
-
-@pytest.fixture(scope="module")
-def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A database holding one run of two cells, and its baseline."""
-    return store_two_cells(tmp_path_factory.mktemp("stored"))
-
-
-def _said(args: list[str], code: int) -> str:
-    result = CliRunner().invoke(main, args)
-    exc = result.exception
-    assert exc is None or isinstance(exc, SystemExit), repr(exc)
-    assert result.exit_code == code, result.output
-    assert "Traceback" not in result.output
-    return result.output
+from tests.e2e.edited_store import said as _said
 
 
 def _run(db: Path, *more: str) -> list[str]:

@@ -12,13 +12,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.e2e.edited_store import SUITE, edited, store_two_cells
-from tests.e2e.test_round14b_store import _precious, _run, _said
-
-
-@pytest.fixture(scope="module")
-def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return store_two_cells(tmp_path_factory.mktemp("stored"))
+from tests.e2e.edited_store import SUITE, edited
+from tests.e2e.edited_store import said as _said
+from tests.e2e.test_round14b_store import _precious, _run
 
 
 @pytest.mark.parametrize("name", ["Results", "V_Run_Cells"])
