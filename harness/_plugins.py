@@ -29,6 +29,7 @@ from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
 from harness._files import init_file_problem, module_file_problem
+from harness._text import flat
 from harness.errors import ConfigError
 
 __all__ = [
@@ -102,7 +103,7 @@ def described(exc: BaseException) -> str:
         text = str(exc)
     except Exception:
         return f"{name} (its message could not be read)"
-    text = " ".join(text.split())
+    text = flat(text)
     return f"{name}: {text}" if text else name
 
 

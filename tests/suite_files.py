@@ -3,9 +3,27 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["latency_suite"]
+import pytest
+from click.testing import CliRunner, Result
+
+from harness.cli import main
+
+__all__ = ["invoke_in", "latency_suite"]
+
+
+def invoke_in(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, files: Mapping[str, str], args: Sequence[str]
+) -> Result:
+    """The CLI run in this process with ``args`` from ``folder``, which holds ``files`` (suites,
+    plug-in modules: importable from it)."""
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.chdir(folder)
+    return CliRunner().invoke(main, list(args))
 
 
 def latency_suite(folder: Path, n: int, latency_s: float) -> Path:

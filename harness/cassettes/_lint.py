@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from harness._files import file_kind, read_regular
+from harness._text import one_line
 from harness.cassettes import _yaml as yamlserializer
 from harness.cassettes._transport import DROPPED_HEADERS, SECRET_HEADERS, SECRET_QUERY
 from harness.errors import ConfigError
@@ -99,7 +100,7 @@ def lint_file(path: Path) -> list[Finding]:
         raw = read_regular(path).decode("utf-8")  # a FIFO is refused, never waited on
         data = yamlserializer.deserialize(raw, source=str(path))
     except Exception as exc:
-        return [Finding(path, "", "corrupt", f"not a readable cassette: {_one_line(exc)}")]
+        return [Finding(path, "", "corrupt", f"not a readable cassette: {one_line(exc)}")]
     interactions = data.get("interactions") if isinstance(data, dict) else None
     if not isinstance(interactions, list):
         return [Finding(path, "", "corrupt", "no 'interactions' list at the top level")]
@@ -229,10 +230,6 @@ def _mask(value: str) -> str:
     return f"{value[:4]!r}... ({len(value)} chars) is not a placeholder"
 
 
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
 def lint_trace_file(path: Path) -> list[Finding]:
     """Secret-looking values in a JSON-lines span file (what ``--trace-file`` writes): API
     keys, bearer tokens, and any value of a ``*_KEY`` / ``*_TOKEN`` / ``*_SECRET`` variable set
@@ -244,7 +241,7 @@ def lint_trace_file(path: Path) -> list[Finding]:
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError as exc:
-        return [Finding(path, "", "corrupt", f"not readable: {_one_line(exc)}")]
+        return [Finding(path, "", "corrupt", f"not readable: {one_line(exc)}")]
     for n, line in enumerate(lines, 1):
         try:
             data = json.loads(line)

@@ -48,6 +48,7 @@ from vcr.request import Request as VcrRequest  # type: ignore[import-untyped]
 from vcr.serialize import serialize  # type: ignore[import-untyped]
 from vcr.serializers import compat  # type: ignore[import-untyped]
 
+from harness._text import one_line
 from harness.cassettes._secrets import PLACEHOLDER, Redactor
 from harness.errors import CassetteCorrupt, CassetteError, CassetteMiss
 
@@ -196,7 +197,7 @@ class Persister:
         try:
             data = serializer.deserialize(text)
         except Exception as exc:
-            reason = " ".join(str(exc).split())
+            reason = one_line(exc)
             raise CassetteCorrupt(f"cassette {path}: not valid YAML: {reason}") from None
         interactions = data.get("interactions") if isinstance(data, dict) else None
         if not isinstance(interactions, list):

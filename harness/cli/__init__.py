@@ -20,6 +20,7 @@ from typing import NoReturn
 
 import click
 
+from harness._text import one_line
 from harness._version import __version__
 from harness.cli import _baseline as baseline
 from harness.cli import _cassettes as cassettes
@@ -70,7 +71,7 @@ def _database_failed(exc: Exception) -> NoReturn:
     one line, exit 3 when the disk is full, else 2."""
     from harness.store._diskfull import is_disk_full
 
-    said = " ".join(str(exc).split())
+    said = one_line(exc)
     if is_disk_full(exc):
         click.echo(safe_text(f"error: the disk is full: {said}; free some space and run it "
                              "again"), err=True)  # fmt: skip

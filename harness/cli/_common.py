@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
+from harness._text import one_line
 from harness.telemetry._escape import escape_controls
 
 if TYPE_CHECKING:
@@ -113,17 +114,13 @@ def guarded(action: Callable[[], int]) -> int:
         fail(f"{exc}: install the report dependencies (pandas, scipy, statsmodels, duckdb)")
     except (HarnessError, OSError) as exc:
         if is_disk_full(exc):
-            echo(f"error: the disk is full: {_one_line(exc)}; free some space and run it again",
+            echo(f"error: the disk is full: {one_line(exc)}; free some space and run it again",
                  err=True)  # fmt: skip
             raise SystemExit(3) from None
         if isinstance(exc, OSError):
             where = f" ({exc.filename})" if exc.filename else ""
             fail(f"{exc.strerror or exc}{where}")
         fail(str(exc))
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
 
 
 def check_out_dir(out: str) -> None:

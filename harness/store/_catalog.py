@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 
 from harness._files import file_kind, own_folder, write_atomic
+from harness._text import one_line
 from harness.errors import StoreError
 from harness.store import _locking as locking
 from harness.store import _schema as schema
@@ -119,7 +120,7 @@ def _prepare(
         write_schema_files(runs)
         create_views(con, runs)
     except duckdb.Error as exc:
-        text = " ".join(str(exc).split())  # DuckDB's own text runs over several lines
+        text = one_line(exc)
         lacking = [t for t in TABLES if t in missing_relations(con)]
         if lacking:
             text = f"its table {lacking[0]} is missing (dropped by hand, or the file is damaged)"
@@ -150,7 +151,7 @@ def connect_current(
             schema.check_version(found, len(steps), str(path))
             current = found == len(steps) and not missing_relations(con) and _schema_made(runs)
         except duckdb.Error as exc:  # schema_version edited by hand: a traceback before
-            text = " ".join(str(exc).split())
+            text = one_line(exc)
             raise StoreError(
                 f"cannot read the schema version of {path}: {text} (is the file edited by "
                 "hand or damaged?)"
@@ -191,7 +192,7 @@ def _own_views_if_changed(con: duckdb.DuckDBPyConnection, path: Path, runs: Path
         if changed:
             create_views(con, runs, temp=True)
     except duckdb.Error as exc:
-        text = " ".join(str(exc).split())
+        text = one_line(exc)
         raise StoreError(f"cannot read the views of {path}: {text}") from exc
     if edited and (str(path), tuple(edited)) not in _WARNED:
         _WARNED.add((str(path), tuple(edited)))  # once per process (the viewer opens per page)
@@ -237,7 +238,7 @@ def connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnec
             break
         except duckdb.IOException as exc:
             if "lock" not in str(exc).lower():
-                raise StoreError(f"cannot open {path}: {_one_line(exc)}") from exc
+                raise StoreError(f"cannot open {path}: {one_line(exc)}") from exc
             if time.monotonic() >= deadline:
                 raise locking.locked_error(path, exc) from exc
             time.sleep(pause)
@@ -245,13 +246,9 @@ def connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnec
         except duckdb.ConnectionException as exc:  # this process has it open otherwise
             raise locking.locked_error(path, exc) from exc
         except duckdb.Error as exc:
-            raise StoreError(f"cannot open {path}: {_one_line(exc)}") from exc
+            raise StoreError(f"cannot open {path}: {one_line(exc)}") from exc
     con.execute("SET TimeZone = 'UTC'")
     return con
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())  # DuckDB's own text runs over several lines
 
 
 def _check_files(path: Path) -> None:

@@ -46,6 +46,12 @@ class CompactStats:
     #: The runs counted in ``runs`` (a compaction tried again, after a full disk, adds up).
     seen: set[str] = field(default_factory=set)
 
+    def skip(self, run: str, why: str) -> None:
+        """Note ``run`` left as shards because of ``why``, once (a compaction tried again after
+        a full disk meets it again)."""
+        if f"{run}: {why}" not in self.skipped:
+            self.skipped.append(f"{run}: {why}")
+
 
 def _list(files: Sequence[Path]) -> str:
     return "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
@@ -149,8 +155,7 @@ def _compact_run(
             con.execute("COMMIT")
         except _Skip as why:
             con.execute("ROLLBACK")
-            if f"{run_id}: {why}" not in stats.skipped:
-                stats.skipped.append(f"{run_id}: {why}")
+            stats.skip(run_id, str(why))
             return gone
         except BaseException:
             with contextlib.suppress(duckdb.Error):  # a failed commit (a full disk) rolled back
@@ -202,14 +207,12 @@ def _compact_all(
         why = unfit_run_id(str(run_id))
         if why is not None:  # a database edited by hand: "/tmp/x" or ".." is a folder elsewhere
             shown = repr(run_id if len(run_id) <= 80 else f"{run_id[:80]}...")
-            if f"{shown}: {why}" not in stats.skipped:
-                stats.skipped.append(f"{shown}: {why}")
+            stats.skip(shown, why)
             continue
         folder = runs / run_id
         if folder.is_symlink():  # a link named like a run: its target's files were deleted
             why = "its folder is a symbolic link (refused, as the writer refuses it)"
-            if f"{run_id!r}: {why}" not in stats.skipped:
-                stats.skipped.append(f"{run_id!r}: {why}")
+            stats.skip(repr(run_id), why)
             continue
         if not folder.is_dir():
             continue

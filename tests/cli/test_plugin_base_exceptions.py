@@ -16,9 +16,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
 
-from harness.cli import main
+from tests.suite_files import invoke_in
 
 TASKS = """\
 suite: s
@@ -68,13 +67,10 @@ class M:
 
 def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, exc: str) -> tuple[int, str]:
     module = f"plug_{where}_{abs(hash(exc))}"
-    (tmp_path / f"{module}.py").write_text(MODE.format(where=where, exc=exc))
-    (tmp_path / "s.yaml").write_text(TASKS)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.chdir(tmp_path)
+    files = {f"{module}.py": MODE.format(where=where, exc=exc), "s.yaml": TASKS}
     args = ["run", "s.yaml", "--modes", f"{module}:M", "--providers", "mock", "--db", "h.duckdb",
             "--no-progress"]  # fmt: skip
-    done = CliRunner().invoke(main, args)
+    done = invoke_in(tmp_path, monkeypatch, files, args)
     return done.exit_code, done.output
 
 
@@ -215,7 +211,6 @@ def test_a_tool_or_grader_raising_what_is_not_an_exception(
     """Before: `Aborted!` and exit 1 (a tool's KeyboardInterrupt), a traceback and the cause
     `internal error: Boom: tool` (a tool's own BaseException), a traceback and exit 1 (a
     grader's)."""
-    (tmp_path / "plug_tg.py").write_text(TOOLS_AND_GRADERS)
     contains = "{kind: contains, value: hi}"
     suite = {
         "tool-KeyboardInterrupt": _suite("interrupting", contains),
@@ -224,12 +219,11 @@ def test_a_tool_or_grader_raising_what_is_not_an_exception(
         "tool-GeneratorExit": _suite("exiting", contains),
         "async-tool-GeneratorExit": _suite("async_exiting", contains),
     }[case]
-    (tmp_path / "s.yaml").write_text(suite)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.chdir(tmp_path)
     args = ["run", "s.yaml", "--modes", "react", "--providers", "mock", "--db", "h.duckdb",
             "--no-progress", "--concurrency", "1"]  # fmt: skip
-    done = CliRunner().invoke(main, args)
+    done = invoke_in(
+        tmp_path, monkeypatch, {"plug_tg.py": TOOLS_AND_GRADERS, "s.yaml": suite}, args
+    )
     out = done.output
     assert "Traceback" not in out
     assert "internal error" not in out

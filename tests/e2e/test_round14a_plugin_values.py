@@ -12,9 +12,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
 
-from harness.cli import main
+from tests.suite_files import invoke_in
 
 PLUGIN = """\
 import harness
@@ -55,20 +54,17 @@ def hand_in(which: str) -> object:
 def test_a_deliverable_that_cannot_be_stored_keeps_its_cell(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, which: str
 ) -> None:
-    (tmp_path / "plug14v.py").write_text(PLUGIN)
     call = f"{{tool_calls: [{{name: hand_in, arguments: {{which: {which}}}}}]}}"
-    (tmp_path / "s.yaml").write_text(
+    suite = (
         "suite: s\ntasks:\n"
         f"  - {{id: a, prompt: hi, tools: ['plug14v:hand_in'], expect: {{kind: finish_reason, "
         f"value: submitted}}, mock: {{turns: [{call}, {{text: hi}}]}}}}\n"
         "  - {id: b, prompt: hi, expect: {kind: contains, value: hi},"
         " mock: {turns: [{text: hi}]}}\n"
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.chdir(tmp_path)
     args = ["run", "s.yaml", "--modes", "react", "--providers", "mock", "--db", "h.duckdb",
             "--no-progress", "--concurrency", "1"]  # fmt: skip
-    done = CliRunner().invoke(main, args)
+    done = invoke_in(tmp_path, monkeypatch, {"plug14v.py": PLUGIN, "s.yaml": suite}, args)
     out = done.output
     assert "Traceback" not in out, out  # the tracing error's traceback before
     assert "makes no row" not in out, out

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+import harness
 from harness.events import Done, Event, Submitted, ToolCallEvent, ToolResultEvent, ToolUI
 from harness.providers._mock import MockProvider
 
@@ -38,6 +40,17 @@ def script(*turns: dict[str, Any], when_exhausted: str = "error", **extra: Any) 
 def mock(*turns: dict[str, Any], when_exhausted: str = "error", **kw: Any) -> MockProvider:
     """A mock provider object (passed as ``provider=``) so a test can read ``.requests``."""
     return MockProvider(list(turns), when_exhausted=when_exhausted, **kw)
+
+
+def answered(event: str, answer: Callable[[], Any]) -> harness.Result:
+    """A run of one calculator call and an answer, with one hook on ``event`` answering
+    ``answer()`` each time it fires."""
+
+    def hook(payload: dict[str, Any], tool_use_id: str | None = None) -> Any:
+        return answer()
+
+    turns = [tool_turn(call("calculator", expression="1+1")), text("ok")]
+    return harness.run("hi", provider=mock(*turns), tools=["calculator"], hooks={event: [hook]})
 
 
 class Recorder(list[Event]):

@@ -12,10 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from conftest import answered
 
-import harness
 from harness import Augment, Deny, HaltRun, Inject, Transform
-from harness.providers import MockProvider
 
 
 class Unreadable:
@@ -40,15 +39,5 @@ ANSWERS: dict[str, tuple[str, Callable[[], Any]]] = {
 @pytest.mark.parametrize("case", sorted(ANSWERS))
 def test_a_hook_answer_holding_what_is_not_text_is_the_hooks_crash(case: str) -> None:
     event, make = ANSWERS[case]
-
-    def hook(payload: dict[str, Any], tool_use_id: str | None = None) -> Any:
-        return make()
-
-    turns: list[dict[str, Any]] = [
-        {"tool_calls": [{"name": "calculator", "arguments": {"expression": "1+1"}}]},
-        {"text": "ok"},
-    ]
-    result = harness.run(
-        "hi", provider=MockProvider(turns=turns), tools=["calculator"], hooks={event: [hook]}
-    )
+    result = answered(event, make)
     assert (result.halted_reason or "").startswith(f"hook_crashed: {event}: "), result.halted_reason

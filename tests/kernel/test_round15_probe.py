@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import answered
 
 import harness
 from harness import Deny, HaltRun, Transform
@@ -59,17 +60,7 @@ class Touchy(str):
 def test_a_hook_answering_a_str_subclass_is_taken_as_its_text(event: str, answer: Any) -> None:
     """Before: ``internal error: RuntimeError: no len`` (a logged traceback) for ``Transform``,
     ``error_during_execution: RuntimeError: no format`` for ``HaltRun`` and ``Deny``."""
-
-    def hook(payload: dict[str, Any], tool_use_id: str | None = None) -> Any:
-        return answer()
-
-    turns: list[dict[str, Any]] = [
-        {"tool_calls": [{"name": "calculator", "arguments": {"expression": "1+1"}}]},
-        {"text": "ok"},
-    ]
-    result = harness.run(
-        "hi", provider=MockProvider(turns=turns), tools=["calculator"], hooks={event: [hook]}
-    )
+    result = answered(event, answer)
     why = result.halted_reason or ""
     assert "internal error" not in why
     assert "no len" not in why

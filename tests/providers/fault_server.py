@@ -21,13 +21,24 @@ import socket
 import struct
 import threading
 import time
+import zlib
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal
 
 from werkzeug import Request, Response
 
-__all__ = ["Fault", "FaultServer", "Script", "chunked", "http_response"]
+__all__ = ["CHAT_REPLY", "Fault", "FaultServer", "Script", "chunked", "gzipped", "http_response"]
+
+#: The smallest OpenAI chat completion: the assistant says "hello".
+CHAT_REPLY: dict[str, Any] = {
+    "id": "x",
+    "object": "chat.completion",
+    "model": "m",
+    "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "hello"}, "finish_reason": "stop"}
+    ],
+}
 
 
 class Script:
@@ -101,6 +112,12 @@ def http_response(
         *(f"{k}: {v}" for k, v in (headers or {}).items()),
     ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + data
+
+
+def gzipped(*chunks: bytes) -> bytes:
+    """``chunks`` as one gzip stream (compressed one at a time: a bomb need not be in memory)."""
+    c = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    return b"".join([*(c.compress(chunk) for chunk in chunks), c.flush()])
 
 
 def chunked(content_type: str, *chunks: bytes | str, complete: bool = True) -> bytes:

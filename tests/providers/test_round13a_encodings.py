@@ -15,23 +15,9 @@ from typing import Any
 
 import brotli
 import pytest
-from fault_server import Fault, FaultServer, http_response
+from fault_server import CHAT_REPLY, Fault, FaultServer, gzipped, http_response
 
 import harness
-
-REPLY = {
-    "id": "x",
-    "object": "chat.completion",
-    "model": "m",
-    "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": "hello"}, "finish_reason": "stop"}
-    ],
-}
-
-
-def _gzip(data: bytes) -> bytes:
-    c = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
-    return c.compress(data) + c.flush()
 
 
 def _run(body: bytes, encoding: str, monkeypatch: pytest.MonkeyPatch) -> harness.Result:
@@ -54,7 +40,7 @@ def _raw_deflate(data: bytes) -> bytes:
 @pytest.mark.parametrize(
     ("encoding", "encode"),
     [
-        ("gzip", _gzip),
+        ("gzip", gzipped),
         ("deflate", zlib.compress),
         ("deflate", _raw_deflate),
         ("br", brotli.compress),
@@ -66,13 +52,13 @@ def _raw_deflate(data: bytes) -> bytes:
 def test_an_encoded_reply_is_read_as_before(
     encoding: str, encode: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    result = _run(encode(json.dumps(REPLY).encode()), encoding, monkeypatch)
+    result = _run(encode(json.dumps(CHAT_REPLY).encode()), encoding, monkeypatch)
     assert result.finish_reason == "stop"
     assert result.text == "hello"
 
 
 def test_stacked_encodings_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    result = _run(_gzip(_gzip(json.dumps(REPLY).encode())), "gzip, gzip", monkeypatch)
+    result = _run(gzipped(gzipped(json.dumps(CHAT_REPLY).encode())), "gzip, gzip", monkeypatch)
     assert result.finish_reason == "error_during_execution"
     assert "Content-Encoding 'gzip, gzip' stacks 2 encodings" in (result.halted_reason or "")
 

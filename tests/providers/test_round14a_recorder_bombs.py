@@ -13,28 +13,13 @@ from __future__ import annotations
 
 import json
 import tracemalloc
-import zlib
 from pathlib import Path
 
 import pytest
-from fault_server import Fault, FaultServer, http_response
+from fault_server import CHAT_REPLY, Fault, FaultServer, gzipped, http_response
 
 import harness
 from harness.cassettes._transport import CassetteTransport
-
-REPLY = {
-    "id": "x",
-    "object": "chat.completion",
-    "model": "m",
-    "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": "hello"}, "finish_reason": "stop"}
-    ],
-}
-
-
-def _gzip(*chunks: bytes) -> bytes:
-    c = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
-    return b"".join([*(c.compress(chunk) for chunk in chunks), c.flush()])
 
 
 def _record(tmp_path: Path, body: bytes, encoding: str) -> tuple[harness.Result, int]:
@@ -56,7 +41,7 @@ def test_a_gzip_reply_past_the_cap_is_refused_before_it_is_decoded_whole(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-recorder-bomb")
     mib = b" " * 2**20
-    body = _gzip(json.dumps(REPLY).encode(), *([mib] * 300))  # 300 MB in about 300 KB
+    body = gzipped(json.dumps(CHAT_REPLY).encode(), *([mib] * 300))  # 300 MB in about 300 KB
     tracemalloc.start()
     try:
         result, recorded = _record(tmp_path, body, "gzip")
@@ -74,7 +59,9 @@ def test_stacked_encodings_are_refused_before_recording(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-recorder-bomb")
-    result, recorded = _record(tmp_path, _gzip(_gzip(json.dumps(REPLY).encode())), "gzip, gzip")
+    result, recorded = _record(
+        tmp_path, gzipped(gzipped(json.dumps(CHAT_REPLY).encode())), "gzip, gzip"
+    )
     assert "stacks 2 encodings" in (result.halted_reason or "")
     assert recorded == 0  # recorded before (the scrubber decoded both layers whole)
 
@@ -83,6 +70,6 @@ def test_a_gzip_reply_under_the_cap_is_recorded_decoded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-recorder-bomb")
-    result, recorded = _record(tmp_path, _gzip(json.dumps(REPLY).encode()), "gzip")
+    result, recorded = _record(tmp_path, gzipped(json.dumps(CHAT_REPLY).encode()), "gzip")
     assert (result.finish_reason, result.text, recorded) == ("stop", "hello", 1)
     assert "hello" in (tmp_path / "c.yaml").read_text()  # stored decoded, as before
