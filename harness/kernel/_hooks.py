@@ -21,7 +21,7 @@ from harness._plugins import described, shown_value
 from harness.core._halt import HaltRun
 from harness.core._messages import Message, message_from_dict
 from harness.errors import ConfigError
-from harness.kernel._isolated import called
+from harness.kernel._isolated import called, contained
 
 __all__ = [
     "Augment",
@@ -154,7 +154,12 @@ class Hooks:
             if not done:  # a crashing hook halts the run, never crashes it
                 outcome.halt = f"hook_crashed: {event.value}: {described(value)}"
                 return outcome
-            why = _taken(value, outcome)
+            try:
+                why = _taken(value, outcome)
+            except BaseException as exc:  # a subclass's property, an iterable's own BaseException
+                if not contained(exc):
+                    raise
+                why = f"its answer cannot be read: {described(exc)}"
             if why is not None:
                 outcome.halt = f"hook_crashed: {event.value}: {why}"
                 return outcome

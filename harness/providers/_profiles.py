@@ -41,6 +41,7 @@ __all__ = [
     "ProviderProfile",
     "load_profiles",
     "resolve_profile",
+    "usable_url",
 ]
 
 #: A provider kind: a built-in wire format or a registered one (harness.providers._kinds).
@@ -51,6 +52,22 @@ Kind = str
 DEFAULT_DEADLINE_S = 3600.0
 
 _HEADER_ONLY = "an HTTP header can carry printable ASCII only"
+
+
+def usable_url(url: str | None) -> str | None:
+    """``url`` if httpx can send to it, else a ValueError saying why (a control character, a
+    port past 65535, an unclosed ``[``): a profile's ``base_url`` and a ``provider_opts`` one
+    (a judge's passed ``suites validate`` and failed every grading)."""
+    if url is not None:
+        import httpx  # here: importing harness must not import httpx
+
+        try:
+            port = httpx.URL(url).port
+        except httpx.InvalidURL as exc:
+            raise ValueError(f"{url!a} is no usable address: {exc}") from None
+        if port is not None and not 0 < port <= 65535:
+            raise ValueError(f"{url!a} is no usable address: port {port} is not 1-65535")
+    return url
 
 
 def _header_problem(value: str) -> str | None:
@@ -178,14 +195,7 @@ class ProviderProfile(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _usable_url(cls, url: str | None) -> str | None:
-        if url is not None:
-            import httpx  # here: importing harness must not import httpx
-
-            try:
-                httpx.URL(url)
-            except httpx.InvalidURL as exc:  # a control character, say
-                raise ValueError(f"{url!a} is no usable address: {exc}") from None
-        return url
+        return usable_url(url)
 
     @field_validator("headers")
     @classmethod

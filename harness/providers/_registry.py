@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.errors import ConfigError
 from harness.providers._base import Provider
+from harness.providers._profiles import usable_url
 
 __all__ = ["HTTP_OPTS", "HTTPOpts", "check_provider_opts", "resolve_provider"]
 
@@ -34,6 +35,12 @@ class HTTPOpts(BaseModel):
 
     base_url: str | None = None
     transport: Any = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _usable_url(cls, url: str | None) -> str | None:
+        return usable_url(url)
+
     stream: bool | None = None
     # strict: a bool is no number of seconds (pydantic's lax mode takes `true` as 1)
     timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)

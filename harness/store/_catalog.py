@@ -28,7 +28,14 @@ from harness.store import _schema as schema
 from harness.store._damage import record_damage
 from harness.store._diskfull import make_reserve
 from harness.store._shards import SCHEMA_DIR, write_schema_files
-from harness.store._views import VIEWS, changed_views, create_views, drop_views, runs_literal
+from harness.store._views import (
+    VIEWS,
+    changed_views,
+    create_views,
+    drop_views,
+    runs_literal,
+    shadowing_functions,
+)
 
 __all__ = [
     "STORAGE_COMPATIBILITY",
@@ -114,6 +121,7 @@ def _prepare(
     try:
         found = schema.schema_version(con)
         schema.check_version(found, len(steps), str(path))
+        _refuse_shadowing(con, path)
         if found != len(steps):
             drop_views(con)
         before, after = schema.migrate(con, steps, where=str(path))
@@ -157,6 +165,9 @@ def connect_current(
                 "hand or damaged?)"
             ) from exc
         if current:
+            if _stat_key(path) not in _CLEAN:  # costs 12 ms: once per state of the file
+                _refuse_shadowing(con, path)
+                _CLEAN.add(_stat_key(path))
             _own_views_if_changed(con, path, runs)
     except BaseException:
         con.close()
@@ -179,6 +190,33 @@ def _schema_made(runs: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+#: The states (:func:`_stat_key`) of files found to define no function under a DuckDB name.
+_CLEAN: set[tuple[object, ...]] = set()
+
+
+def _stat_key(path: Path) -> tuple[object, ...]:
+    """The state of a database file and its write-ahead log, as far as ``stat`` shows it."""
+    key: list[object] = [str(path)]
+    for file in (path, path.with_name(path.name + ".wal")):
+        try:
+            st = file.stat()
+        except OSError:
+            key.append(None)
+        else:
+            key.append((st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(key)
+
+
+def _refuse_shadowing(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    shadowing = shadowing_functions(con)
+    if shadowing:
+        raise StoreError(
+            f"{path} defines {', '.join(shadowing)} under the name of DuckDB's own function: "
+            "the harness's views and reports would call it, and read wrong or fail; drop it "
+            f"(`DROP MACRO {shadowing[0]}`) and run again"
+        )
 
 
 #: The files and views :func:`_own_views_if_changed` has warned of in this process.

@@ -22,6 +22,7 @@ __all__ = [
     "create_views",
     "drop_views",
     "runs_literal",
+    "shadowing_functions",
     "skip_shards",
 ]
 
@@ -201,6 +202,32 @@ def _differing(
     finally:
         con.close()
     return tuple(n for n, t in zip(VIEWS, ours, strict=True) if n not in theirs or theirs[n] != t)
+
+
+def shadowing_functions(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The functions the file defines under the name of one of DuckDB's own (``CREATE MACRO
+    avg(x) AS 42``, a table macro ``read_parquet``), each as ``DROP MACRO`` names it: the views
+    and every report call them instead (``avg`` made the views' means 42; ``read_parquet``
+    broke every view with an error naming neither it nor the fix: round 15 probe)."""
+    own = con.execute(
+        "SELECT DISTINCT function_name, function_type FROM duckdb_functions() WHERE NOT internal "
+        "AND database_name = current_database() AND schema_name = 'main'"
+    ).fetchall()
+    if not own:
+        return []
+    builtin = {
+        str(r[0]).lower()
+        for r in con.execute(
+            "SELECT DISTINCT function_name FROM duckdb_functions() WHERE internal "
+            "AND lower(function_name) IN (SELECT lower(unnest(?)))",
+            [[str(n) for n, _ in own]],
+        ).fetchall()
+    }
+    return sorted(
+        f"{'TABLE ' if kind == 'table_macro' else ''}{name}"
+        for name, kind in own
+        if str(name).lower() in builtin
+    )
 
 
 def runs_literal(runs: Path) -> str:
