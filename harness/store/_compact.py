@@ -60,7 +60,7 @@ def _list(files: Sequence[Path]) -> str:
 def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
     rows = con.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_schema = 'main' "
-        "AND table_name = ? ORDER BY ordinal_position",
+        "AND lower(table_name) = ? ORDER BY ordinal_position",
         [table],
     ).fetchall()
     return [str(r[0]) for r in rows]

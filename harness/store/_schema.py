@@ -215,7 +215,7 @@ def schema_version(con: duckdb.DuckDBPyConnection) -> int:
     """The file's schema version: 0 for an empty file (no ``schema_version`` table)."""
     row = con.execute(
         "SELECT count(*) FROM information_schema.tables "
-        "WHERE table_name = 'schema_version' AND table_schema = 'main'"
+        "WHERE lower(table_name) = 'schema_version' AND table_schema = 'main'"
     ).fetchone()
     if not row or not row[0]:
         return 0
