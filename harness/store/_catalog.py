@@ -98,6 +98,7 @@ def create_or_upgrade(
     """Create the catalog at ``path`` (in place, see :func:`create_in_place`) or upgrade the one
     there through ``steps``; write the views over ``runs`` and the disk reserve, and close the
     runs of dead processes (all but ``live``, the runs of this process's writers)."""
+    _openable(path)
 
     def prepare(con: duckdb.DuckDBPyConnection) -> None:
         _prepare(con, path, runs, steps, live)
@@ -150,6 +151,7 @@ def connect_current(
     :class:`~harness.errors.SchemaTooNew`. Views the file holds otherwise than the harness
     writes them over ``runs`` (edited by hand, or the file moved) are read through the
     harness's own, made for this connection alone; the file is not written."""
+    _openable(path)
     if not path.exists():
         raise StoreError(f"no results database at {path}: `harness run` creates it")
     con = connect(path, True, wait_s)
@@ -258,6 +260,13 @@ def missing_relations(con: duckdb.DuckDBPyConnection) -> list[str]:
         ).fetchall()
     }
     return [name for name in (*TABLES, *VIEWS) if name not in there]
+
+
+def _openable(path: Path) -> None:
+    if "\\" in str(path):  # DuckDB opened `a\b/h.duckdb` as `a/b/h.duckdb`
+        raise StoreError(
+            f"{path}: DuckDB reads '\\' in a path as '/'; keep the database in a folder without it"
+        )
 
 
 def connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:

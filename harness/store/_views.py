@@ -233,12 +233,14 @@ def shadowing_functions(con: duckdb.DuckDBPyConnection) -> list[str]:
 def runs_literal(runs: Path) -> str:
     """``runs`` as a SQL string for the views' globs; a :class:`StoreError` when its path holds
     a glob character, which DuckDB would read as a pattern (a database in ``d[1]/`` was said to
-    have no files, or to miss its table ``bench_runs``: adversary round 15 probe)."""
+    have no files, or to miss its table ``bench_runs``: adversary round 15 probe), or a ``\\``,
+    which it reads as ``/``."""
     folder = str(runs.resolve())
-    if any(c in folder for c in "[]?*"):
+    if any(c in folder for c in "[]?*\\"):
         raise StoreError(
-            f"{folder}: DuckDB reads a path holding '[', ']', '?' or '*' as a pattern, and the "
-            "views could not find the runs there; keep the database in a folder without them"
+            f"{folder}: DuckDB reads a path holding '[', ']', '?' or '*' as a pattern, and "
+            "'\\' as '/': the views could not find the runs there; keep the database in a "
+            "folder without them"
         )
     return folder.replace("'", "''")
 

@@ -73,3 +73,10 @@ def test_a_table_renamed_under_another_case_is_the_same_table(
     assert "does not know" not in out
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM results_compacted").fetchone() == (3,)
+
+
+def test_a_database_in_a_folder_with_a_backslash_is_one_clear_line(tmp_path: Path) -> None:
+    """Before: DuckDB read the views' ``a\\b`` as ``a/b``: ``No files found that match the
+    pattern`` and a cause that was not it (the runs folder gone)."""
+    out = said([*RUN, "--db", str(tmp_path / "a\\b" / "h.duckdb")], 2)
+    assert "DuckDB reads '\\' in a path as '/'" in out, out
