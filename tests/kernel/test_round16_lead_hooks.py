@@ -24,13 +24,13 @@ def _messages() -> Iterator[str]:
 
 
 class Sly(HaltRun):
-    @property  # type: ignore[misc]
-    def reason(self) -> str:  # type: ignore[override]
+    @property
+    def reason(self) -> str:
         raise Boom("no reason")
 
 
 ANSWERS: dict[str, tuple[str, Any]] = {
-    "Inject-iterable-BaseException": ("PostToolUse", lambda: Inject(_messages())),
+    "Inject-iterable-BaseException": ("PostToolUse", lambda: Inject(_messages())),  # type: ignore[arg-type]
     "HaltRun-property-BaseException": ("PreToolUse", lambda: object.__new__(Sly)),
 }
 
@@ -45,8 +45,8 @@ def test_an_answer_raising_while_read_is_the_hooks_crash(case: str) -> None:
 
 def test_ctrl_c_while_an_answer_is_read_still_stops_the_run() -> None:
     def interrupted() -> Iterator[str]:
+        yield from ()
         raise KeyboardInterrupt
-        yield "never"
 
     with pytest.raises(KeyboardInterrupt):
-        answered("PostToolUse", lambda: Inject(interrupted()))
+        answered("PostToolUse", lambda: Inject(interrupted()))  # type: ignore[arg-type]
