@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import ConfigError
 from harness.providers._base import Provider
@@ -35,11 +35,6 @@ class HTTPOpts(BaseModel):
 
     base_url: str | None = None
     transport: Any = None
-
-    @field_validator("base_url")
-    @classmethod
-    def _usable_url(cls, url: str | None) -> str | None:
-        return usable_url(url)
 
     stream: bool | None = None
     # strict: a bool is no number of seconds (pydantic's lax mode takes `true` as 1)
@@ -106,7 +101,12 @@ def _http_opts(profile: Any, opts: Mapping[str, Any]) -> dict[str, Any]:
             f"provider_opts: unknown keys for provider {profile.name!r}: {sorted(unknown)}; "
             f"known: {sorted(HTTP_OPTS)}"
         )
-    return _checked(opts)
+    checked = _checked(opts)
+    try:  # a judge's passed `suites validate`, then failed every grading
+        usable_url(checked.get("base_url"))
+    except ValueError as exc:
+        raise ConfigError(f"provider {profile.name!r}: base_url {exc}") from None
+    return checked
 
 
 def _http_provider(profile: Any, model: str | None, opts: Mapping[str, Any]) -> Provider:
