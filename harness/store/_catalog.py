@@ -167,7 +167,7 @@ def connect_current(
                 "hand or damaged?)"
             ) from exc
         if current:
-            if _stat_key(path) not in _CLEAN:  # costs 12 ms: once per state of the file
+            if _stat_key(path) not in _CLEAN:  # about 15 ms: once per state of the file
                 _refuse_shadowing(con, path)
                 _CLEAN.add(_stat_key(path))
             _own_views_if_changed(con, path, runs)
