@@ -9,7 +9,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import ConfigError
 from harness.providers._base import Provider
-from harness.providers._profiles import usable_url
 
 __all__ = ["HTTP_OPTS", "HTTPOpts", "check_provider_opts", "resolve_provider"]
 
@@ -101,6 +100,8 @@ def _http_opts(profile: Any, opts: Mapping[str, Any]) -> dict[str, Any]:
             f"provider_opts: unknown keys for provider {profile.name!r}: {sorted(unknown)}; "
             f"known: {sorted(HTTP_OPTS)}"
         )
+    from harness.providers._profiles import usable_url  # here: it imports yaml
+
     checked = _checked(opts)
     try:  # a judge's passed `suites validate`, then failed every grading
         usable_url(checked.get("base_url"))
