@@ -61,7 +61,11 @@ def test_an_unchecked_content_is_shown_as_a_plain_value(content: Any, shown: str
     assert _told(result) == shown
 
 
-@pytest.mark.parametrize("ui", [{"kind": "diff"}, [1], object(), UIPayload(5, "x")], ids=repr)  # type: ignore[arg-type]
+@pytest.mark.parametrize(
+    "ui",
+    [{"kind": "diff"}, [1], object(), UIPayload(5, "x")],  # type: ignore[arg-type]
+    ids=["dict", "list", "object", "int-kind"],
+)
 def test_a_ui_that_is_not_a_ui_payload_is_the_tools_crash(
     ui: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
