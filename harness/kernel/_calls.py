@@ -125,6 +125,9 @@ def _misfit(response: Any) -> str | None:
         not isinstance(c, ToolCall) or not isinstance(c.name, str) for c in calls
     ):
         return "a Response whose tool_calls are not a list of ToolCall with str names"
+    cost = response.cost_usd
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
+        return f"a Response whose cost_usd is a {type(cost).__name__}, not a number"
     if response.usage is not None and not isinstance(response.usage, TokenUsage):
         return f"a Response whose usage is a {type(response.usage).__name__}, not a TokenUsage"
     return None

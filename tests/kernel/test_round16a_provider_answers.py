@@ -60,3 +60,19 @@ def test_a_providers_answer_that_is_not_a_response_is_its_invalid_response(case:
     result = harness.run("hi", provider=_Answers(answer))
     assert result.finish_reason == "error_during_execution"
     assert result.halted_reason == f"invalid_response: the provider answered {said}"
+
+
+def test_a_str_cost_is_the_providers_invalid_response() -> None:
+    result = harness.run("hi", provider=_Answers(harness.Response(text="hi", cost_usd="1")))  # type: ignore[arg-type]
+    assert result.halted_reason == (
+        "invalid_response: the provider answered a Response whose cost_usd is a str, not a number"
+    )  # TypeError: '>' not supported ... before
+
+
+def test_a_nan_cost_is_an_unknown_cost() -> None:
+    """A NaN cost made the run's cost NaN (stored so) and no budget was ever reached."""
+    result = harness.run(
+        "hi", provider=_Answers(harness.Response(text="hi", cost_usd=float("nan")))
+    )
+    assert result.finish_reason == "stop"
+    assert result.cost_usd is None  # nan before
