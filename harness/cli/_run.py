@@ -232,6 +232,18 @@ def _ignore_late_signals(code: int) -> None:
         number = getattr(signal, name, None)
         if number is not None:
             signal.signal(number, signal.SIG_IGN)
+    from harness.cli._progress import HARD_STOP_SIGNALS
+
+    interrupts = [0]
+
+    def interrupted(signum: int, frame: object) -> None:
+        # Ctrl-C three times: the process ends now, with its code. It raised KeyboardInterrupt
+        # into whatever ran: a plug-in's exit hook printed its traceback (round 16, part A).
+        interrupts[0] += 1
+        if interrupts[0] >= HARD_STOP_SIGNALS:
+            _exit_now(code)
+
+    signal.signal(signal.SIGINT, interrupted)
     threading.Thread(
         target=_exit_late, args=(code,), name="harness-teardown-limit", daemon=True
     ).start()
@@ -244,10 +256,15 @@ TEARDOWN_LIMIT_S = 10.0
 def _exit_late(code: int) -> None:
     """Ends the process with ``code`` if it is still there :data:`TEARDOWN_LIMIT_S` after the
     summary (a daemon thread: a teardown that ends first ends it too)."""
-    import os
     import time
 
     time.sleep(TEARDOWN_LIMIT_S)
+    _exit_now(code)
+
+
+def _exit_now(code: int) -> None:
+    import os
+
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()

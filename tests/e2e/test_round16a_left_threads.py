@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -127,3 +128,40 @@ def test_harness_run_ends_with_a_thread_or_exit_hook_that_never_returns(
     with duckdb.connect(str(tmp_path / "h.duckdb"), read_only=True) as con:
         stored = con.execute("SELECT task_id, status FROM results ORDER BY task_id").fetchall()
     assert stored == rows
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(200)
+def test_three_ctrl_c_during_a_held_teardown_end_it_without_a_traceback(tmp_path: Path) -> None:
+    """Three SIGINTs after the summary raised ``KeyboardInterrupt`` into the plug-in's exit hook
+    that held the teardown: ``Exception ignored in atexit callback`` and its traceback."""
+    (tmp_path / "plug16a.py").write_text(PLUGIN)
+    (tmp_path / "s.yaml").write_text(
+        "suite: s\ntasks:\n  - {id: a, prompt: hi, tools: ['plug16a:exit_hook'], expect: {kind: "
+        "contains, value: hi}, mock: {turns: [{tool_calls: [{name: exit_hook, arguments: {x: y}}]}"
+        ", {text: hi}]}}\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    args = [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "mock",
+            "--modes", "react", "--db", "h.duckdb", "--no-progress"]  # fmt: skip
+    proc = subprocess.Popen(
+        args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert proc.stdout is not None
+    try:
+        for line in proc.stdout:
+            if line.startswith("run ") and "cells" in line:  # the summary: all is stored
+                break
+        for _ in range(3):
+            time.sleep(0.3)
+            proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        out, _ = proc.communicate(timeout=60)
+        took = time.monotonic() - started
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, out
+    assert "Traceback" not in out, out
+    assert took < 5, took
