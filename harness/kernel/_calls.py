@@ -8,7 +8,7 @@ Every call goes through :func:`call_provider`, so each one is counted in ``llm_c
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from harness._plugins import shown_value
 from harness.core._budget import CallPurpose, CallRecord
@@ -118,6 +118,7 @@ def _misfit(response: Any) -> str | None:
     ``AttributeError`` or ``TypeError`` of the harness's (adversary round 16, part A)."""
     if not isinstance(response, Response):
         return f"{shown_value(response, 80)}, not a Response"
+    response = cast(Any, response)  # a plug-in's: its fields may hold anything
     if not isinstance(response.text, str):
         return f"a Response whose text is a {type(response.text).__name__}, not a str"
     calls = response.tool_calls

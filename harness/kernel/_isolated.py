@@ -21,6 +21,7 @@ did (a late answer is not taken).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -185,7 +186,5 @@ async def take_pending(task: asyncio.Task[Any] | None) -> None:
     under way."""
     if task is None or task is not asyncio.current_task() or task.cancelling() > 0:
         return
-    try:
+    with contextlib.suppress(asyncio.CancelledError):
         await asyncio.sleep(0)
-    except asyncio.CancelledError:
-        pass

@@ -108,7 +108,8 @@ def test_harness_run_ends_with_a_thread_or_exit_hook_that_never_returns(
         f"  - {{id: a, prompt: hi, tools: ['plug16a:{tool}'], expect: {{kind: contains, value: "
         f"hi}}, mock: {{turns: [{{tool_calls: [{{name: {tool}, arguments: {{x: y}}}}]}}, "
         "{text: hi}]}}\n"
-        "  - {id: b, prompt: hi, expect: {kind: contains, value: hi}, mock: {turns: [{text: hi}]}}\n"
+        "  - {id: b, prompt: hi, expect: {kind: contains, value: hi}, "
+        "mock: {turns: [{text: hi}]}}\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
     args = [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "mock",

@@ -56,7 +56,9 @@ def test_can_use_tool_cancelling_the_runs_task_is_its_crash() -> None:
 
     result = harness.run("hi", tools=[plain], provider=_calling(), can_use_tool=cancel_and_allow)
     assert result.finish_reason == "error_halted"
-    assert result.halted_reason == "can_use_tool crashed: CancelledError: it cancelled its run's task"
+    assert (
+        result.halted_reason == "can_use_tool crashed: CancelledError: it cancelled its run's task"
+    )
 
 
 class _CancellingInit(ReAct):

@@ -44,7 +44,7 @@ CASES = {
         "a Response whose tool_calls are not a list of ToolCall with str names",
     ),
     "generator-calls": (
-        harness.Response(tool_calls=_calls()),  # type: ignore[arg-type]
+        harness.Response(tool_calls=_calls()),
         "a Response whose tool_calls are not a list of ToolCall with str names",
     ),
     "str-usage": (

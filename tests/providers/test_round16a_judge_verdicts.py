@@ -17,10 +17,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from tests.providers.fault_server import Fault, FaultServer, http_response
 
 from harness.grading import grade
 from tests.grading.test_judge_grader import answered, mock_judge
+from fault_server import Fault, FaultServer, http_response
 
 
 @pytest.mark.parametrize(
@@ -67,7 +67,9 @@ def test_a_loopback_judge_quoting_false_fails_the_cell(tmp_path: Path) -> None:
         "usage": {"input_tokens": 5, "output_tokens": 5},
     }  # fmt: skip
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "ANTHROPIC_API_KEY": "sk-r16a"}
-    with FaultServer([Fault.raw(http_response(200, json.dumps(message)))], lifetime_s=120) as server:
+    with FaultServer(
+        [Fault.raw(http_response(200, json.dumps(message)))], lifetime_s=120
+    ) as server:
         (tmp_path / "s.yaml").write_text(
             "suite: s\ntasks:\n  - id: a\n    prompt: hi\n    mock: {turns: [{text: hi}]}\n"
             "    expect: {kind: judge, provider: 'anthropic:m', rubric: says hi, "
