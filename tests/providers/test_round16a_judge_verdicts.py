@@ -17,10 +17,10 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from fault_server import Fault, FaultServer, http_response
 
 from harness.grading import grade
 from tests.grading.test_judge_grader import answered, mock_judge
-from fault_server import Fault, FaultServer, http_response
 
 
 @pytest.mark.parametrize(
