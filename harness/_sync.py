@@ -62,10 +62,27 @@ def close_loop(loop: asyncio.AbstractEventLoop, grace_s: float) -> None:
         for task in tasks:
             task._log_destroy_pending = False  # type: ignore[attr-defined]
         loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.run_until_complete(loop.shutdown_default_executor())
+        _join_default_executor(loop, grace_s)
     finally:
         asyncio.set_event_loop(None)
         loop.close()
+
+
+def _join_default_executor(loop: asyncio.AbstractEventLoop, grace_s: float) -> None:
+    """``loop.shutdown_default_executor()``, but waiting at most ``grace_s`` for its threads.
+    An async tool's ``await asyncio.to_thread(f)`` runs ``f`` there; at the tool's timeout the
+    tool is cancelled and ``f`` runs on, and Python 3.11's ``shutdown_default_executor`` joins
+    it without a limit: ``harness.run`` never returned, ``harness run`` never printed its
+    summary and ignored SIGTERM (adversary round 16, part A). ``loop.close()`` then shuts the
+    executor down without waiting."""
+    executor = getattr(loop, "_default_executor", None)  # asyncio's own, since Python 3.4
+    if executor is None:
+        return
+    joiner = threading.Thread(
+        target=executor.shutdown, name="harness-executor-shutdown", daemon=True
+    )
+    joiner.start()
+    joiner.join(grace_s)
 
 
 async def in_thread(fn: Callable[..., T], /, *args: Any, name: str | None = None) -> T:

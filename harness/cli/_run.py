@@ -15,6 +15,7 @@ characters in what it prints (a provider's error, a task id) are shown escaped.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -203,20 +204,24 @@ def run_cmd(
         import gc
 
         gc.freeze()
-    _ignore_late_signals()
+    _ignore_late_signals(report.exit_code)
     # A failing task is data, not an error: 0, or 3 when cells errored or were not run (their
     # provider failed the pre-flight), 130 when interrupted.
     raise SystemExit(report.exit_code)
 
 
-def _ignore_late_signals() -> None:
+def _ignore_late_signals(code: int) -> None:
     """Everything is stored, closed and summed up: a SIGTERM or SIGHUP from now on (the last of
     a stop sequence, a ``timeout`` firing late) no longer kills the process during Python's
     teardown, which turned the run's exit code into a death by signal, -15 (adversary round 14,
-    part A). The teardown is short: what plug-ins left running is on daemon threads. Only when
-    the command is the process (``harness``, ``python -m harness.cli``), not a caller's
-    ``main()`` in its own process (click's test runner), whose signals are its own."""
+    part A). The teardown is bounded instead: after :data:`TEARDOWN_LIMIT_S` the process ends
+    with ``code``. A plug-in's thread that never ends and that the interpreter's exit joins (an
+    async tool's ``asyncio.to_thread``, a pool of its own) held the process for ever, deaf to
+    the SIGTERM of ``timeout`` (adversary round 16, part A). Only when the command is the
+    process (``harness``, ``python -m harness.cli``), not a caller's ``main()`` in its own
+    process (click's test runner), whose signals and exit are its own."""
     import signal
+    import threading
 
     program = sys.modules.get("__main__")
     spec = getattr(program, "__spec__", None)
@@ -227,6 +232,43 @@ def _ignore_late_signals() -> None:
         number = getattr(signal, name, None)
         if number is not None:
             signal.signal(number, signal.SIG_IGN)
+    from harness.cli._progress import HARD_STOP_SIGNALS
+
+    interrupts = [0]
+
+    def interrupted(signum: int, frame: object) -> None:
+        # Ctrl-C three times: the process ends now, with its code. It raised KeyboardInterrupt
+        # into whatever ran: a plug-in's exit hook printed its traceback (round 16, part A).
+        interrupts[0] += 1
+        if interrupts[0] >= HARD_STOP_SIGNALS:
+            _exit_now(code)
+
+    signal.signal(signal.SIGINT, interrupted)
+    threading.Thread(
+        target=_exit_late, args=(code,), name="harness-teardown-limit", daemon=True
+    ).start()
+
+
+#: How long ``harness run``'s process may take to end once its summary is printed.
+TEARDOWN_LIMIT_S = 10.0
+
+
+def _exit_late(code: int) -> None:
+    """Ends the process with ``code`` if it is still there :data:`TEARDOWN_LIMIT_S` after the
+    summary (a daemon thread: a teardown that ends first ends it too)."""
+    import time
+
+    time.sleep(TEARDOWN_LIMIT_S)
+    _exit_now(code)
+
+
+def _exit_now(code: int) -> None:
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _bench_request(o: dict[str, Any]) -> BenchRequest:

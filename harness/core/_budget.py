@@ -7,6 +7,7 @@ sub-agent runs), each tagged with its purpose so reports can split the cost.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -52,7 +53,9 @@ class Budget:
     def add(self, usage: TokenUsage | None, cost_usd: float | None) -> None:
         if usage is not None:
             self.usage.add(usage)
-        if cost_usd is not None:
+        # A NaN cost is unknown, as None is: summed, it made the run's cost NaN and the budget
+        # never reached (a plug-in provider's, adversary round 16, part A).
+        if cost_usd is not None and not math.isnan(cost_usd):
             self.cost_usd = (self.cost_usd or 0.0) + max(cost_usd, 0.0)
 
     def record(self, call: CallRecord) -> None:

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
+from harness._plugins import shown_value
 from harness.core._result import Result
 from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
@@ -118,11 +119,22 @@ def _verdict(text: str) -> dict[str, Any] | None:
     for candidate in candidates:
         try:
             value = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the parser: the next candidate
             continue
         if isinstance(value, dict) and ("passed" in value or "score" in value):
             return value
     return None
+
+
+def _flag(value: Any) -> bool | None:
+    """The verdict's ``passed``: a JSON boolean, or ``"true"`` / ``"false"`` as small models
+    quote them; None when left out. ``bool()`` of it passed ``{"passed": "false"}`` with a score
+    of 1.0 (adversary round 16, part A)."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError(f"passed is {shown_value(value, 40)}, not true or false")
 
 
 async def judge_grade(grader: JudgeGrader, result: Result, transport: Any = None) -> Grade:
@@ -146,13 +158,15 @@ async def judge_grade(grader: JudgeGrader, result: Result, transport: Any = None
         if verdict is None:
             raise ValueError("no JSON object with passed or score")
         score = verdict.get("score")
-        passed = verdict.get("passed")
+        passed = _flag(verdict.get("passed"))
         if score is None:
             score = 1.0 if passed else 0.0
+        if isinstance(score, bool):
+            raise ValueError(f"score {score!r} is not a number")
         score = float(score)
         if not 0.0 <= score <= 1.0:
             raise ValueError(f"score {score} is not in [0, 1]")
-        passed = bool(passed) if passed is not None else score >= PASS_THRESHOLD
+        passed = passed if passed is not None else score >= PASS_THRESHOLD
         why = str(verdict.get("explanation") or "no explanation")
     except (TypeError, ValueError) as exc:
         reply = " ".join((judged.text or "").split())[:120]

@@ -8,8 +8,9 @@ Every call goes through :func:`call_provider`, so each one is counted in ``llm_c
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
+from harness._plugins import shown_value
 from harness.core._budget import CallPurpose, CallRecord
 from harness.core._messages import INVALID_JSON_KEY, Message, TokenUsage, ToolCall
 from harness.errors import HarnessError, ProviderError
@@ -99,10 +100,38 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
     except Exception as exc:  # a provider bug must not escape as anything but a ProviderError
         _record(state, index, request, None, started, t0, error=f"{type(exc).__name__}: {exc}")
         raise ProviderError("unknown", f"provider crashed: {type(exc).__name__}: {exc}") from exc
+    misfit = _misfit(response)
+    if misfit is not None:
+        reason = f"the provider answered {misfit}"
+        _record(state, index, request, None, started, t0, error=reason)
+        raise ProviderError("invalid_response", reason)
     _record(state, index, request, response, started, t0, error=None)
     if any(_deeper_than(c.arguments, MAX_ARGUMENT_DEPTH) for c in response.tool_calls):
         response.tool_calls = [_bounded(c) for c in response.tool_calls]
     return response, streamed
+
+
+def _misfit(response: Any) -> str | None:
+    """What is wrong with a plug-in provider's answer, or None: a ``None``, a dict or a
+    ``Response`` whose text is an ``int``, whose tool calls are dicts or a generator, whose
+    usage is a ``str`` ended the run ``error_during_execution`` naming only an
+    ``AttributeError`` or ``TypeError`` of the harness's (adversary round 16, part A)."""
+    if not isinstance(response, Response):
+        return f"{shown_value(response, 80)}, not a Response"
+    response = cast(Any, response)  # a plug-in's: its fields may hold anything
+    if not isinstance(response.text, str):
+        return f"a Response whose text is a {type(response.text).__name__}, not a str"
+    calls = response.tool_calls
+    if type(calls) is not list or any(
+        not isinstance(c, ToolCall) or not isinstance(c.name, str) for c in calls
+    ):
+        return "a Response whose tool_calls are not a list of ToolCall with str names"
+    cost = response.cost_usd
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
+        return f"a Response whose cost_usd is a {type(cost).__name__}, not a number"
+    if response.usage is not None and not isinstance(response.usage, TokenUsage):
+        return f"a Response whose usage is a {type(response.usage).__name__}, not a TokenUsage"
+    return None
 
 
 #: Tool-call arguments nested deeper than this many levels are not taken as arguments: a model's

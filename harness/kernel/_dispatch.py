@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness._plugins import described
-from harness.core._messages import INVALID_JSON_KEY, ToolCall, ToolResult
+from harness.core._messages import INVALID_JSON_KEY, ToolCall, ToolResult, UIPayload
 from harness.errors import ToolError, ToolSafetyNet
 from harness.events import ToolCallEvent, ToolResultEvent, ToolUI
 from harness.kernel._hooks import HaltRun, HookEvent
@@ -229,19 +229,28 @@ async def _output(state: State, call: ToolCall, value: ToolOutput) -> ToolResult
     """The result of a tool's ``ToolOutput``, its state updates merged into the run's
     ``assigns``: into a copy, so that a merge failing half-way (a cycle, nesting too deep for
     the merge, a mapping that raises) changes nothing and is the tool's crash, told to the
-    model. It ended the run with the merge's ``RecursionError`` (adversary round 14, part A)."""
-    if value.assigns:
-        assigns = state.ctx.assigns
-        try:
-            merged = dict(assigns)
-            merge_assigns(merged, value.assigns)
-        except Exception as exc:
-            reason = f"tool crashed: its state updates cannot be merged: {_crash(exc)}"
-            await _fire_failure(state, call, reason)
-            return ToolResult(call.id, f"error: {reason}", True)
-        assigns.clear()
-        assigns.update(merged)
-    return ToolResult(call.id, value.content, False, value.ui)
+    model. It ended the run with the merge's ``RecursionError`` (adversary round 14, part A).
+    Its fields are checked here, not only in ``ToolOutput.__post_init__``, which a subclass
+    can replace: a subclass's ``content`` of ``None`` ended the run as an internal error, an
+    ``int`` lost the cell, and a ``ui`` that is not a :class:`UIPayload` printed the tracer's
+    traceback (adversary round 16, part A)."""
+    stage = "its ToolOutput cannot be taken"
+    try:
+        content, ui, updates = value.content, value.ui, value.assigns
+        text = content if type(content) is str else render(content)
+        if ui is not None and (type(ui) is not UIPayload or type(ui.kind) is not str):
+            raise TypeError(f"its ui is a {type(ui).__name__}, not a UIPayload with a str kind")
+        stage = "its state updates cannot be merged"
+        if updates:
+            merged = dict(state.ctx.assigns)
+            merge_assigns(merged, updates)
+            state.ctx.assigns.clear()
+            state.ctx.assigns.update(merged)
+    except Exception as exc:
+        reason = f"tool crashed: {stage}: {_crash(exc)}"
+        await _fire_failure(state, call, reason)
+        return ToolResult(call.id, f"error: {reason}", True)
+    return ToolResult(call.id, text, False, ui)
 
 
 async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:

@@ -21,11 +21,24 @@ did (a late answer is not taken).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-__all__ = ["CANCEL_GRACE_S", "awaiting", "called", "contained", "isolated", "outcome", "owned"]
+__all__ = [
+    "CANCEL_GRACE_S",
+    "awaiting",
+    "called",
+    "cancels",
+    "contained",
+    "isolated",
+    "outcome",
+    "own_cancel",
+    "owned",
+    "take_pending",
+    "undo_own_cancel",
+]
 
 T = TypeVar("T")
 
@@ -119,12 +132,59 @@ async def called(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
     ``can_use_tool``) ``fn(*args)``, which may answer an awaitable (awaited in a task of its
     own: :func:`outcome`); what stops more than the plug-in (not :func:`contained`) is
     raised."""
+    task, before = cancels()
     try:
         done, value = True, fn(*args)
     except BaseException as exc:
         done, value = False, exc
+    if await undo_own_cancel(task, before):
+        done, value = False, asyncio.CancelledError("it cancelled its run's task")
     if done and inspect.isawaitable(value):
         done, value = await outcome(value)  # raises only what ends the awaiting task
     if not done and not contained(value):
         raise value
     return done, value
+
+
+def cancels() -> tuple[asyncio.Task[Any] | None, int]:
+    """The running task and its count of cancel requests, taken before a plug-in's synchronous
+    code runs in it (a hook, ``can_use_tool``, a mode's ``init``, an ``on_event`` subscriber):
+    see :func:`undo_own_cancel`."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running loop
+        return None, 0
+    return task, task.cancelling() if task is not None else 0
+
+
+def own_cancel(task: asyncio.Task[Any] | None, before: int) -> bool:
+    """Whether synchronous plug-in code that ran in ``task`` cancelled it
+    (``asyncio.current_task().cancel()``: the run's own task, not a task of the plug-in's); the
+    count of cancel requests is put back to ``before``, so the :class:`~asyncio.CancelledError`
+    still pending is :func:`contained` (the plug-in's failure) wherever it is raised. Nothing
+    else can cancel the task while such code runs: the event loop waits for it."""
+    if task is None or task.cancelling() <= before:
+        return False
+    while task.cancelling() > before:
+        task.uncancel()
+    return True
+
+
+async def undo_own_cancel(task: asyncio.Task[Any] | None, before: int) -> bool:
+    """:func:`own_cancel`, and its pending ``CancelledError`` taken here (:func:`take_pending`):
+    a hook or a mode's ``init`` that cancelled the run's task left ``harness.run`` as
+    ``CancelledError`` (adversary round 16, part A); it is now that plug-in's failure."""
+    if not own_cancel(task, before):
+        return False
+    await take_pending(task)
+    return True
+
+
+async def take_pending(task: asyncio.Task[Any] | None) -> None:
+    """Take the ``CancelledError`` a plug-in's :func:`own_cancel` left pending in ``task``
+    (Python 3.11's ``uncancel`` leaves it; later versions drop it), unless a real cancel is
+    under way."""
+    if task is None or task is not asyncio.current_task() or task.cancelling() > 0:
+        return
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.sleep(0)

@@ -11,6 +11,7 @@ waiting, the loop goes on with that turn (:mod:`harness.kernel._conversation`).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import inspect
 import logging
@@ -33,7 +34,13 @@ from harness.kernel._conversation import (
 )
 from harness.kernel._hitl import apply_decisions
 from harness.kernel._hooks import HookEvent
-from harness.kernel._isolated import awaiting, contained
+from harness.kernel._isolated import (
+    awaiting,
+    cancels,
+    contained,
+    take_pending,
+    undo_own_cancel,
+)
 from harness.kernel._progress import (
     ProgressSnapshot,
     default_productivity_signal,
@@ -107,6 +114,8 @@ async def _drive(state: State, body: Callable[[], Awaitable[None]], owns_provide
     await _finish(state, result)
     if cancelled is not None:
         raise cancelled
+    if state.meta.pop("own_cancel", False):  # an on_event subscriber's, still pending
+        await take_pending(state.driver)
     return result
 
 
@@ -151,8 +160,11 @@ async def _start(state: State) -> bool:
         if out.halt is not None and state.early_halt is None:
             state.early_halt = out.halt
     # The mode primes its state last, as in ExAthena: hooks see the user's own prompt.
+    task, before = cancels()
     try:
         init = state.mode.init(state)
+        if await undo_own_cancel(task, before):
+            raise asyncio.CancelledError("it cancelled its run's task")
         if inspect.isawaitable(init):  # an async init(state) is allowed too
             await awaiting(state.mode, init)
     except BaseException as exc:

@@ -146,12 +146,21 @@ class State:
     def emit(self, event: Event) -> None:
         """Deliver an event to every subscriber. A subscriber that raises halts the run at the
         next check (``error_halted``) instead of unwinding the loop mid-iteration."""
+        if not self.subscribers:
+            return
+        from harness.kernel._isolated import cancels, own_cancel
+
+        task, before = cancels()
         for subscriber in self.subscribers:
             try:
                 subscriber(event)
             except Exception as exc:
                 if self.early_halt is None:
                     self.early_halt = f"on_event raised {type(exc).__name__}: {exc}"
+            if own_cancel(task, before):  # asyncio.current_task().cancel(): the run's task
+                self.meta["own_cancel"] = True  # its pending cancel: taken at the run's end
+                if self.early_halt is None:
+                    self.early_halt = "on_event cancelled the run's task"
 
     def halt(self, reason: FinishReason, halted_reason: str | None = None) -> Halt:
         """Record how the run ends and return the matching :class:`Halt`, so a mode can end an

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,6 +33,7 @@ from pydantic import (
     model_validator,
 )
 
+from harness._plugins import described, shown_value
 from harness.errors import ConfigError, SuiteError
 from harness.grading._base import Grader, GraderField
 from harness.grading._fields import field_error, relative_path_ok
@@ -299,11 +300,26 @@ class Task(RunOverrides):
         cell: e.g. tools bound to per-run state). ``tools:`` and ``add_tools`` name them."""
         self._tool_factory = factory
 
+    def _made_tools(self) -> Mapping[str, Any] | None:
+        """The tool factory's tools by name (None: no factory); its failure a ConfigError (a
+        traceback of ``harness run`` before; adversary round 16, part A)."""
+        if self._tool_factory is None:
+            return None
+        try:
+            made = self._tool_factory()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a plug-in's own, SystemExit too: said, not raised
+            raise ConfigError(f"the task's tool factory raised {described(exc)}") from None
+        if not isinstance(made, Mapping):
+            raise ConfigError(f"the task's tool factory returned {shown_value(made, 80)}")
+        return made
+
     def run_options(self) -> dict[str, Any]:
         """Keyword options for :func:`harness.arun` (not prompt, provider, mode or cwd; the
         runner gives each run a fresh ``cwd``, seeded from ``workspace_files``)."""
         options = super().run_options()
-        made = self._tool_factory() if self._tool_factory is not None else None
+        made = self._made_tools()
 
         def objects(names: list[str]) -> list[Any]:
             if made is not None:
