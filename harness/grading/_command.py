@@ -102,9 +102,10 @@ class CommandGrader(Grader):
             try:
                 score, scored = _score(self.score_regex, self.score_max or 1.0, done.output)
             except TimeoutError:  # backtracking (round 16 B: stdlib re held the GIL for ever)
+                limit = _patterns.REGEX_TIME_LIMIT_S
                 return Grade(False, 0.0, f"command grader: score_regex /{self.score_regex}/ "
-                             f"took over {_patterns.REGEX_TIME_LIMIT_S:g} s on the command's output: "
-                             "simplify the pattern", error=True)  # fmt: skip
+                             f"took over {limit:g} s on the command's output: simplify the "
+                             "pattern", error=True)  # fmt: skip
         # The explanation is part of a cell's row: it carries no timing (pytest's "in 0.85s", a
         # measured timeout), temporary path or pid, so that two replays give the same row.
         tail = " ".join(normalise_output(done.output).split())[-160:]
