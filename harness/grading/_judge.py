@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from typing import Any, ClassVar, Literal
 
+import regex
 from pydantic import Field, model_validator
 
 from harness.core._result import Result
@@ -31,6 +31,7 @@ from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error
 from harness.grading._grade import PASS_THRESHOLD, Grade
+from harness.grading._patterns import timed_findall
 
 __all__ = ["JUDGE_SYSTEM_PROMPT", "JudgeGrader", "judge_prompt"]
 
@@ -113,12 +114,12 @@ def judge_prompt(grader: JudgeGrader, result: Result) -> str:
 
 
 def _verdict(text: str) -> dict[str, Any] | None:
-    candidates = [text, *re.findall(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.S)]
-    candidates += re.findall(r"\{[^{}]*\}", text)
+    candidates = [text, *timed_findall(r"```(?:json)?\s*(\{.*?\})\s*```", text, regex.S)]
+    candidates += timed_findall(r"\{[^{}]*\}", text)
     for candidate in candidates:
         try:
             value = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested past the parser: a grader crash before
             continue
         if isinstance(value, dict) and ("passed" in value or "score" in value):
             return value

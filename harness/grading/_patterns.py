@@ -19,7 +19,13 @@ from typing import Any
 
 import regex
 
-__all__ = ["PATTERN_PARTS_MAX", "REGEX_TIME_LIMIT_S", "pattern_problem", "timed_search"]
+__all__ = [
+    "PATTERN_PARTS_MAX",
+    "REGEX_TIME_LIMIT_S",
+    "pattern_problem",
+    "timed_findall",
+    "timed_search",
+]
 
 #: Seconds one search of a suite's pattern may take (catastrophic backtracking).
 REGEX_TIME_LIMIT_S = 10.0
@@ -78,3 +84,21 @@ def _parts(items: Any) -> int:
 def timed_search(pattern: str, text: str, flags: int = 0) -> regex.Match[str] | None:
     """``regex.search`` within :data:`REGEX_TIME_LIMIT_S` (a ``TimeoutError`` past it)."""
     return regex.search(pattern, text, flags, timeout=REGEX_TIME_LIMIT_S, concurrent=True)
+
+
+def timed_findall(pattern: str, text: str, flags: int = 0) -> list[Any]:
+    """``regex.findall`` within :data:`REGEX_TIME_LIMIT_S`; what it found by then when the
+    limit passes (the judge's fenced-JSON search was quadratic in a reply without fences that
+    close: 6.4 s for 96 KB, minutes for a megabyte, holding the GIL; round 16 B)."""
+    found: list[Any] = []
+    try:
+        for match in regex.finditer(
+            pattern, text, flags, timeout=REGEX_TIME_LIMIT_S, concurrent=True
+        ):
+            groups = match.groups()
+            found.append(
+                match.group(0) if not groups else groups[0] if len(groups) == 1 else groups
+            )
+    except TimeoutError:
+        pass
+    return found

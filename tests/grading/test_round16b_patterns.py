@@ -65,7 +65,8 @@ def test_patterns_of_ordinary_size_are_kept() -> None:
 
 #: The command grader's score search with its time limit at 1 s (10 s as shipped).
 _SCORE = (
-    "import harness.grading._patterns as p; p.REGEX_TIME_LIMIT_S = 1.0\n"
+    "try:\n    import harness.grading._patterns as p\n    p.REGEX_TIME_LIMIT_S = 1.0\n"
+    "except ImportError:  # before the fix\n    pass\n"
     "from harness.grading._command import _score\n"
     "try:\n    _score('((a|aa)+)$', 1.0, 'a' * 60 + '!')\n"
     "except TimeoutError:\n    print('stopped')\n"
@@ -78,9 +79,9 @@ def test_a_score_regex_that_backtracks_for_ever_is_stopped() -> None:
     limit (the grader makes that an error cell naming the pattern)."""
     try:
         done = subprocess.run([sys.executable, "-c", _SCORE], capture_output=True, text=True,
-                              timeout=60, env=dict(os.environ))  # fmt: skip
+                              timeout=45, env=dict(os.environ))  # fmt: skip
     except subprocess.TimeoutExpired:
-        pytest.fail("the score search was still running after 60 s")
+        pytest.fail("the score search was still running after 45 s")
     assert done.stdout.strip() == "stopped", done.stderr
 
 
