@@ -60,7 +60,7 @@ def unfinished(db: str | Path, run_id: str) -> tuple[bool, str] | None:
         ).fetchone()
     finally:
         store.close()
-    if row is None or row[0] == "finished":
+    if row is None or row[0] not in ("running", "interrupted", "failed"):
         return None
     status, pid, host = row
     here = host == socket.gethostname()
