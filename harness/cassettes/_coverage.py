@@ -85,8 +85,9 @@ def _judge(item: Any) -> tuple[int, int] | None:
     try:
         body = json.loads(item["request"]["body"])
         reply = json.loads(item["response"]["body"]["string"])
-    except (KeyError, TypeError, ValueError):
-        return None  # streamed replies and non-JSON bodies carry usage elsewhere; not judged
+    except (KeyError, TypeError, ValueError, RecursionError):  # nested past the parser's depth:
+        return None  # (a traceback, round 16 B) streamed replies and non-JSON bodies carry
+        # usage elsewhere; not judged
     if not isinstance(body, dict) or not isinstance(reply, dict):
         return None
     listed = body.get("messages")

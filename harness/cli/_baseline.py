@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from harness._files import written_as_stream
-from harness.cli._common import db_options, echo, guarded, load
+from harness.cli._common import db_options, echo, fail, guarded, load
 
 __all__ = ["COMMANDS", "baseline", "baseline_save_command"]
 
@@ -34,8 +34,17 @@ def baseline_save_command(db: str, run: str, output: str, label: str | None) -> 
 
     def action() -> int:
         from harness.report._baseline import baseline_save
+        from harness.report._loader import unfinished
 
         run_id, frame = load(db, run)
+        cells = f"the {len(frame)} cells stored so far"
+        state = unfinished(db, run_id)
+        if state is not None and state[0]:  # a baseline of a run still going: partial, silently
+            fail(f"run {run_id}: {state[1]}; its baseline would hold only {cells}: save it "
+                 "once the run has ended")  # fmt: skip
+        if state is not None:
+            echo(f"warning: run {run_id}: {state[1]}; the baseline holds {cells} (a resumed "
+                 "run gives a whole one)", err=True)  # fmt: skip
         streamed = written_as_stream(output)  # (before: a file made by the write is none)
         doc = baseline_save(frame, output, run_id=run_id, label=label)
         totals = doc["totals"]

@@ -32,9 +32,11 @@ from pydantic import Field, model_validator
 
 from harness.core._result import Result
 from harness.errors import ToolError
+from harness.grading import _patterns
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error
 from harness.grading._grade import Grade
+from harness.grading._patterns import pattern_problem, timed_search
 from harness.kernel._progress import normalise_output
 from harness.tools._sandbox import Limits, SandboxUnavailable, run_command
 
@@ -69,13 +71,10 @@ class CommandGrader(Grader):
         if not self.command.strip():
             raise field_error("command", "give the command to run, e.g. 'python -m pytest -q'")
         if self.score_regex is not None:
-            try:
-                pattern = re.compile(self.score_regex)
-            except re.error as exc:
-                raise field_error(
-                    "score_regex", f"invalid regular expression {self.score_regex!r}: {exc}"
-                ) from None
-            if pattern.groups < 1:
+            problem = pattern_problem(self.score_regex)
+            if problem is not None:
+                raise field_error("score_regex", problem)
+            if re.compile(self.score_regex).groups < 1:
                 raise field_error(
                     "score_regex", "needs a group around the number, e.g. '(\\d+) passed'"
                 )
@@ -100,7 +99,13 @@ class CommandGrader(Grader):
         score = 1.0 if done.ok else 0.0
         scored = ""
         if self.score_regex is not None:
-            score, scored = _score(self.score_regex, self.score_max or 1.0, done.output)
+            try:
+                score, scored = _score(self.score_regex, self.score_max or 1.0, done.output)
+            except TimeoutError:  # backtracking (round 16 B: stdlib re held the GIL for ever)
+                limit = _patterns.REGEX_TIME_LIMIT_S
+                return Grade(False, 0.0, f"command grader: score_regex /{self.score_regex}/ "
+                             f"took over {limit:g} s on the command's output: simplify the "
+                             "pattern", error=True)  # fmt: skip
         # The explanation is part of a cell's row: it carries no timing (pytest's "in 0.85s", a
         # measured timeout), temporary path or pid, so that two replays give the same row.
         tail = " ".join(normalise_output(done.output).split())[-160:]
@@ -119,7 +124,7 @@ class CommandGrader(Grader):
 
 
 def _score(regex: str, score_max: float, output: str) -> tuple[float, str]:
-    found = re.search(regex, output)
+    found = timed_search(regex, output)
     if found is None:
         return 0.0, f"; score 0 (no match for /{regex}/)"
     try:

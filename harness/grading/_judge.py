@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from typing import Any, ClassVar, Literal
 
+import regex
 from pydantic import Field, model_validator
 
 from harness._plugins import shown_value
@@ -32,6 +32,7 @@ from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error
 from harness.grading._grade import PASS_THRESHOLD, Grade
+from harness.grading._patterns import timed_findall
 
 __all__ = ["JUDGE_SYSTEM_PROMPT", "JudgeGrader", "judge_prompt"]
 
@@ -114,8 +115,8 @@ def judge_prompt(grader: JudgeGrader, result: Result) -> str:
 
 
 def _verdict(text: str) -> dict[str, Any] | None:
-    candidates = [text, *re.findall(r"```(?:json)?\s*(\{.*?\})\s*```", text, re.S)]
-    candidates += re.findall(r"\{[^{}]*\}", text)
+    candidates = [text, *timed_findall(r"```(?:json)?\s*(\{.*?\})\s*```", text, regex.S)]
+    candidates += timed_findall(r"\{[^{}]*\}", text)
     for candidate in candidates:
         try:
             value = json.loads(candidate)

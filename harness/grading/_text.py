@@ -48,6 +48,7 @@ from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error, relative_path_ok, yaml_text
 from harness.grading._grade import Grade, show
+from harness.grading._patterns import REGEX_TIME_LIMIT_S, pattern_problem
 from harness.grading._sentences import NEGATIONS, Reading, answer_end
 from harness.tools._beneath import Beneath, read_fd
 
@@ -257,10 +258,6 @@ class EqualsGrader(_TextGrader):
         return Grade.of(False, f"expected {label} {_wanted(self.value)}, got {show(text.strip())}")
 
 
-#: Seconds one search of a ``regex`` grader's pattern may take (catastrophic backtracking).
-REGEX_TIME_LIMIT_S = 10.0
-
-
 class RegexGrader(_TextGrader):
     """``regex``: a search (re's syntax) of one of ``value`` (case-insensitive unless
     case-sensitive); anchors apply to the whole text (add ``(?m)`` for lines); with ``at: end``
@@ -269,10 +266,9 @@ class RegexGrader(_TextGrader):
     kind: Literal["regex"] = "regex"
 
     def _check_value(self, where: str, value: str) -> None:
-        try:
-            re.compile(value)  # re's syntax and messages; ``regex`` V0 reads the same syntax
-        except re.error as exc:
-            raise field_error(where, f"invalid regular expression {value!r}: {exc}") from None
+        problem = pattern_problem(value)  # re's syntax (``regex`` V0 reads the same), and a
+        if problem is not None:  # size ``regex`` can build (round 16 B: 2 GB at a first grading)
+            raise field_error(where, problem)
 
     def _finds(self, text: str, value: str) -> Iterator[tuple[int, int]]:
         # ``regex`` (re's syntax, V0) with a time limit per search: stdlib re backtracked for

@@ -13,7 +13,7 @@ import pandas as pd
 from harness.errors import HarnessError
 from harness.report._tables import ReportInputError
 
-__all__ = ["DEFAULT_DB", "load_run"]
+__all__ = ["DEFAULT_DB", "load_run", "unfinished"]
 
 DEFAULT_DB = Path("reports/harness.duckdb")
 
@@ -41,3 +41,30 @@ def load_run(db: str | Path = DEFAULT_DB, run: str | None = "latest") -> tuple[s
         raise
     except HarnessError as exc:
         raise ReportInputError(f"{path}: {exc}") from exc
+
+
+def unfinished(db: str | Path, run_id: str) -> tuple[bool, str] | None:
+    """Whether ``run_id`` had not ended when it was read: ``(running, why)``, ``running`` when
+    its process is alive (on this host; another host's cannot be checked), else None. A
+    baseline saved from it held only the cells stored so far, without a word (adversary round
+    16, part B: 34 of a run's 40 cells, saved while it ran)."""
+    import socket
+
+    from harness.store import Store
+    from harness.store._locking import pid_alive
+
+    store = Store.open(Path(db), read_only=True)
+    try:
+        row = store.con.execute(
+            "SELECT status, pid, host FROM bench_runs WHERE run_id = ?", [run_id]
+        ).fetchone()
+    finally:
+        store.close()
+    if row is None or row[0] not in ("running", "interrupted", "failed"):
+        return None
+    status, pid, host = row
+    here = host == socket.gethostname()
+    if status == "running" and (not here or (pid is not None and pid_alive(int(pid)))):
+        where = "" if here else f" on {host}"
+        return True, f"it is still running (process {pid}{where})"
+    return False, "it was interrupted" if status == "running" else f"it ended {status}"

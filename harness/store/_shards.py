@@ -119,7 +119,9 @@ def is_regular(path: Path) -> bool:
 
 
 def _write_atomic(table: pa.Table, dest: Path, *, fsync: bool) -> None:
-    tmp = dest.with_name(f".{dest.name}.tmp")
+    # A name of this writer's own: readers make the schema shards at once (round 15), and
+    # two sharing one name moved each other's file away (FileNotFoundError; round 16 B)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
         with os.fdopen(open_regular(tmp, os.O_WRONLY | os.O_CREAT, truncate=True), "wb") as f:
             pq.write_table(table, f)

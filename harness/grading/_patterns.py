@@ -1,0 +1,104 @@
+"""The regular expressions a suite gives its graders (``regex``'s ``value``, ``command``'s
+``score_regex``): checked where the suite is read, searched with a time limit.
+
+- :func:`pattern_problem`: re's syntax, and a bound on what the matcher builds. The ``regex``
+  module that searches (for its time limit) writes out every fixed repetition when it compiles:
+  ``(?:(?:a{1000}){1000}){1000}`` passed ``suites validate`` (stdlib ``re`` does not expand it)
+  and took over 2 GB at the first grading, a ``MemoryError`` under a 4 GB limit, the machine's
+  memory without one (adversary round 16, part B).
+- :func:`timed_search`: ``regex`` (re's syntax, V0) with :data:`REGEX_TIME_LIMIT_S` per search
+  and the GIL released; stdlib ``re`` backtracked for ever on ``(a|aa)+$`` holding the GIL, so
+  neither a time limit nor SIGTERM stopped the run (round 14: the ``regex`` grader; round 16 B:
+  the ``command`` grader's ``score_regex`` over the command's output, 44 s for 40 ``a``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import regex
+
+__all__ = [
+    "PATTERN_PARTS_MAX",
+    "REGEX_TIME_LIMIT_S",
+    "pattern_problem",
+    "timed_findall",
+    "timed_search",
+]
+
+#: Seconds one search of a suite's pattern may take (catastrophic backtracking).
+REGEX_TIME_LIMIT_S = 10.0
+
+#: The most parts a pattern may repeat to (``a{1000}`` is 1,000; about 300 bytes each when
+#: ``regex`` compiles it).
+PATTERN_PARTS_MAX = 50_000
+
+_parser: Any = getattr(re, "_parser")  # noqa: B009  (re's own parser: the tree re compiles)
+_constants: Any = getattr(re, "_constants")  # noqa: B009
+_REPEATS = {_constants.MAX_REPEAT, _constants.MIN_REPEAT, _constants.POSSESSIVE_REPEAT}
+
+
+def pattern_problem(value: str) -> str | None:
+    """Why ``value`` cannot be a grader's pattern (re's message, or its size), or None."""
+    try:
+        tree = _parser.parse(value)
+    except re.error as exc:
+        return f"invalid regular expression {value!r}: {exc}"
+    parts = _parts(tree)
+    if parts > PATTERN_PARTS_MAX:
+        shown = value if len(value) <= 80 else f"{value[:80]}..."
+        return (
+            f"regular expression {shown!r} repeats to more than {PATTERN_PARTS_MAX:,} parts "
+            "(the matcher builds each: gigabytes of memory); repeat less, or use an open "
+            "bound such as {1000,}"
+        )
+    return None
+
+
+def _parts(items: Any) -> int:
+    """How many parts ``regex`` builds for a parsed pattern: each fixed repetition written out
+    (its least count times its body), stopping once past :data:`PATTERN_PARTS_MAX`."""
+    total = 0
+    for op, av in items:
+        if op in _REPEATS:
+            n = max(int(av[0]), 1) * _parts(av[2])
+        elif op is _constants.SUBPATTERN:
+            n = _parts(av[-1])
+        elif op is _constants.BRANCH:
+            n = sum(_parts(branch) for branch in av[1])
+        elif op in (_constants.ASSERT, _constants.ASSERT_NOT):
+            n = _parts(av[1])
+        elif op is _constants.ATOMIC_GROUP:
+            n = _parts(av)
+        elif op is _constants.GROUPREF_EXISTS:
+            n = _parts(av[1]) + (_parts(av[2]) if av[2] else 0)
+        else:
+            n = 1
+        total += n
+        if total > PATTERN_PARTS_MAX:
+            break
+    return total
+
+
+def timed_search(pattern: str, text: str, flags: int = 0) -> regex.Match[str] | None:
+    """``regex.search`` within :data:`REGEX_TIME_LIMIT_S` (a ``TimeoutError`` past it)."""
+    return regex.search(pattern, text, flags, timeout=REGEX_TIME_LIMIT_S, concurrent=True)
+
+
+def timed_findall(pattern: str, text: str, flags: int = 0) -> list[Any]:
+    """``regex.findall`` within :data:`REGEX_TIME_LIMIT_S`; what it found by then when the
+    limit passes (the judge's fenced-JSON search was quadratic in a reply without fences that
+    close: 6.4 s for 96 KB, minutes for a megabyte, holding the GIL; round 16 B)."""
+    found: list[Any] = []
+    try:
+        for match in regex.finditer(
+            pattern, text, flags, timeout=REGEX_TIME_LIMIT_S, concurrent=True
+        ):
+            groups = match.groups()
+            found.append(
+                match.group(0) if not groups else groups[0] if len(groups) == 1 else groups
+            )
+    except TimeoutError:
+        pass
+    return found
