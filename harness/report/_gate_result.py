@@ -127,7 +127,12 @@ def _sig(x: float, digits: int = 2) -> str:
     if x == 0 or not math.isfinite(x):
         return f"{x:.1f}"
     decimals = max(1, digits - 1 - math.floor(math.log10(abs(x))))
-    return f"{x:.{decimals}f}"
+    return f"{x:.{digits - 1}e}" if decimals > _DECIMALS_MAX else f"{x:.{decimals}f}"
+
+
+#: Past this many decimals a number is written in scientific notation (a baseline's cost of
+#: 5e-324 printed 325 digits: adversary round 16, part B).
+_DECIMALS_MAX = 10
 
 
 def fmt_change_pct(change: float) -> str:
@@ -167,6 +172,8 @@ def _usd(x: float, sig: int) -> str:
     if x == 0:
         return "$0"
     decimals = max(2, sig - 1 - math.floor(math.log10(abs(x))))
+    if decimals > _DECIMALS_MAX:
+        return ("-" if x < 0 else "") + f"${abs(x):.{sig - 1}e}"
     return ("-" if x < 0 else "") + f"${abs(x):,.{decimals}f}"
 
 
