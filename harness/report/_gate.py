@@ -219,7 +219,7 @@ def _evaluate(diff: pd.DataFrame, t: GateThresholds) -> tuple[list[GateCheck], p
     return checks, table
 
 
-def _warnings(diff: pd.DataFrame, source: str) -> list[str]:
+def _warnings(diff: pd.DataFrame, missing: pd.DataFrame, source: str) -> list[str]:
     out: list[str] = []
 
     def cells(frame: pd.DataFrame, limit: int = 5) -> str:
@@ -230,7 +230,6 @@ def _warnings(diff: pd.DataFrame, source: str) -> list[str]:
         more = f" and {len(frame) - limit} more" if len(frame) > limit else ""
         return ", ".join(names) + more
 
-    missing = diff[diff["status"] == "missing"]
     if len(missing):
         out.append(f"{len(missing)} baseline cell(s) not in this run: {cells(missing)}")
     new = diff[diff["status"] == "new"]
@@ -285,14 +284,18 @@ def run_gate(
                     for r in not_requested.head(3).itertuples()
                 )
             )
-    complete, incomplete = _completeness(diff_frame(now, base), now, base, t)
+    every = diff_frame(now, base)
+    complete, incomplete = _completeness(every, now, base, t)
     # Thresholds compare scored cells only; errored ones failed the completeness check.
     diff = diff_frame(scored(now), base)
     checks, offending = _evaluate(diff, t)
     if incomplete:
         offending = pd.concat([*incomplete, offending], ignore_index=True)
-    warnings += _warnings(diff, source)
-    counts = {**diff_counts(diff), "not_requested": len(not_requested)}
+    # Missing means not in the run at all, as the check says: a cell errored in both is in
+    # it, and was said "not in this run" beside `missing_cells` 0 (adversary round 17, part B).
+    missing = every[every["status"] == "missing"]
+    warnings += _warnings(diff, missing, source)
+    counts = {**diff_counts(diff), "missing": len(missing), "not_requested": len(not_requested)}
     return GateResult(complete + checks, offending, warnings, t, counts, source)
 
 
