@@ -257,6 +257,10 @@ async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
     """None when the call may run; else its error result (a denial, an unknown tool, bad JSON).
     Raises _Stop when a permission callback or PreToolUse hook halts the run."""
     name, args = call.name, call.arguments
+    # A hook's matcher is tried on the run's own tool names only: a name the model made up
+    # (200,000 characters, say) under a matcher such as ``mcp__.*__.*write`` held the event
+    # loop 21 s in ``re`` (adversary round 17, part A). Hooks with no matcher still see it.
+    matched = name if tool is not None else None
     decision = await state.permissions.check(
         name, as_sent(args), bool(getattr(tool, "read_only", False)), state.ctx
     )
@@ -269,7 +273,7 @@ async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
                 "session_id": state.session_id,
                 "assigns": state.ctx.assigns,
             },
-            tool_name=name,
+            tool_name=matched,
             tool_use_id=call.id,
         )
         if pre.halt is not None:
@@ -289,7 +293,7 @@ async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
                 "reason": decision.reason,
                 "code": decision.code,
             },
-            tool_name=name,
+            tool_name=matched,
             tool_use_id=call.id,
         )
         return ToolResult(call.id, decision.reason, True)
