@@ -31,7 +31,8 @@ def test_a_reader_gone_does_not_fail_the_run(tmp_path: Path, progress: bool) -> 
     )
     (tmp_path / "s.yaml").write_text(f"suite: s\ntasks:\n{tasks}")
     args = [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "mock",
-            "--modes", "react", "--db", "h.duckdb"] + ([] if progress else ["--no-progress"])  # fmt: skip
+            "--modes", "react", "--db", "h.duckdb"]  # fmt: skip
+    args += [] if progress else ["--no-progress"]
     read, write = os.pipe()
     proc = subprocess.Popen(args, cwd=tmp_path, stdout=write, stderr=write)
     os.close(write)
