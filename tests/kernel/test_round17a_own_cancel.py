@@ -196,3 +196,35 @@ async def test_a_real_cancel_of_the_run_still_passes_through() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+class _CancellingUpdates(dict[str, Any]):
+    """State updates whose ``items``, read as they are merged, cancel the reading task."""
+
+    def items(self) -> Any:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        return super().items()
+
+
+@harness.tool
+async def hands_back(x: str) -> Any:
+    """Answers a ToolOutput whose state updates cancel the run's task when merged."""
+    from harness.tools import ToolOutput
+
+    return ToolOutput("hi", assigns=_CancellingUpdates(a=1))
+
+
+def test_a_tool_output_cancelling_the_runs_task_when_taken_is_the_tools_crash() -> None:
+    provider = MockProvider(
+        turns=[{"tool_calls": [{"name": "hands_back", "arguments": {"x": "y"}}]}, {"text": "done"}]
+    )
+    result = harness.run("hi", tools=[hands_back], provider=provider)  # raised CancelledError
+    assert result.text == "done"
+    told = next(m.content for m in result.messages if m.role == "tool")
+    assert told == (
+        "error: tool crashed: its ToolOutput cannot be taken: CancelledError: it cancelled its "
+        "run's task"
+    )
+    assert result.assigns.get("a") is None  # nothing merged
