@@ -13,6 +13,7 @@ the tracer's traceback and lost the run's spans. Now each is the provider's fail
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import Any
 
 import pytest
@@ -110,3 +111,34 @@ def test_text_deltas_still_stream() -> None:
     result = harness.run("hi", provider=provider, on_event=seen.append)
     assert result.text == "hi"
     assert [e.text for e in seen if type(e).__name__ == "Content"] == ["h", "i"]
+
+
+@harness.tool
+def plain(x: str) -> str:
+    """Answers."""
+    return "ok"
+
+
+class _TwoCalls:
+    name = "two-calls"
+    model = "m"
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.capabilities = MockProvider(turns=[{"text": "x"}]).capabilities
+
+    async def complete(self, request: Any, on_delta: Any = None) -> Any:
+        self.calls += 1
+        if self.calls == 1:
+            call = harness.ToolCall("c1", "plain", {"x": "y"})
+            return harness.Response(tool_calls=[call], cost_usd=1e308)
+        return harness.Response(text="hi", cost_usd=1e308)
+
+    async def aclose(self) -> None:
+        pass
+
+
+def test_costs_summing_past_the_largest_float_stay_a_finite_cost() -> None:
+    result = harness.run("hi", provider=_TwoCalls(), tools=[plain])
+    assert result.text == "hi"
+    assert result.cost_usd == sys.float_info.max  # inf before: the cell's row was refused
