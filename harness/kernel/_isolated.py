@@ -152,7 +152,7 @@ class Mark(NamedTuple):
 
     task: asyncio.Task[Any] | None
     #: Its count of cancel requests.
-    count: int
+    requests: int
     #: Whether a ``CancelledError`` was pending already (Python 3.11's ``_must_cancel``).
     pending: bool
 
@@ -177,7 +177,7 @@ def _pending(task: asyncio.Task[Any]) -> bool:
 def own_cancel(mark: Mark) -> bool:
     """Whether synchronous plug-in code that ran in ``mark.task`` cancelled it
     (``asyncio.current_task().cancel()``: the run's own task, not a task of the plug-in's); the
-    count of cancel requests is put back to ``mark.count``, so the
+    count of cancel requests is put back to ``mark.requests``, so the
     :class:`~asyncio.CancelledError` still pending is :func:`contained` (the plug-in's failure)
     wherever it is raised. Nothing else can cancel the task while such code runs: the event
     loop waits for it. A plug-in that put the count back itself (``cancel()`` then
@@ -185,7 +185,7 @@ def own_cancel(mark: Mark) -> bool:
     ``harness.run`` or halted the run as a bare ``CancelledError`` blamed on nothing
     (adversary round 17, part A); it is that plug-in's too when nothing else cancels the
     task."""
-    task, before = mark.task, mark.count
+    task, before = mark.task, mark.requests
     if task is None:
         return False
     if task.cancelling() <= before:

@@ -145,7 +145,7 @@ def test_a_providers_sync_code_cancelling_the_runs_task_is_its_crash(uncancel: b
 class _Cancelling(harness.Response):
     """A Response whose ``text``, read, cancels the task reading it."""
 
-    @property  # type: ignore[override]
+    @property
     def text(self) -> str:
         task = asyncio.current_task()
         assert task is not None
