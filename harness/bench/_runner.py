@@ -234,7 +234,6 @@ class Runner:
         transport: CassetteTransport | None = None
         result: Result | None = None
         try:
-            options = await cell_options(task)
             if cassette is None:
                 provider_opts: dict[str, Any] = task.mock_provider_opts(cell.mode) or {}
             else:
@@ -257,7 +256,7 @@ class Runner:
                     **({"harness.bench.run_id": opts.run_id} if opts.run_id else {}),
                 },
                 on_tool_timeout="end_run",  # a wall-clock expiry is the machine's, not the model's
-                **options,
+                **(await cell_options(task)),
             )
             reviews: list[Review] = []
             result = await apply_approvals(task, result, reviews)
