@@ -136,11 +136,12 @@ async def called(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
     mark = cancels()
     try:
         done, value = True, fn(*args)
+        pending = inspect.isawaitable(value)  # its answer's class is asked: its code too
     except BaseException as exc:
-        done, value = False, exc
+        done, value, pending = False, exc, False
     if await undo_own_cancel(mark):
         done, value = False, asyncio.CancelledError("it cancelled its run's task")
-    if done and inspect.isawaitable(value):
+    if done and pending:
         done, value = await outcome(value)  # raises only what ends the awaiting task
     if not done and not contained(value):
         raise value
