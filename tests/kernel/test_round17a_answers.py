@@ -52,7 +52,7 @@ class _EqCancels:
 
 
 class _ReasonRaises(Deny):
-    @property  # type: ignore[override]
+    @property
     def reason(self) -> str:
         raise RuntimeError("reason boom")
 
@@ -89,7 +89,8 @@ def _messages() -> Iterator[str]:
     "_taken, undo_own_cancel after it)",
 )
 def test_a_hook_answer_cancelling_the_runs_task_as_it_is_read_is_the_hooks_crash() -> None:
-    hooks: Any = {"PreToolUse": [{"hooks": [lambda p, t: Inject(_messages())]}]}
+    messages: Any = _messages()
+    hooks: Any = {"PreToolUse": [{"hooks": [lambda p, t: Inject(messages)]}]}
     result = harness.run("hi", tools=[plain], provider=_calling(), hooks=hooks)  # raises
     assert result.halted_reason == (
         "hook_crashed: PreToolUse: its answer cannot be read: CancelledError: it cancelled its "
