@@ -49,6 +49,7 @@ from harness.grading._base import agrade
 from harness.grading._grade import Grade
 from harness.grading._pool import GraderPool
 from harness.suites._approvals import Review, apply_approvals
+from harness.suites._sources import cell_options
 from harness.suites._suite import Task
 from harness.tools._grep_worker import GrepWorker, using
 
@@ -255,7 +256,7 @@ class Runner:
                     **({"harness.bench.run_id": opts.run_id} if opts.run_id else {}),
                 },
                 on_tool_timeout="end_run",  # a wall-clock expiry is the machine's, not the model's
-                **task.run_options(),
+                **(await cell_options(task)),
             )
             reviews: list[Review] = []
             result = await apply_approvals(task, result, reviews)

@@ -35,6 +35,14 @@ class SafeConsole(Console):
         kwargs.setdefault("emoji", False)
         super().__init__(*args, **kwargs)
 
+    def on_broken_pipe(self) -> None:
+        """The reader is gone (``harness run ... 2>&1 | head``): the console goes quiet and
+        the command goes on. Rich's own raised ``SystemExit(1)`` in whatever printed: in the
+        progress bar, inside the executor, a run whose cells had all finished and were stored
+        was stored ``failed`` (``the executor 'local' raised SystemExit: 1``); in the summary
+        it made the exit code 1 (adversary round 17, part A)."""
+        self.quiet = True
+
     def render_str(self, text: str, **kwargs: Any) -> Text:
         if len(text) > HIGHLIGHT_MAX_CHARS:
             kwargs["highlight"] = False

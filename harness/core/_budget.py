@@ -8,6 +8,7 @@ sub-agent runs), each tagged with its purpose so reports can split the cost.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -56,7 +57,10 @@ class Budget:
         # A NaN cost is unknown, as None is: summed, it made the run's cost NaN and the budget
         # never reached (a plug-in provider's, adversary round 16, part A).
         if cost_usd is not None and not math.isnan(cost_usd):
-            self.cost_usd = (self.cost_usd or 0.0) + max(cost_usd, 0.0)
+            total = (self.cost_usd or 0.0) + max(cost_usd, 0.0)
+            # A sum past the largest float (two calls of $1e308) is kept at it: as inf it made
+            # the run's row unstorable, the cell lost (adversary round 17, part A).
+            self.cost_usd = min(total, sys.float_info.max)
 
     def record(self, call: CallRecord) -> None:
         """Add a call's usage and cost and keep its record."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any, ClassVar, Literal
 
 import regex
@@ -32,7 +33,7 @@ from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error
 from harness.grading._grade import PASS_THRESHOLD, Grade
-from harness.grading._patterns import timed_findall
+from harness.grading._patterns import REGEX_TIME_LIMIT_S, timed_findall
 
 __all__ = ["JUDGE_SYSTEM_PROMPT", "JudgeGrader", "judge_prompt"]
 
@@ -44,6 +45,8 @@ JUDGE_SYSTEM_PROMPT = (
 #: Characters of the transcript the judge sees (the end is kept).
 TRANSCRIPT_CHARS = 12_000
 DEFAULT_TIMEOUT_S = 120.0
+#: How many ``{`` of a judge's reply are tried as the start of an outermost JSON object.
+OUTERMOST_TRIES = 10_000
 
 
 class JudgeGrader(Grader):
@@ -115,7 +118,12 @@ def judge_prompt(grader: JudgeGrader, result: Result) -> str:
 
 
 def _verdict(text: str) -> dict[str, Any] | None:
+    """The verdict: the reply, a fenced object, an outermost object in the text (the first of
+    them with ``passed`` or ``score``), an innermost one. Innermost objects were read before
+    outermost ones: ``{"passed": false, "criteria": {"tone": {"passed": true}}}`` with a word
+    before or after it was stored **passed** (adversary round 17, part A)."""
     candidates = [text, *timed_findall(r"```(?:json)?\s*(\{.*?\})\s*```", text, regex.S)]
+    candidates += _outermost(text)
     candidates += timed_findall(r"\{[^{}]*\}", text)
     for candidate in candidates:
         try:
@@ -125,6 +133,25 @@ def _verdict(text: str) -> dict[str, Any] | None:
         if isinstance(value, dict) and ("passed" in value or "score" in value):
             return value
     return None
+
+
+def _outermost(text: str) -> list[str]:
+    """The JSON objects of ``text`` that are not inside another, in order (at most
+    :data:`OUTERMOST_TRIES` starts tried, within :data:`REGEX_TIME_LIMIT_S`)."""
+    decoder = json.JSONDecoder()
+    found: list[str] = []
+    deadline = time.monotonic() + REGEX_TIME_LIMIT_S
+    start, tries = text.find("{"), 0
+    while start >= 0 and tries < OUTERMOST_TRIES and time.monotonic() < deadline:
+        tries += 1
+        try:
+            _, end = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            start = text.find("{", start + 1)
+            continue
+        found.append(text[start:end])
+        start = text.find("{", end)
+    return found
 
 
 def _flag(value: Any) -> bool | None:

@@ -7,7 +7,10 @@ Every call goes through :func:`call_provider`, so each one is counted in ``llm_c
 
 from __future__ import annotations
 
+import inspect
+import math
 import time
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from harness._plugins import shown_value
@@ -15,7 +18,7 @@ from harness.core._budget import CallPurpose, CallRecord
 from harness.core._messages import INVALID_JSON_KEY, Message, TokenUsage, ToolCall
 from harness.errors import HarnessError, ProviderError
 from harness.events import CallFinished, CallStarted, Content, RunWarning, Thinking, Usage
-from harness.kernel._isolated import awaiting
+from harness.kernel._isolated import awaiting, cancels, undo_own_cancel
 from harness.providers._base import Request, Response
 
 if TYPE_CHECKING:
@@ -81,6 +84,14 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
 
         def on_delta(kind: Literal["content", "thinking"], text: str) -> None:
             nonlocal streamed
+            # A plug-in provider's delta of an int, None or bytes printed the tracer's
+            # traceback and lost the run's spans (adversary round 17, part A): its own error.
+            if kind not in ("content", "thinking") or not isinstance(text, str):
+                raise TypeError(
+                    "on_delta(kind, text) takes 'content' or 'thinking' and a str, not "
+                    f"{shown_value(kind, 40)} and a {type(text).__name__}"
+                )
+            text = str.__str__(text)
             streamed = True
             state.emit(Content(text, purpose) if kind == "content" else Thinking(text, purpose))
 
@@ -89,7 +100,7 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
     started = time.time_ns()
     t0 = time.perf_counter()
     try:
-        response = await awaiting(provider, provider.complete(request, on_delta))
+        response = await _answer(provider, request, on_delta)
     except ProviderError as exc:
         _record(state, index, request, None, started, t0, error=str(exc), attempts=exc.attempts)
         raise
@@ -100,7 +111,10 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
     except Exception as exc:  # a provider bug must not escape as anything but a ProviderError
         _record(state, index, request, None, started, t0, error=f"{type(exc).__name__}: {exc}")
         raise ProviderError("unknown", f"provider crashed: {type(exc).__name__}: {exc}") from exc
-    misfit = _misfit(response)
+    mark = cancels()
+    misfit = _misfit(response)  # a Response subclass's properties run in the run's task
+    if await undo_own_cancel(mark):
+        misfit = f"a Response that, read, {_OWN_CANCEL}"
     if misfit is not None:
         reason = f"the provider answered {misfit}"
         _record(state, index, request, None, started, t0, error=reason)
@@ -111,7 +125,42 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
     return response, streamed
 
 
+_OWN_CANCEL = "cancelled its run's task"
+
+#: More tokens than a count of one call's can hold: a server's ``prompt_tokens`` of 10^29 made
+#: the run's row unstorable (BIGINT), ended ``harness run`` with exit 2 and no row stored, the run
+#: left ``running`` (adversary round 17, part A).
+MAX_CALL_TOKENS = 10**12
+
+
+async def _answer(provider: Any, request: Request, on_delta: Any) -> Any:
+    """``provider.complete(request, on_delta)`` awaited. A plug-in's ``complete`` may be a
+    plain function answering an awaitable: its own code runs in the run's task, and cancelling
+    that task left ``harness.run`` as a bare ``CancelledError`` (adversary round 17, part A)."""
+    mark = cancels()
+    try:
+        pending = provider.complete(request, on_delta)
+    except BaseException:
+        if await undo_own_cancel(mark):
+            raise ProviderError("unknown", f"provider crashed: it {_OWN_CANCEL}") from None
+        raise
+    if await undo_own_cancel(mark):
+        if inspect.iscoroutine(pending):
+            pending.close()
+        raise ProviderError("unknown", f"provider crashed: it {_OWN_CANCEL}")
+    return await awaiting(provider, pending)
+
+
 def _misfit(response: Any) -> str | None:
+    """What is wrong with a plug-in provider's answer (see :func:`_misfits`), or None; a
+    ``Response`` whose fields raise when read is one too."""
+    try:
+        return _misfits(response)
+    except Exception as exc:
+        return f"a Response whose fields cannot be read: {type(exc).__name__}: {exc}"
+
+
+def _misfits(response: Any) -> str | None:
     """What is wrong with a plug-in provider's answer, or None: a ``None``, a dict or a
     ``Response`` whose text is an ``int``, whose tool calls are dicts or a generator, whose
     usage is a ``str`` ended the run ``error_during_execution`` naming only an
@@ -129,9 +178,30 @@ def _misfit(response: Any) -> str | None:
     cost = response.cost_usd
     if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
         return f"a Response whose cost_usd is a {type(cost).__name__}, not a number"
-    if response.usage is not None and not isinstance(response.usage, TokenUsage):
-        return f"a Response whose usage is a {type(response.usage).__name__}, not a TokenUsage"
+    if cost is not None and not _finite(cost):  # NaN is an unknown cost (Budget.add)
+        return f"a Response whose cost_usd is {shown_value(cost, 40)}, not a finite number"
+    usage = response.usage
+    if usage is not None and not isinstance(usage, TokenUsage):
+        return f"a Response whose usage is a {type(usage).__name__}, not a TokenUsage"
+    for field in fields(TokenUsage) if usage is not None else ():
+        count = getattr(usage, field.name)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            return f"a Response whose usage's {field.name} is {shown_value(count, 40)}, not a count"
+        if count > MAX_CALL_TOKENS:
+            return (
+                f"a Response whose usage's {field.name} is {count:.3g}, past {MAX_CALL_TOKENS:.0e}"
+            )
     return None
+
+
+def _finite(cost: float) -> bool:
+    """Whether ``cost`` is a finite number of dollars or NaN (an int past a float's range is
+    not: summed, it raised ``OverflowError``, the harness's own ``error_during_execution``)."""
+    try:
+        value = float(cost)
+    except OverflowError:
+        return False
+    return math.isnan(value) or math.isfinite(value)
 
 
 #: Tool-call arguments nested deeper than this many levels are not taken as arguments: a model's

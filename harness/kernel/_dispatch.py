@@ -23,7 +23,7 @@ from harness.core._messages import INVALID_JSON_KEY, ToolCall, ToolResult, UIPay
 from harness.errors import ToolError, ToolSafetyNet
 from harness.events import ToolCallEvent, ToolResultEvent, ToolUI
 from harness.kernel._hooks import HaltRun, HookEvent
-from harness.kernel._isolated import awaiting
+from harness.kernel._isolated import awaiting, cancels, undo_own_cancel
 from harness.kernel._permissions import Denial
 from harness.tools._base import Submit, ToolContext, ToolOutput, merge_assigns, render
 
@@ -124,7 +124,7 @@ async def _bounded(state: State, call: ToolCall, *, parallel: bool) -> ToolResul
     return result
 
 
-def _crash(exc: Exception) -> str:
+def _crash(exc: BaseException) -> str:
     """``RuntimeError: boom`` as the model has always been shown it; an exception whose message
     cannot be read is named by its type (:func:`~harness._plugins.described`)."""
     try:
@@ -235,6 +235,9 @@ async def _output(state: State, call: ToolCall, value: ToolOutput) -> ToolResult
     ``int`` lost the cell, and a ``ui`` that is not a :class:`UIPayload` printed the tracer's
     traceback (adversary round 16, part A)."""
     stage = "its ToolOutput cannot be taken"
+    failure: BaseException | None = None
+    merged: dict[str, Any] | None = None
+    mark = cancels()  # its fields are read in the run's task (round 17, part A: they cancelled it)
     try:
         content, ui, updates = value.content, value.ui, value.assigns
         text = content if type(content) is str else render(content)
@@ -244,12 +247,18 @@ async def _output(state: State, call: ToolCall, value: ToolOutput) -> ToolResult
         if updates:
             merged = dict(state.ctx.assigns)
             merge_assigns(merged, updates)
-            state.ctx.assigns.clear()
-            state.ctx.assigns.update(merged)
     except Exception as exc:
-        reason = f"tool crashed: {stage}: {_crash(exc)}"
+        failure = exc
+    if await undo_own_cancel(mark):
+        stage = "its ToolOutput cannot be taken"
+        failure = asyncio.CancelledError("it cancelled its run's task")
+    if failure is not None:
+        reason = f"tool crashed: {stage}: {_crash(failure)}"
         await _fire_failure(state, call, reason)
         return ToolResult(call.id, f"error: {reason}", True)
+    if merged is not None:
+        state.ctx.assigns.clear()
+        state.ctx.assigns.update(merged)
     return ToolResult(call.id, text, False, ui)
 
 
@@ -257,6 +266,10 @@ async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
     """None when the call may run; else its error result (a denial, an unknown tool, bad JSON).
     Raises _Stop when a permission callback or PreToolUse hook halts the run."""
     name, args = call.name, call.arguments
+    # A hook's matcher is tried on the run's own tool names only: a name the model made up
+    # (200,000 characters, say) under a matcher such as ``mcp__.*__.*write`` held the event
+    # loop 21 s in ``re`` (adversary round 17, part A). Hooks with no matcher still see it.
+    matched = name if tool is not None else None
     decision = await state.permissions.check(
         name, as_sent(args), bool(getattr(tool, "read_only", False)), state.ctx
     )
@@ -269,7 +282,7 @@ async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
                 "session_id": state.session_id,
                 "assigns": state.ctx.assigns,
             },
-            tool_name=name,
+            tool_name=matched,
             tool_use_id=call.id,
         )
         if pre.halt is not None:
@@ -289,7 +302,7 @@ async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
                 "reason": decision.reason,
                 "code": decision.code,
             },
-            tool_name=name,
+            tool_name=matched,
             tool_use_id=call.id,
         )
         return ToolResult(call.id, decision.reason, True)

@@ -24,10 +24,11 @@ import asyncio
 import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 __all__ = [
     "CANCEL_GRACE_S",
+    "Mark",
     "awaiting",
     "called",
     "cancels",
@@ -132,51 +133,76 @@ async def called(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
     ``can_use_tool``) ``fn(*args)``, which may answer an awaitable (awaited in a task of its
     own: :func:`outcome`); what stops more than the plug-in (not :func:`contained`) is
     raised."""
-    task, before = cancels()
+    mark = cancels()
     try:
         done, value = True, fn(*args)
+        pending = inspect.isawaitable(value)  # its answer's class is asked: its code too
     except BaseException as exc:
-        done, value = False, exc
-    if await undo_own_cancel(task, before):
+        done, value, pending = False, exc, False
+    if await undo_own_cancel(mark):
         done, value = False, asyncio.CancelledError("it cancelled its run's task")
-    if done and inspect.isawaitable(value):
+    if done and pending:
         done, value = await outcome(value)  # raises only what ends the awaiting task
     if not done and not contained(value):
         raise value
     return done, value
 
 
-def cancels() -> tuple[asyncio.Task[Any] | None, int]:
-    """The running task and its count of cancel requests, taken before a plug-in's synchronous
-    code runs in it (a hook, ``can_use_tool``, a mode's ``init``, an ``on_event`` subscriber):
-    see :func:`undo_own_cancel`."""
+class Mark(NamedTuple):
+    """A task's cancel state taken before a plug-in's synchronous code runs in it."""
+
+    task: asyncio.Task[Any] | None
+    #: Its count of cancel requests.
+    requests: int
+    #: Whether a ``CancelledError`` was pending already (Python 3.11's ``_must_cancel``).
+    pending: bool
+
+
+def cancels() -> Mark:
+    """The running task and its cancel state, taken before a plug-in's synchronous code runs in
+    it (a hook, ``can_use_tool``, a mode's ``init``, an ``on_event`` subscriber, a provider's
+    ``complete``): see :func:`undo_own_cancel`."""
     try:
         task = asyncio.current_task()
     except RuntimeError:  # no running loop
-        return None, 0
-    return task, task.cancelling() if task is not None else 0
+        return Mark(None, 0, False)
+    if task is None:
+        return Mark(None, 0, False)
+    return Mark(task, task.cancelling(), _pending(task))
 
 
-def own_cancel(task: asyncio.Task[Any] | None, before: int) -> bool:
-    """Whether synchronous plug-in code that ran in ``task`` cancelled it
+def _pending(task: asyncio.Task[Any]) -> bool:
+    return getattr(task, "_must_cancel", False) is True
+
+
+def own_cancel(mark: Mark) -> bool:
+    """Whether synchronous plug-in code that ran in ``mark.task`` cancelled it
     (``asyncio.current_task().cancel()``: the run's own task, not a task of the plug-in's); the
-    count of cancel requests is put back to ``before``, so the :class:`~asyncio.CancelledError`
-    still pending is :func:`contained` (the plug-in's failure) wherever it is raised. Nothing
-    else can cancel the task while such code runs: the event loop waits for it."""
-    if task is None or task.cancelling() <= before:
+    count of cancel requests is put back to ``mark.requests``, so the
+    :class:`~asyncio.CancelledError` still pending is :func:`contained` (the plug-in's failure)
+    wherever it is raised. Nothing else can cancel the task while such code runs: the event
+    loop waits for it. A plug-in that put the count back itself (``cancel()`` then
+    ``uncancel()``) left the ``CancelledError`` pending all the same (Python 3.11): it left
+    ``harness.run`` or halted the run as a bare ``CancelledError`` blamed on nothing
+    (adversary round 17, part A); it is that plug-in's too when nothing else cancels the
+    task."""
+    task, before = mark.task, mark.requests
+    if task is None:
         return False
+    if task.cancelling() <= before:
+        return task.cancelling() == 0 and not mark.pending and _pending(task)
     while task.cancelling() > before:
         task.uncancel()
     return True
 
 
-async def undo_own_cancel(task: asyncio.Task[Any] | None, before: int) -> bool:
+async def undo_own_cancel(mark: Mark) -> bool:
     """:func:`own_cancel`, and its pending ``CancelledError`` taken here (:func:`take_pending`):
     a hook or a mode's ``init`` that cancelled the run's task left ``harness.run`` as
     ``CancelledError`` (adversary round 16, part A); it is now that plug-in's failure."""
-    if not own_cancel(task, before):
+    if not own_cancel(mark):
         return False
-    await take_pending(task)
+    await take_pending(mark.task)
     return True
 
 

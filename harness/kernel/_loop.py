@@ -160,10 +160,10 @@ async def _start(state: State) -> bool:
         if out.halt is not None and state.early_halt is None:
             state.early_halt = out.halt
     # The mode primes its state last, as in ExAthena: hooks see the user's own prompt.
-    task, before = cancels()
+    mark = cancels()
     try:
         init = state.mode.init(state)
-        if await undo_own_cancel(task, before):
+        if await undo_own_cancel(mark):
             raise asyncio.CancelledError("it cancelled its run's task")
         if inspect.isawaitable(init):  # an async init(state) is allowed too
             await awaiting(state.mode, init)
@@ -285,6 +285,11 @@ async def _run_mode(state: State, prev: ProgressSnapshot) -> tuple[object, Progr
         if _passes_through(exc, state):
             raise
         record_steps(state, prev.message_count)
+        if isinstance(exc, asyncio.CancelledError) and state.meta.pop("own_cancel", False):
+            # An on_event subscriber's cancel of the run's task, pending until this await: it
+            # ended the run as the mode's bare ``CancelledError`` (adversary round 17, part A).
+            state.halt(FinishReason.ERROR_HALTED, "on_event cancelled the run's task")
+            return None
         state.halt(FinishReason.ERROR_DURING_EXECUTION, described(exc))
         return None
     record_steps(state, prev.message_count)

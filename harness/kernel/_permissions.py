@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from harness._plugins import described, shown_value
 from harness.kernel._hooks import Deny, HaltRun
-from harness.kernel._isolated import called
+from harness.kernel._isolated import called, cancels, undo_own_cancel
 
 __all__ = ["Denial", "Permissions", "Phase"]
 
@@ -88,26 +88,44 @@ class Permissions:
         done, answer = await called(self.can_use_tool, name, args, ctx)
         if not done:
             return HaltRun(f"can_use_tool crashed: {described(answer)}")
-        match answer:
-            case True | "allow":
-                return None
-            case None:
-                return Denial(
-                    "permission denied: can_use_tool returned None (return True/'allow' to "
-                    "allow; a callback that forgets to return must not allow everything)",
-                    "unknown",
-                )
-            case False | "deny":
-                return Denial("permission denied: denied by callback", "user_denied")
-            case Deny(reason=r):
-                return Denial(f"permission denied: {r}", "user_denied")
-            case HaltRun():
-                return answer
-            case "halt":
-                return HaltRun(f"can_use_tool halted the run at tool '{name}'")
-            case _:
-                return Denial(
-                    "permission denied: can_use_tool returned an unsupported value "
-                    f"{shown_value(answer)}",
-                    "unknown",
-                )
+        # Its answer is read in the run's task (``==``, a class pattern): an answer whose
+        # ``__eq__`` raised ended the run as a bare error, one that cancelled the run's task
+        # left ``harness.run`` as ``CancelledError`` (adversary round 17, part A).
+        mark = cancels()
+        try:
+            decision = _decision(name, answer)
+        except Exception as exc:
+            decision = HaltRun(f"can_use_tool crashed: its answer cannot be read: {described(exc)}")
+        if await undo_own_cancel(mark):
+            decision = HaltRun(
+                "can_use_tool crashed: its answer cannot be read: CancelledError: it cancelled "
+                "its run's task"
+            )
+        return decision
+
+
+def _decision(name: str, answer: Any) -> Denial | HaltRun | None:
+    """What a ``can_use_tool`` answer decides."""
+    match answer:  # a plug-in's: its __eq__ and class may be its own
+        case True | "allow":
+            return None
+        case None:
+            return Denial(
+                "permission denied: can_use_tool returned None (return True/'allow' to "
+                "allow; a callback that forgets to return must not allow everything)",
+                "unknown",
+            )
+        case False | "deny":
+            return Denial("permission denied: denied by callback", "user_denied")
+        case Deny(reason=r):
+            return Denial(f"permission denied: {r}", "user_denied")
+        case HaltRun():
+            return answer
+        case "halt":
+            return HaltRun(f"can_use_tool halted the run at tool '{name}'")
+        case _:
+            return Denial(
+                "permission denied: can_use_tool returned an unsupported value "
+                f"{shown_value(answer)}",
+                "unknown",
+            )

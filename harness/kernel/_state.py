@@ -150,14 +150,14 @@ class State:
             return
         from harness.kernel._isolated import cancels, own_cancel
 
-        task, before = cancels()
+        mark = cancels()
         for subscriber in self.subscribers:
             try:
                 subscriber(event)
             except Exception as exc:
                 if self.early_halt is None:
                     self.early_halt = f"on_event raised {type(exc).__name__}: {exc}"
-            if own_cancel(task, before):  # asyncio.current_task().cancel(): the run's task
+            if own_cancel(mark):  # asyncio.current_task().cancel(): the run's task
                 self.meta["own_cancel"] = True  # its pending cancel: taken at the run's end
                 if self.early_halt is None:
                     self.early_halt = "on_event cancelled the run's task"

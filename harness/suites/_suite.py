@@ -307,13 +307,13 @@ class Task(RunOverrides):
             return None
         try:
             made = self._tool_factory()
+            if isinstance(made, Mapping):  # a plain copy: its own get raised (round 17, A)
+                return dict(Mapping.items(made))
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # a plug-in's own, SystemExit too: said, not raised
             raise ConfigError(f"the task's tool factory raised {described(exc)}") from None
-        if not isinstance(made, Mapping):
-            raise ConfigError(f"the task's tool factory returned {shown_value(made, 80)}")
-        return made
+        raise ConfigError(f"the task's tool factory returned {shown_value(made, 80)}")
 
     def run_options(self) -> dict[str, Any]:
         """Keyword options for :func:`harness.arun` (not prompt, provider, mode or cwd; the
