@@ -11,18 +11,17 @@ exception in ``halted_reason``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-import regex
-
 from harness._plugins import described, shown_value
 from harness.core._halt import HaltRun
 from harness.core._messages import Message, message_from_dict
 from harness.errors import ConfigError
-from harness.kernel._isolated import called, contained
+from harness.kernel._isolated import called, cancels, contained, undo_own_cancel
 
 __all__ = [
     "Augment",
@@ -90,8 +89,7 @@ HookFn = Callable[[dict[str, Any], str | None], Any]
 
 @dataclass(slots=True, frozen=True)
 class HookMatcher:
-    """Callbacks that fire only for tools whose name matches ``matcher`` (``re.search``'s
-    syntax; searched within :data:`MATCH_TIME_LIMIT_S`)."""
+    """Callbacks that fire only for tools whose name matches ``matcher`` (``re.search``)."""
 
     matcher: str | None
     hooks: Sequence[HookFn]
@@ -111,7 +109,7 @@ _EMPTY = HookOutcome()
 
 @dataclass(slots=True, frozen=True)
 class _Entry:
-    pattern: regex.Pattern[str] | None
+    pattern: re.Pattern[str] | None
     fn: HookFn
 
 
@@ -148,44 +146,29 @@ class Hooks:
         outcome = HookOutcome()
         hook_id = tool_use_id if tool_use_id is not None else payload.get("session_id")
         for entry in entries:
-            if entry.pattern is not None:
-                try:
-                    if tool_name is None or not _matches(entry.pattern, tool_name):
-                        continue
-                except TimeoutError:  # the name is the model's: a user's pattern backtracked
-                    outcome.halt = (
-                        f"hook_crashed: {event.value}: its matcher {entry.pattern.pattern!r} "
-                        f"took over {MATCH_TIME_LIMIT_S:g} s on the tool name "
-                        f"{shown_value(tool_name, 80)}"
-                    )
-                    return outcome
+            if entry.pattern is not None and (
+                tool_name is None or entry.pattern.search(tool_name) is None
+            ):
+                continue
             done, value = await called(entry.fn, payload, hook_id)
             if not done:  # a crashing hook halts the run, never crashes it
                 outcome.halt = f"hook_crashed: {event.value}: {described(value)}"
                 return outcome
+            mark = cancels()
             try:
                 why = _taken(value, outcome)
             except BaseException as exc:  # a subclass's property, an iterable's own BaseException
                 if not contained(exc):
                     raise
                 why = f"its answer cannot be read: {described(exc)}"
+            if await undo_own_cancel(mark):  # an answer cancelling the run's task as it is read
+                why = "its answer cannot be read: CancelledError: it cancelled its run's task"
             if why is not None:
                 outcome.halt = f"hook_crashed: {event.value}: {why}"
                 return outcome
             if outcome.halt is not None:
                 return outcome
         return outcome
-
-
-#: Seconds a matcher may search one tool name. The name is the model's (PreToolUse fires before
-#: an unknown name is refused): stdlib ``re`` backtracked 35 s on ``(a|aa)+$`` over a name of
-#: 40 letters and a ``!`` (1.6 times as long per letter more), holding the GIL, deaf to SIGTERM
-#: (round 16 B, not tried; the lead's fix in round 16).
-MATCH_TIME_LIMIT_S = 1.0
-
-
-def _matches(pattern: regex.Pattern[str], name: str) -> bool:
-    return pattern.search(name, timeout=MATCH_TIME_LIMIT_S, concurrent=True) is not None
 
 
 _TEXT_FIELDS = ((HaltRun, "reason"), (Deny, "reason"), (Transform, "prompt"), (Augment, "text"))
@@ -260,8 +243,8 @@ def _entries(event: HookEvent, item: Any) -> list[_Entry]:
                     f"({', '.join(e.value for e in _TOOL_EVENTS)})"
                 )
             try:
-                pattern = regex.compile(item.matcher)
-            except (regex.error, TypeError) as exc:
+                pattern = re.compile(item.matcher)
+            except re.error as exc:
                 raise ConfigError(
                     f"hooks[{event.value!r}]: matcher {item.matcher!r} is not a valid regex: {exc}"
                 ) from None
@@ -269,7 +252,7 @@ def _entries(event: HookEvent, item: Any) -> list[_Entry]:
     return [_entry(event, item, None)]
 
 
-def _entry(event: HookEvent, fn: Any, pattern: regex.Pattern[str] | None) -> _Entry:
+def _entry(event: HookEvent, fn: Any, pattern: re.Pattern[str] | None) -> _Entry:
     if not callable(fn):
         raise ConfigError(
             f"hooks[{event.value!r}]: expected a callable fn(payload, tool_use_id), "

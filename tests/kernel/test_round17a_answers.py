@@ -83,11 +83,6 @@ def _messages() -> Iterator[str]:
     yield "hello"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round 17: lead fixes harness/kernel/_hooks.py (Hooks.fire: cancels() before "
-    "_taken, undo_own_cancel after it)",
-)
 def test_a_hook_answer_cancelling_the_runs_task_as_it_is_read_is_the_hooks_crash() -> None:
     messages: Any = _messages()
     hooks: Any = {"PreToolUse": [{"hooks": [lambda p, t: Inject(messages)]}]}
