@@ -24,10 +24,10 @@ of a cell give the same row; the score reads the output as it was.
 from __future__ import annotations
 
 import math
-import regex
 from pathlib import Path
 from typing import ClassVar, Literal, TypeVar
 
+import regex
 from pydantic import Field, model_validator
 
 from harness.core._result import Result

@@ -37,7 +37,8 @@ def test_a_long_commands_status_and_output_are_kept(
     assert passed is False
     assert len(explanation) <= 300
     assert explanation.startswith("`true arg0")
-    assert "exit 1" in explanation and explanation.endswith("THREE-OF-FIVE")
+    assert "exit 1" in explanation
+    assert explanation.endswith("THREE-OF-FIVE")
 
 
 def test_a_short_explanation_is_kept_whole() -> None:

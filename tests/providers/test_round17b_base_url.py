@@ -42,7 +42,8 @@ def test_an_unusable_base_url_from_the_environment_is_named(
     )  # fmt: skip
     assert done.exit_code == 2, done.output
     assert f"$OPENAI_BASE_URL {url!a} is no usable address" in done.output
-    assert why in done.output and "api.openai.com" not in done.output
+    assert why in done.output
+    assert "api.openai.com" not in done.output
 
 
 @pytest.mark.parametrize("url", ["http://xn--zz.com/v1", "ftp://h/v1", "http:///v1"])
