@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pytest
 from click.testing import CliRunner
 
@@ -55,3 +56,25 @@ def test_an_unusable_base_url_is_refused_where_it_is_read(url: str) -> None:
 def test_usable_addresses_are_kept() -> None:
     for url in ("http://[::1]:18001/v1", "https://üñí.example/v1", "127.0.0.1:11434", None):
         assert usable_url(url) == url
+
+
+def test_a_password_in_the_address_is_not_printed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the pre-flight's "not reachable at http://u:s3cret@127.0.0.1:18997/v1", and a
+    cell's error (printed, and stored in results.error) held the password."""
+    (tmp_path / "s.yaml").write_text(_SUITE, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    done = CliRunner().invoke(
+        main,
+        ["run", "s.yaml", "--providers", "openai:m", "--modes", "react", "--db", "h.duckdb",
+         "--record-mode", "all", "--no-progress", "--provider-opt",
+         'openai.base_url="http://u:s3cret@127.0.0.1:18997/v1"'],
+    )  # fmt: skip
+    assert "http://u:***@127.0.0.1:18997/v1" in done.output, done.output
+    assert "s3cret" not in done.output
+    if (tmp_path / "h.duckdb").exists():  # the cell's error, when the cell ran
+        with duckdb.connect(str(tmp_path / "h.duckdb"), read_only=True) as con:
+            errors = con.execute("SELECT string_agg(error, ' ') FROM results").fetchone()
+        assert "s3cret" not in str(errors)
