@@ -93,7 +93,7 @@ async def probe(spec: str, *, timeout_s: float = 120.0) -> str | None:
         return str(exc)
     http = getattr(provider, "http", None)
     path = getattr(provider, "models_path", None)
-    where = getattr(http, "base_url", "its base URL")
+    where = getattr(http, "shown_url", "its base URL")
     try:
         if http is not None and path:
             try:

@@ -34,14 +34,17 @@ def baseline_save_command(db: str, run: str, output: str, label: str | None) -> 
 
     def action() -> int:
         from harness.report._baseline import baseline_save
-        from harness.report._loader import unfinished
+        from harness.report._loader import resolved_run, unfinished
 
-        run_id, frame = load(db, run)
-        cells = f"the {len(frame)} cells stored so far"
+        # The run's state first, its cells after: a run that ended between the two reads was
+        # saved with the cells stored before its end, as a finished one (adversary round 17 B)
+        run_id = resolved_run(db, run)
         state = unfinished(db, run_id)
         if state is not None and state[0]:  # a baseline of a run still going: partial, silently
-            fail(f"run {run_id}: {state[1]}; its baseline would hold only {cells}: save it "
-                 "once the run has ended")  # fmt: skip
+            fail(f"run {run_id}: {state[1]}; its baseline would hold only the cells stored so "
+                 "far: save it once the run has ended")  # fmt: skip
+        run_id, frame = load(db, run_id)
+        cells = f"the {len(frame)} cells stored so far"
         if state is not None:
             echo(f"warning: run {run_id}: {state[1]}; the baseline holds {cells} (a resumed "
                  "run gives a whole one)", err=True)  # fmt: skip

@@ -24,10 +24,10 @@ of a cell give the same row; the score reads the output as it was.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import ClassVar, Literal, TypeVar
 
+import regex
 from pydantic import Field, model_validator
 
 from harness.core._result import Result
@@ -36,7 +36,7 @@ from harness.grading import _patterns
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error
 from harness.grading._grade import Grade
-from harness.grading._patterns import pattern_problem, timed_search
+from harness.grading._patterns import pattern_problem, searchable, timed_search
 from harness.kernel._progress import normalise_output
 from harness.tools._sandbox import Limits, SandboxUnavailable, run_command
 
@@ -74,7 +74,7 @@ class CommandGrader(Grader):
             problem = pattern_problem(self.score_regex)
             if problem is not None:
                 raise field_error("score_regex", problem)
-            if re.compile(self.score_regex).groups < 1:
+            if regex.compile(searchable(self.score_regex)).groups < 1:
                 raise field_error(
                     "score_regex", "needs a group around the number, e.g. '(\\d+) passed'"
                 )

@@ -39,7 +39,7 @@ class Grade:
         object.__setattr__(self, "cost_usd", float(cost))
         object.__setattr__(self, "passed", bool(self.passed))
         object.__setattr__(self, "error", bool(self.error))
-        object.__setattr__(self, "explanation", one_line(self.explanation, 300))
+        object.__setattr__(self, "explanation", _kept(self.explanation))
 
     @classmethod
     def of(cls, passed: bool, explanation: str) -> Grade:
@@ -61,10 +61,26 @@ def _plain(value: object) -> object:
     return value
 
 
-def one_line(text: str, limit: int = 60) -> str:
+#: The most characters of an explanation kept (its start and its end).
+EXPLANATION_LIMIT = 300
+
+
+def _kept(text: str) -> str:
+    """``text`` on one line; past :data:`EXPLANATION_LIMIT`, its start and its end with an
+    ellipsis between: the verdict often ends it (a command grader's ```cmd`: exit 1; output:
+    ...`` lost its status and output after a command of 300 characters; adversary round 17,
+    part B)."""
+    flat = one_line(text, math.inf)
+    if len(flat) <= EXPLANATION_LIMIT:
+        return flat
+    head = EXPLANATION_LIMIT // 3
+    return f"{flat[:head]}…{flat[len(flat) - (EXPLANATION_LIMIT - head - 1) :]}"
+
+
+def one_line(text: str, limit: float = 60) -> str:
     """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
     flat = " ".join((str.__str__(text) if isinstance(text, str) else str(text)).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return flat if len(flat) <= limit else flat[: int(limit) - 1] + "…"
 
 
 def show(text: str, limit: int = 60) -> str:

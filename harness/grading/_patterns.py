@@ -10,11 +10,18 @@
   and the GIL released; stdlib ``re`` backtracked for ever on ``(a|aa)+$`` holding the GIL, so
   neither a time limit nor SIGTERM stopped the run (round 14: the ``regex`` grader; round 16 B:
   the ``command`` grader's ``score_regex`` over the command's output, 44 s for 40 ``a``).
+- :func:`searchable`: the pattern as ``regex`` must be given it to read what re reads. ``regex``
+  V0 is not quite re: it reads ``x{e}`` or ``(abc){e<=1}`` as fuzzy matching (``x{e}`` matched
+  ``"x"``; re: the text ``x{e}``), ``[[:digit:]]`` as a POSIX class (re: the set ``[:dgit`` and
+  a ``]``), and refused ``\\d{1,3}{e<=2}``, which passed ``suites validate``: every cell an error
+  (adversary round 17, part B).
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import warnings
 from typing import Any
 
 import regex
@@ -23,6 +30,7 @@ __all__ = [
     "PATTERN_PARTS_MAX",
     "REGEX_TIME_LIMIT_S",
     "pattern_problem",
+    "searchable",
     "timed_findall",
     "timed_search",
 ]
@@ -36,15 +44,23 @@ PATTERN_PARTS_MAX = 50_000
 
 _parser: Any = getattr(re, "_parser")  # noqa: B009  (re's own parser: the tree re compiles)
 _constants: Any = getattr(re, "_constants")  # noqa: B009
+_compiler: Any = getattr(re, "_compiler")  # noqa: B009
 _REPEATS = {_constants.MAX_REPEAT, _constants.MIN_REPEAT, _constants.POSSESSIVE_REPEAT}
 
 
 def pattern_problem(value: str) -> str | None:
     """Why ``value`` cannot be a grader's pattern (re's message, or its size), or None."""
-    try:
-        tree = _parser.parse(value)
-    except re.error as exc:
-        return f"invalid regular expression {value!r}: {exc}"
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", FutureWarning)
+        try:
+            tree = _parser.parse(value)
+        except re.error as exc:
+            return f"invalid regular expression {value!r}: {exc}"
+    if said:  # "Possible nested set at position 1": ``[[:digit:]]`` is no POSIX class to re
+        return (
+            f"regular expression {value!r}: {said[0].message}; re has no POSIX classes or set "
+            "operations: write '\\[' for the character '[' in a set, '\\d' for a digit"
+        )
     parts = _parts(tree)
     if parts > PATTERN_PARTS_MAX:
         shown = value if len(value) <= 80 else f"{value[:80]}..."
@@ -53,7 +69,68 @@ def pattern_problem(value: str) -> str | None:
             "(the matcher builds each: gigabytes of memory); repeat less, or use an open "
             "bound such as {1000,}"
         )
+    try:  # (its size is bounded now)
+        regex.compile(searchable(value))
+    except (regex.error, ValueError) as exc:
+        return f"regular expression {value!r} cannot be searched: {exc}"
     return None
+
+
+#: A ``{`` re reads as a repetition (any other is a literal ``{`` to re).
+_REPEAT = re.compile(r"\{(?:\d+|\d*,\d*)\}")
+
+
+@functools.lru_cache(maxsize=256)
+def searchable(value: str) -> str:
+    """``value`` (re's syntax) as ``regex`` reads the same: each ``{`` re takes for a literal,
+    and each ``[`` inside a set, escaped. ``value`` itself when re would read the escaped one
+    otherwise (a ``[`` in a verbose pattern's comment, say): nothing is changed then."""
+    out: list[str] = []
+    i, n, in_set = 0, len(value), False
+    while i < n:
+        char = value[i]
+        if char == "\\":
+            end = i + 2
+            if value.startswith("N{", i + 1):  # \N{NAME}
+                close = value.find("}", i)
+                end = n if close < 0 else close + 1
+            out.append(value[i:end])
+            i = end
+            continue
+        if in_set:
+            in_set = char != "]"
+            out.append("\\[" if char == "[" else char)
+        elif char == "[":
+            start = i + 1 + (value.startswith("^", i + 1))
+            start += value.startswith("]", start)  # a first ']' is one of the set
+            out.append(value[i:start])
+            i, in_set = start, True
+            continue
+        elif char == "{":
+            repeat = _REPEAT.match(value, i)
+            out.append(repeat.group() if repeat else "\\{")
+            i = repeat.end() if repeat else i + 1
+            continue
+        else:
+            out.append(char)
+        i += 1
+    escaped = "".join(out)
+    try:
+        same = _code(escaped) == _code(value)
+    except re.error:
+        same = False
+    return escaped if same else value
+
+
+def _parsed(value: str) -> Any:
+    with warnings.catch_warnings():  # "Possible nested set": what regex V1 reads otherwise
+        warnings.simplefilter("ignore", FutureWarning)
+        return _parser.parse(value)
+
+
+def _code(value: str) -> list[int]:
+    tree = _parsed(value)
+    return list(_compiler._code(tree, tree.state.flags))
 
 
 def _parts(items: Any) -> int:
@@ -82,8 +159,11 @@ def _parts(items: Any) -> int:
 
 
 def timed_search(pattern: str, text: str, flags: int = 0) -> regex.Match[str] | None:
-    """``regex.search`` within :data:`REGEX_TIME_LIMIT_S` (a ``TimeoutError`` past it)."""
-    return regex.search(pattern, text, flags, timeout=REGEX_TIME_LIMIT_S, concurrent=True)
+    """``regex.search`` of ``pattern`` (re's syntax: :func:`searchable`) within
+    :data:`REGEX_TIME_LIMIT_S` (a ``TimeoutError`` past it)."""
+    return regex.search(
+        searchable(pattern), text, flags, timeout=REGEX_TIME_LIMIT_S, concurrent=True
+    )
 
 
 def timed_findall(pattern: str, text: str, flags: int = 0) -> list[Any]:

@@ -48,7 +48,7 @@ from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error, relative_path_ok, yaml_text
 from harness.grading._grade import Grade, show
-from harness.grading._patterns import REGEX_TIME_LIMIT_S, pattern_problem
+from harness.grading._patterns import REGEX_TIME_LIMIT_S, pattern_problem, searchable
 from harness.grading._sentences import NEGATIONS, Reading, answer_end
 from harness.tools._beneath import Beneath, read_fd
 
@@ -275,7 +275,9 @@ class RegexGrader(_TextGrader):
         # ever on the suite's ``(a|aa)+$`` over a reply of 46 ``a`` and ``!``, holding the GIL,
         # so neither the run's time limits nor a SIGTERM could stop it (round 14)
         flags = 0 if self.case_sensitive else regex.IGNORECASE
-        found = regex.finditer(value, text, flags, timeout=REGEX_TIME_LIMIT_S, concurrent=True)
+        found = regex.finditer(
+            searchable(value), text, flags, timeout=REGEX_TIME_LIMIT_S, concurrent=True
+        )
         return (m.span() for m in found)
 
     def _counts(self, reading: Reading, start: int, end: int) -> bool:

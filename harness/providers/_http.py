@@ -78,6 +78,10 @@ class Attempts:
     errors: list[str] = field(default_factory=list)
 
 
+#: A URL's ``user:password@`` (the password part is group 2).
+_PASSWORD = re.compile(r"^([a-z][a-z0-9+.-]*://[^/@:]*:)([^/@]*)@", re.IGNORECASE)
+
+
 class HTTPClient:
     """A pooled async client bound to one base URL, with retries and error mapping."""
 
@@ -92,6 +96,9 @@ class HTTPClient:
         deadline_s: float | None = DEFAULT_DEADLINE_S,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        #: The address as messages show it: a password in it (``http://u:PASS@host``) is not
+        #: printed nor stored in a cell's error (adversary round 17, part B).
+        self.shown_url = _PASSWORD.sub(r"\1***@", self.base_url)
         self.timeout_s = timeout_s
         self.deadline_s = deadline_s
         self.retry = retry or RetryPolicy()
@@ -226,10 +233,10 @@ class HTTPClient:
             yield
         except httpx.TimeoutException as exc:
             raise ProviderError(
-                "timeout", f"no answer from {self.base_url}: {_describe(exc)}"
+                "timeout", f"no answer from {self.shown_url}: {_describe(exc)}"
             ) from exc
         except httpx.TransportError as exc:
-            raise ProviderError("transport", f"{self.base_url}: {_describe(exc)}") from exc
+            raise ProviderError("transport", f"{self.shown_url}: {_describe(exc)}") from exc
 
     async def get_json(self, path: str, *, timeout_s: float = 10.0) -> Any:
         """GET ``path`` once (no retries) and decode its JSON; ProviderError when the server

@@ -41,6 +41,7 @@ __all__ = [
     "ProviderProfile",
     "load_profiles",
     "resolve_profile",
+    "url_problem",
     "usable_url",
 ]
 
@@ -56,18 +57,34 @@ _HEADER_ONLY = "an HTTP header can carry printable ASCII only"
 
 def usable_url(url: str | None) -> str | None:
     """``url`` if httpx can send to it, else a ValueError saying why (a control character, a
-    port past 65535, an unclosed ``[``): a profile's ``base_url`` and a ``provider_opts`` one
-    (a judge's passed ``suites validate`` and failed every grading)."""
-    if url is not None:
-        import httpx  # here: importing harness must not import httpx
-
-        try:
-            port = httpx.URL(url).port
-        except httpx.InvalidURL as exc:
-            raise ValueError(f"{url!a} is no usable address: {exc}") from None
-        if port is not None and not 0 < port <= 65535:
-            raise ValueError(f"{url!a} is no usable address: port {port} is not 1-65535")
+    port past 65535, an unclosed ``[``, a scheme other than http or https, no host, a host no
+    IDNA encoding takes): a profile's ``base_url`` and a ``provider_opts`` one (a judge's passed
+    ``suites validate`` and failed every grading). A bare ``host:port`` is left to
+    :meth:`ProviderProfile.resolved_base_url` (ollama's ``OLLAMA_HOST`` form)."""
+    if url is not None and (problem := url_problem(url, bare_ok=True)):
+        raise ValueError(f"{url!a} is no usable address: {problem}")
     return url
+
+
+def url_problem(url: str, *, bare_ok: bool = False) -> str | None:
+    """Why httpx cannot send to ``url``, or None (``bare_ok``: one without a scheme passes)."""
+    import httpx  # here: importing harness must not import httpx
+
+    try:
+        parsed = httpx.URL(url)
+        port = parsed.port
+        if parsed.scheme or not bare_ok:
+            httpx.Request("GET", parsed)  # encodes the host (IDNA): `xn--zz` failed each call
+    except (httpx.InvalidURL, UnicodeError) as exc:
+        return str(exc) or type(exc).__name__
+    if port is not None and not 0 < port <= 65535:
+        return f"port {port} is not 1-65535"
+    if parsed.scheme or not bare_ok:
+        if parsed.scheme not in ("http", "https"):
+            return "it must begin with http:// or https://"
+        if not parsed.host:
+            return "it names no host"
+    return None
 
 
 def _header_problem(value: str) -> str | None:
@@ -206,8 +223,9 @@ class ProviderProfile(BaseModel):
         return headers
 
     def resolved_base_url(self, override: str | None = None) -> str:
-        url = override or (os.environ.get(self.base_url_env) if self.base_url_env else None)
-        url = url or self.base_url
+        from_env = os.environ.get(self.base_url_env) if self.base_url_env else None
+        url = override or from_env or self.base_url
+        source = f"${self.base_url_env}" if url == from_env and not override else "base_url"
         if not url:
             raise ConfigError(f"provider {self.name!r}: no base_url (set it in the profile)")
         if self.kind == "ollama" and not url.startswith(("http://", "https://")):
@@ -219,6 +237,10 @@ class ProviderProfile(BaseModel):
             if not re.search(r":\d+$", host):
                 host = f"{host}:11434"
             url = f"http://{host}{slash}{path}"
+        if problem := url_problem(url):  # $OPENAI_BASE_URL was not checked; its error named
+            raise ConfigError(  # the profile's own base_url (adversary round 17, part B)
+                f"provider {self.name!r}: {source} {url!a} is no usable address: {problem}"
+            )
         return url.rstrip("/")
 
     def api_key(self) -> str | None:

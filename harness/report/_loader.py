@@ -13,7 +13,7 @@ import pandas as pd
 from harness.errors import HarnessError
 from harness.report._tables import ReportInputError
 
-__all__ = ["DEFAULT_DB", "load_run", "unfinished"]
+__all__ = ["DEFAULT_DB", "load_run", "resolved_run", "unfinished"]
 
 DEFAULT_DB = Path("reports/harness.duckdb")
 
@@ -35,6 +35,25 @@ def load_run(db: str | Path = DEFAULT_DB, run: str | None = "latest") -> tuple[s
         try:
             run_id = resolve_run_id(store, run)
             return run_id, results_df(store, run_id)
+        finally:
+            store.close()
+    except ReportInputError:
+        raise
+    except HarnessError as exc:
+        raise ReportInputError(f"{path}: {exc}") from exc
+
+
+def resolved_run(db: str | Path, run: str | None = "latest") -> str:
+    """The id ``run`` (an id, or ``"latest"``) names in ``db``; errors as :func:`load_run`'s."""
+    from harness.store import Store, resolve_run_id
+
+    path = Path(db)
+    if not path.exists():
+        raise ReportInputError(f"{path}: no results database (`harness run` creates it)")
+    try:
+        store = Store.open(path, read_only=True)
+        try:
+            return resolve_run_id(store, run)
         finally:
             store.close()
     except ReportInputError:

@@ -209,19 +209,22 @@ def shadowing_functions(con: duckdb.DuckDBPyConnection) -> list[str]:
     avg(x) AS 42``, a table macro ``read_parquet``), each as ``DROP MACRO`` names it: the views
     and every report call them instead (``avg`` made the views' means 42; ``read_parquet``
     broke every view with an error naming neither it nor the fix: round 15 probe)."""
+    # DuckDB's own functions named as DuckDB's: a table macro ``duckdb_functions`` returning no
+    # row, or a macro ``current_database()``, hid every other one (adversary round 17, part B)
     own = con.execute(
-        "SELECT DISTINCT function_name, function_type FROM duckdb_functions() WHERE NOT internal "
-        "AND database_name = current_database() AND schema_name = 'main'"
+        "SELECT DISTINCT function_name, function_type FROM system.main.duckdb_functions() "
+        "WHERE NOT internal AND database_name = system.main.current_database() "
+        "AND schema_name = 'main'"
     ).fetchall()
     if not own:
         return []
+    names = {str(n).lower() for n, _ in own}
     builtin = {
         str(r[0]).lower()
         for r in con.execute(
-            "SELECT DISTINCT function_name FROM duckdb_functions() WHERE internal "
-            "AND lower(function_name) IN (SELECT lower(unnest(?)))",
-            [[str(n) for n, _ in own]],
+            "SELECT DISTINCT function_name FROM system.main.duckdb_functions() WHERE internal"
         ).fetchall()
+        if str(r[0]).lower() in names
     }
     return sorted(
         f"{'TABLE ' if kind == 'table_macro' else ''}{name}"
