@@ -6,12 +6,18 @@ the database, and it opens it read-only.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from harness.errors import HarnessError
 from harness.report._tables import ReportInputError
+
+if TYPE_CHECKING:
+    from harness.store import Store
 
 __all__ = ["DEFAULT_DB", "load_run", "resolved_run", "unfinished"]
 
@@ -25,41 +31,42 @@ def load_run(db: str | Path = DEFAULT_DB, run: str | None = "latest") -> tuple[s
     A missing file, an unknown run or a locked or too-new database raises :class:`ReportInputError`
     with the store's message.
     """
-    from harness.store import Store, resolve_run_id, results_df
+    from harness.store import resolve_run_id, results_df
 
-    path = Path(db)
-    if not path.exists():
-        raise ReportInputError(f"{path}: no results database (`harness run` creates it)")
-    try:
-        store = Store.open(path, read_only=True)
-        try:
-            run_id = resolve_run_id(store, run)
-            return run_id, results_df(store, run_id)
-        finally:
-            store.close()
-    except ReportInputError:
-        raise
-    except HarnessError as exc:
-        raise ReportInputError(f"{path}: {exc}") from exc
+    with _reading(db) as store:
+        run_id = resolve_run_id(store, run)
+        return run_id, results_df(store, run_id)
 
 
 def resolved_run(db: str | Path, run: str | None = "latest") -> str:
     """The id ``run`` (an id, or ``"latest"``) names in ``db``; errors as :func:`load_run`'s."""
-    from harness.store import Store, resolve_run_id
+    from harness.store import resolve_run_id
+
+    with _reading(db) as store:
+        return resolve_run_id(store, run)
+
+
+@contextlib.contextmanager
+def _reading(db: str | Path) -> Iterator[Store]:
+    """The store at ``db`` opened read-only; what the store raises (a missing file, an unknown
+    run, a locked or too-new database) as :class:`ReportInputError` naming the file."""
+    from harness.store import Store
 
     path = Path(db)
     if not path.exists():
         raise ReportInputError(f"{path}: no results database (`harness run` creates it)")
     try:
         store = Store.open(path, read_only=True)
-        try:
-            return resolve_run_id(store, run)
-        finally:
-            store.close()
+    except HarnessError as exc:
+        raise ReportInputError(f"{path}: {exc}") from exc
+    try:
+        yield store
     except ReportInputError:
         raise
     except HarnessError as exc:
         raise ReportInputError(f"{path}: {exc}") from exc
+    finally:
+        store.close()
 
 
 def unfinished(db: str | Path, run_id: str) -> tuple[bool, str] | None:
@@ -69,16 +76,12 @@ def unfinished(db: str | Path, run_id: str) -> tuple[bool, str] | None:
     16, part B: 34 of a run's 40 cells, saved while it ran)."""
     import socket
 
-    from harness.store import Store
     from harness.store._locking import pid_alive
 
-    store = Store.open(Path(db), read_only=True)
-    try:
+    with _reading(db) as store:
         row = store.con.execute(
             "SELECT status, pid, host FROM bench_runs WHERE run_id = ?", [run_id]
         ).fetchone()
-    finally:
-        store.close()
     if row is None or row[0] not in ("running", "interrupted", "failed"):
         return None
     status, pid, host = row
