@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +52,41 @@ def answered(event: str, answer: Callable[[], Any]) -> harness.Result:
 
     turns = [tool_turn(call("calculator", expression="1+1")), text("ok")]
     return harness.run("hi", provider=mock(*turns), tools=["calculator"], hooks={event: [hook]})
+
+
+@harness.tool
+def plain(x: str) -> str:
+    """Answers."""
+    return "ok"
+
+
+def calling_plain() -> MockProvider:
+    """A mock that calls :func:`plain` once, then answers "done"."""
+    return MockProvider(
+        turns=[{"tool_calls": [{"name": "plain", "arguments": {"x": "y"}}]}, {"text": "done"}]
+    )
+
+
+class Answers:
+    """A plug-in provider answering ``answer`` to every call (after sending ``deltas``, each a
+    ``(kind, text)`` given to ``on_delta``): how a test hands the kernel what no real provider
+    would."""
+
+    name = "answers"
+    model = "m"
+
+    def __init__(self, answer: Any, streaming: bool = False, deltas: Any = ()) -> None:
+        self.answer, self.deltas = answer, deltas
+        caps = MockProvider(turns=[{"text": "x"}]).capabilities
+        self.capabilities = dataclasses.replace(caps, streaming=streaming)
+
+    async def complete(self, request: Any, on_delta: Any = None) -> Any:
+        for kind, text in self.deltas:
+            on_delta(kind, text)
+        return self.answer
+
+    async def aclose(self) -> None:
+        pass
 
 
 class Recorder(list[Event]):

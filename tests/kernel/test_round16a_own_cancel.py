@@ -15,22 +15,11 @@ import asyncio
 from typing import Any
 
 import pytest
+from conftest import calling_plain, plain
 
 import harness
 from harness.modes import ReAct
 from harness.providers import MockProvider
-
-
-@harness.tool
-def plain(x: str) -> str:
-    """Answers."""
-    return "ok"
-
-
-def _calling() -> MockProvider:
-    return MockProvider(
-        turns=[{"tool_calls": [{"name": "plain", "arguments": {"x": "y"}}]}, {"text": "done"}]
-    )
 
 
 def _cancel_own_task(*_: Any) -> None:
@@ -42,7 +31,9 @@ def _cancel_own_task(*_: Any) -> None:
 @pytest.mark.parametrize("event", ["SessionStart", "PreToolUse", "PostToolUse"])
 def test_a_sync_hook_cancelling_the_runs_task_is_its_crash(event: str) -> None:
     hook: Any = [_cancel_own_task] if event == "SessionStart" else [{"hooks": [_cancel_own_task]}]
-    result = harness.run("hi", tools=[plain], provider=_calling(), hooks={event: hook})  # raised
+    result = harness.run(
+        "hi", tools=[plain], provider=calling_plain(), hooks={event: hook}
+    )  # raised
     assert result.finish_reason == "error_halted"
     assert result.halted_reason == (
         f"hook_crashed: {event}: CancelledError: it cancelled its run's task"
@@ -54,7 +45,9 @@ def test_can_use_tool_cancelling_the_runs_task_is_its_crash() -> None:
         _cancel_own_task()
         return True
 
-    result = harness.run("hi", tools=[plain], provider=_calling(), can_use_tool=cancel_and_allow)
+    result = harness.run(
+        "hi", tools=[plain], provider=calling_plain(), can_use_tool=cancel_and_allow
+    )
     assert result.finish_reason == "error_halted"
     assert (
         result.halted_reason == "can_use_tool crashed: CancelledError: it cancelled its run's task"
@@ -69,7 +62,7 @@ class _CancellingInit(ReAct):
 
 
 def test_a_modes_init_cancelling_the_runs_task_is_its_failure() -> None:
-    result = harness.run("hi", provider=_calling(), tools=[plain], mode=_CancellingInit())
+    result = harness.run("hi", provider=calling_plain(), tools=[plain], mode=_CancellingInit())
     assert result.finish_reason == "error_during_execution"
     assert result.halted_reason == (
         "mode 'cancelling-init': init raised CancelledError: it cancelled its run's task"

@@ -10,25 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import Answers
 
 import harness
 from harness.core._messages import ToolCall
-from harness.providers import MockProvider
-
-
-class _Answers:
-    name = "answers"
-    model = "m"
-
-    def __init__(self, answer: Any) -> None:
-        self.answer = answer
-        self.capabilities = MockProvider(turns=[{"text": "x"}]).capabilities
-
-    async def complete(self, request: Any, on_delta: Any = None) -> Any:
-        return self.answer
-
-    async def aclose(self) -> None:
-        pass
 
 
 def _calls() -> Any:
@@ -57,13 +42,13 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_providers_answer_that_is_not_a_response_is_its_invalid_response(case: str) -> None:
     answer, said = CASES[case]
-    result = harness.run("hi", provider=_Answers(answer))
+    result = harness.run("hi", provider=Answers(answer))
     assert result.finish_reason == "error_during_execution"
     assert result.halted_reason == f"invalid_response: the provider answered {said}"
 
 
 def test_a_str_cost_is_the_providers_invalid_response() -> None:
-    result = harness.run("hi", provider=_Answers(harness.Response(text="hi", cost_usd="1")))  # type: ignore[arg-type]
+    result = harness.run("hi", provider=Answers(harness.Response(text="hi", cost_usd="1")))  # type: ignore[arg-type]
     assert result.halted_reason == (
         "invalid_response: the provider answered a Response whose cost_usd is a str, not a number"
     )  # TypeError: '>' not supported ... before
@@ -71,8 +56,6 @@ def test_a_str_cost_is_the_providers_invalid_response() -> None:
 
 def test_a_nan_cost_is_an_unknown_cost() -> None:
     """A NaN cost made the run's cost NaN (stored so) and no budget was ever reached."""
-    result = harness.run(
-        "hi", provider=_Answers(harness.Response(text="hi", cost_usd=float("nan")))
-    )
+    result = harness.run("hi", provider=Answers(harness.Response(text="hi", cost_usd=float("nan"))))
     assert result.finish_reason == "stop"
     assert result.cost_usd is None  # nan before

@@ -12,22 +12,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from conftest import calling_plain, plain
 
 import harness
 from harness.kernel import Deny, Inject
-from harness.providers import MockProvider
-
-
-@harness.tool
-def plain(x: str) -> str:
-    """Answers."""
-    return "ok"
-
-
-def _calling() -> MockProvider:
-    return MockProvider(
-        turns=[{"tool_calls": [{"name": "plain", "arguments": {"x": "y"}}]}, {"text": "done"}]
-    )
 
 
 def _cancel() -> None:
@@ -72,7 +60,7 @@ class _ReasonRaises(Deny):
 )
 def test_a_can_use_tool_answer_that_cannot_be_read_is_its_crash(answer: Any, said: str) -> None:
     result = harness.run(
-        "hi", tools=[plain], provider=_calling(), can_use_tool=lambda n, a, c: answer()
+        "hi", tools=[plain], provider=calling_plain(), can_use_tool=lambda n, a, c: answer()
     )
     assert result.finish_reason == "error_halted"  # error_during_execution / raised before
     assert result.halted_reason == f"can_use_tool crashed: its answer cannot be read: {said}"
@@ -86,7 +74,7 @@ def _messages() -> Iterator[str]:
 def test_a_hook_answer_cancelling_the_runs_task_as_it_is_read_is_the_hooks_crash() -> None:
     messages: Any = _messages()
     hooks: Any = {"PreToolUse": [{"hooks": [lambda p, t: Inject(messages)]}]}
-    result = harness.run("hi", tools=[plain], provider=_calling(), hooks=hooks)  # raises
+    result = harness.run("hi", tools=[plain], provider=calling_plain(), hooks=hooks)  # raises
     assert result.halted_reason == (
         "hook_crashed: PreToolUse: its answer cannot be read: CancelledError: it cancelled its "
         "run's task"
@@ -109,6 +97,6 @@ def test_an_answer_whose_class_cancels_the_runs_task_is_the_plug_ins_crash(where
         if where == "can_use_tool"
         else {"hooks": {"PreToolUse": [{"hooks": [lambda p, t: _ClassCancels()]}]}}
     )
-    result = harness.run("hi", tools=[plain], provider=_calling(), **options)  # raised before
+    result = harness.run("hi", tools=[plain], provider=calling_plain(), **options)  # raised before
     crashed = "can_use_tool crashed" if where == "can_use_tool" else "hook_crashed: PreToolUse"
     assert result.halted_reason == f"{crashed}: CancelledError: it cancelled its run's task"

@@ -17,22 +17,11 @@ import asyncio
 from typing import Any
 
 import pytest
+from conftest import Answers, calling_plain, plain
 
 import harness
 from harness.modes import ReAct
 from harness.providers import MockProvider
-
-
-@harness.tool
-def plain(x: str) -> str:
-    """Answers."""
-    return "ok"
-
-
-def _calling() -> MockProvider:
-    return MockProvider(
-        turns=[{"tool_calls": [{"name": "plain", "arguments": {"x": "y"}}]}, {"text": "done"}]
-    )
 
 
 def _cancel_and_uncancel(*_: Any) -> None:
@@ -49,7 +38,7 @@ def test_a_hooks_cancel_and_uncancel_is_its_crash(event: str) -> None:
         if event in ("SessionStart", "UserPromptSubmit")
         else [{"hooks": [_cancel_and_uncancel]}]
     )
-    result = harness.run("hi", tools=[plain], provider=_calling(), hooks={event: hook})
+    result = harness.run("hi", tools=[plain], provider=calling_plain(), hooks={event: hook})
     assert result.finish_reason == "error_halted"  # raised, or a bare CancelledError before
     assert result.halted_reason == (
         f"hook_crashed: {event}: CancelledError: it cancelled its run's task"
@@ -58,7 +47,7 @@ def test_a_hooks_cancel_and_uncancel_is_its_crash(event: str) -> None:
 
 def test_a_stop_hooks_cancel_and_uncancel_does_not_end_the_run() -> None:
     result = harness.run(
-        "hi", tools=[plain], provider=_calling(), hooks={"Stop": [_cancel_and_uncancel]}
+        "hi", tools=[plain], provider=calling_plain(), hooks={"Stop": [_cancel_and_uncancel]}
     )
     assert result.text == "done"  # raised CancelledError before
 
@@ -68,7 +57,7 @@ def test_can_use_tool_cancel_and_uncancel_is_its_crash() -> None:
         _cancel_and_uncancel()
         return True
 
-    result = harness.run("hi", tools=[plain], provider=_calling(), can_use_tool=callback)
+    result = harness.run("hi", tools=[plain], provider=calling_plain(), can_use_tool=callback)
     assert (
         result.halted_reason == "can_use_tool crashed: CancelledError: it cancelled its run's task"
     )
@@ -82,7 +71,7 @@ class _Init(ReAct):
 
 
 def test_a_modes_init_cancel_and_uncancel_is_its_failure() -> None:
-    result = harness.run("hi", provider=_calling(), tools=[plain], mode=_Init())
+    result = harness.run("hi", provider=calling_plain(), tools=[plain], mode=_Init())
     assert result.halted_reason == (
         "mode 'uncancelling-init': init raised CancelledError: it cancelled its run's task"
     )
@@ -104,7 +93,7 @@ def test_an_on_event_cancel_before_a_tool_call_halts_the_run_naming_it(
             if uncancel:
                 task.uncancel()
 
-    result = harness.run("hi", tools=[plain], provider=_calling(), on_event=subscriber)
+    result = harness.run("hi", tools=[plain], provider=calling_plain(), on_event=subscriber)
     assert result.finish_reason == "error_halted"  # error_during_execution, 'CancelledError'
     assert result.halted_reason == "on_event cancelled the run's task"
 
@@ -157,23 +146,8 @@ class _Cancelling(harness.Response):
         pass
 
 
-class _Answers:
-    name = "answers"
-    model = "m"
-
-    def __init__(self, answer: Any) -> None:
-        self.answer = answer
-        self.capabilities = MockProvider(turns=[{"text": "x"}]).capabilities
-
-    async def complete(self, request: Any, on_delta: Any = None) -> Any:
-        return self.answer
-
-    async def aclose(self) -> None:
-        pass
-
-
 def test_a_response_cancelling_the_runs_task_when_read_is_the_providers_invalid_response() -> None:
-    result = harness.run("hi", provider=_Answers(_Cancelling(text="x")))  # raised before
+    result = harness.run("hi", provider=Answers(_Cancelling(text="x")))  # raised before
     assert result.halted_reason == (
         "invalid_response: the provider answered a Response that, read, cancelled its run's task"
     )

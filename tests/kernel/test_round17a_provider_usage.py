@@ -12,34 +12,15 @@ the tracer's traceback and lost the run's spans. Now each is the provider's fail
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from typing import Any
 
 import pytest
+from conftest import Answers
 
 import harness
 from harness.core._messages import TokenUsage
 from harness.providers import MockProvider
-
-
-class _Answers:
-    name = "answers"
-    model = "m"
-
-    def __init__(self, answer: Any, streaming: bool = False, deltas: Any = ()) -> None:
-        self.answer, self.deltas = answer, deltas
-        caps = MockProvider(turns=[{"text": "x"}]).capabilities
-        self.capabilities = dataclasses.replace(caps, streaming=streaming)
-
-    async def complete(self, request: Any, on_delta: Any = None) -> Any:
-        for kind, text in self.deltas:
-            on_delta(kind, text)
-        return self.answer
-
-    async def aclose(self) -> None:
-        pass
-
 
 USAGES = {
     "str": (TokenUsage(input_tokens="5"), "input_tokens is '5', not a count"),  # type: ignore[arg-type]
@@ -54,7 +35,7 @@ USAGES = {
 @pytest.mark.parametrize("case", sorted(USAGES))
 def test_a_usage_that_holds_no_count_is_the_providers_invalid_response(case: str) -> None:
     usage, said = USAGES[case]
-    result = harness.run("hi", provider=_Answers(harness.Response(text="hi", usage=usage)))
+    result = harness.run("hi", provider=Answers(harness.Response(text="hi", usage=usage)))
     assert result.finish_reason == "error_during_execution"
     assert result.halted_reason == (
         f"invalid_response: the provider answered a Response whose usage's {said}"
@@ -69,7 +50,7 @@ def test_a_usage_that_holds_no_count_is_the_providers_invalid_response(case: str
 def test_a_cost_that_is_no_finite_number_is_the_providers_invalid_response(
     cost: Any, said: str
 ) -> None:
-    result = harness.run("hi", provider=_Answers(harness.Response(text="hi", cost_usd=cost)))
+    result = harness.run("hi", provider=Answers(harness.Response(text="hi", cost_usd=cost)))
     assert result.halted_reason == (
         f"invalid_response: the provider answered a Response whose cost_usd is {said}, "
         "not a finite number"
@@ -77,9 +58,7 @@ def test_a_cost_that_is_no_finite_number_is_the_providers_invalid_response(
 
 
 def test_a_nan_cost_is_still_an_unknown_cost() -> None:
-    result = harness.run(
-        "hi", provider=_Answers(harness.Response(text="hi", cost_usd=float("nan")))
-    )
+    result = harness.run("hi", provider=Answers(harness.Response(text="hi", cost_usd=float("nan"))))
     assert result.finish_reason == "stop"
     assert result.cost_usd is None
 
@@ -95,7 +74,7 @@ def test_a_nan_cost_is_still_an_unknown_cost() -> None:
     ids=["int", "none", "bytes", "kind"],
 )
 def test_a_delta_that_is_not_text_is_the_providers_crash(delta: Any, said: str) -> None:
-    provider = _Answers(harness.Response(text="hi"), streaming=True, deltas=[delta])
+    provider = Answers(harness.Response(text="hi"), streaming=True, deltas=[delta])
     result = harness.run("hi", provider=provider, on_event=lambda event: None)
     assert result.halted_reason == (
         "unknown: provider crashed: TypeError: on_delta(kind, text) takes 'content' or "
@@ -105,7 +84,7 @@ def test_a_delta_that_is_not_text_is_the_providers_crash(delta: Any, said: str) 
 
 def test_text_deltas_still_stream() -> None:
     seen: list[Any] = []
-    provider = _Answers(
+    provider = Answers(
         harness.Response(text="hi"), streaming=True, deltas=[("content", "h"), ("content", "i")]
     )
     result = harness.run("hi", provider=provider, on_event=seen.append)
