@@ -12,6 +12,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
+def started_run(folder: Path, *extra: str) -> subprocess.Popen[str]:
+    """``harness run s.yaml`` (the mock provider, ``react``, ``h.duckdb``, ``extra``) as a process
+    in ``folder``, which it imports plug-ins from; its output and errors in one text pipe."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), *sys.path])}
+    return subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "mock",
+         "--modes", "react", "--db", "h.duckdb", "--no-progress", *extra],
+        cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+
+
 def run_and_signal(
     tmp_path: Path,
     executor: str | None,
@@ -28,13 +39,8 @@ def run_and_signal(
     ``ready`` (printed by the executor or a tool), then send ``signum`` ``times`` times:
     ``before_s`` before the first, ``between_s`` after each. Returns the exit code and the
     output after ``ready``; the process is killed if it outlives 120 s after the signals."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "mock",
-         "--modes", "react", "--db", "h.duckdb", "--no-progress", "--label", "L",
-         *(["--executor", executor] if executor else []), *extra],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    proc = started_run(tmp_path, "--label", "L", *(["--executor", executor] if executor else []),
+                       *extra)  # fmt: skip
     assert proc.stdout is not None
     try:
         for line in proc.stdout:  # the run is under way once the executor says so

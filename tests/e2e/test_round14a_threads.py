@@ -12,9 +12,7 @@ for ten minutes). Now such a function runs on a daemon thread of its own
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -24,6 +22,7 @@ import pytest
 
 import harness
 from harness.providers import MockProvider
+from tests.signalled_run import started_run
 
 RELEASE = threading.Event()  # set at the end of the test: the thread left behind ends
 
@@ -133,12 +132,7 @@ def test_harness_run_ends_with_a_plain_function_that_never_returns(
         f"  - {{id: a, prompt: hi, tools: {tools}, expect: {expect}, mock: {{turns: {turns}}}}}\n"
         f"  - {{id: b, prompt: hi, expect: {CONTAINS}, mock: {{turns: [{{text: hi}}]}}}}\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
-    args = [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "mock",
-            "--modes", "react", "--db", "h.duckdb", "--no-progress"]  # fmt: skip
-    proc = subprocess.Popen(
-        args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    proc = started_run(tmp_path)
     try:
         out, _ = proc.communicate(timeout=120)
     except subprocess.TimeoutExpired:  # before: for ever (SIGTERM too)

@@ -15,10 +15,8 @@ the loop's closing waits for its executor a grace period, and ``harness run`` en
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -28,6 +26,7 @@ import pytest
 
 import harness
 from harness.providers import MockProvider
+from tests.signalled_run import started_run
 
 RELEASE = threading.Event()  # set at the end of the test: the thread left behind ends
 
@@ -111,12 +110,7 @@ def test_harness_run_ends_with_a_thread_or_exit_hook_that_never_returns(
         "  - {id: b, prompt: hi, expect: {kind: contains, value: hi}, "
         "mock: {turns: [{text: hi}]}}\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
-    args = [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "mock",
-            "--modes", "react", "--db", "h.duckdb", "--no-progress"]  # fmt: skip
-    proc = subprocess.Popen(
-        args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    proc = started_run(tmp_path)
     try:
         out, _ = proc.communicate(timeout=120)
     except subprocess.TimeoutExpired:  # before: for ever (a SIGTERM too)
@@ -142,12 +136,7 @@ def test_three_ctrl_c_during_a_held_teardown_end_it_without_a_traceback(tmp_path
         "contains, value: hi}, mock: {turns: [{tool_calls: [{name: exit_hook, arguments: {x: y}}]}"
         ", {text: hi}]}}\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
-    args = [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "mock",
-            "--modes", "react", "--db", "h.duckdb", "--no-progress"]  # fmt: skip
-    proc = subprocess.Popen(
-        args, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    proc = started_run(tmp_path)
     assert proc.stdout is not None
     try:
         for line in proc.stdout:
