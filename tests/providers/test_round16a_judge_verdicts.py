@@ -9,15 +9,10 @@ cannot nest is skipped. Through a real loopback judge (Anthropic's wire format) 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-import duckdb
 import pytest
-from fault_server import Fault, FaultServer, http_response
+from judged_run import judged_cell
 
 from harness.grading import grade
 from tests.grading.test_judge_grader import answered, mock_judge
@@ -66,21 +61,5 @@ def test_a_loopback_judge_quoting_false_fails_the_cell(tmp_path: Path) -> None:
         "stop_reason": "end_turn", "stop_sequence": None,
         "usage": {"input_tokens": 5, "output_tokens": 5},
     }  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "ANTHROPIC_API_KEY": "sk-r16a"}
-    with FaultServer(
-        [Fault.raw(http_response(200, json.dumps(message)))], lifetime_s=120
-    ) as server:
-        (tmp_path / "s.yaml").write_text(
-            "suite: s\ntasks:\n  - id: a\n    prompt: hi\n    mock: {turns: [{text: hi}]}\n"
-            "    expect: {kind: judge, provider: 'anthropic:m', rubric: says hi, "
-            f"provider_opts: {{base_url: '{server.url}', max_retries: 0}}}}\n"
-        )
-        proc = subprocess.run(
-            [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "mock",
-             "--modes", "react", "--db", "h.duckdb", "--no-progress", "--record-mode", "all"],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=150,
-        )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    with duckdb.connect(str(tmp_path / "h.duckdb"), read_only=True) as con:
-        row = con.execute("SELECT status, score FROM results").fetchone()
+    row = judged_cell(tmp_path, message, "anthropic:m", key="ANTHROPIC_API_KEY")
     assert row == ("failed", 0.0)  # ('passed', 1.0) before

@@ -7,15 +7,10 @@ Through a real loopback judge (OpenAI's wire format) too."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-import duckdb
 import pytest
-from fault_server import Fault, FaultServer, http_response
+from judged_run import judged_cell
 
 from harness.grading import grade
 from tests.grading.test_judge_grader import answered, mock_judge
@@ -62,19 +57,5 @@ def test_a_loopback_judge_with_per_criterion_verdicts_fails_the_cell(tmp_path: P
         "choices": [{"index": 0, "finish_reason": "stop",
                      "message": {"role": "assistant", "content": NESTED}}],
     }  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OPENAI_API_KEY": "sk-r17a"}
-    with FaultServer([Fault.raw(http_response(200, json.dumps(body)))], lifetime_s=120) as server:
-        (tmp_path / "s.yaml").write_text(
-            "suite: s\ntasks:\n  - id: a\n    prompt: hi\n    mock: {turns: [{text: hi}]}\n"
-            "    expect: {kind: judge, provider: 'openai:m', rubric: says hi, "
-            f"provider_opts: {{base_url: '{server.url}/v1', max_retries: 0}}}}\n"
-        )
-        proc = subprocess.run(
-            [sys.executable, "-m", "harness.cli", "run", "s.yaml", "--providers", "mock",
-             "--modes", "react", "--db", "h.duckdb", "--no-progress", "--record-mode", "all"],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=150,
-        )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    with duckdb.connect(str(tmp_path / "h.duckdb"), read_only=True) as con:
-        row = con.execute("SELECT status, score FROM results").fetchone()
+    row = judged_cell(tmp_path, body, "openai:m", path="/v1", key="OPENAI_API_KEY")
     assert row == ("failed", 0.1)  # ('passed', 1.0) before
