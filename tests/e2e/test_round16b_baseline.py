@@ -4,11 +4,13 @@ they were the run, without a word; the gate then left the rest ungated. Fails on
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from tests.e2e.edited_store import said
@@ -25,29 +27,38 @@ def _slow_suite(folder: Path) -> Path:
     return suite
 
 
-def test_a_baseline_of_a_run_still_running_is_refused_and_of_an_interrupted_one_warned(
-    tmp_path: Path,
-) -> None:
-    db = tmp_path / "h.duckdb"
+@contextlib.contextmanager
+def slow_run(folder: Path, *extra: str) -> Iterator[subprocess.Popen[bytes]]:
+    """``harness run`` of the slow suite into ``folder/h.duckdb`` as a process, under way (its
+    first shard written); killed at the end if it still runs."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", str(_slow_suite(tmp_path)), "--providers",
-         "mock", "--modes", "react", "--db", str(db), "--no-progress", "--label", "L"],
+        [sys.executable, "-m", "harness.cli", "run", str(_slow_suite(folder)), "--providers",
+         "mock", "--modes", "react", "--db", str(folder / "h.duckdb"), "--no-progress", *extra],
         env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
-        while not list((tmp_path / "runs").glob("2*/results-*.parquet")):
+        while not list((folder / "runs").glob("2*/results-*.parquet")):
             assert time.monotonic() < deadline, "no shard written within 60 s"
             assert proc.poll() is None, "the run ended before any check"
             time.sleep(0.1)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+def test_a_baseline_of_a_run_still_running_is_refused_and_of_an_interrupted_one_warned(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "h.duckdb"
+    with slow_run(tmp_path, "--label", "L"):
         out = tmp_path / "b.json"
         running = said(["baseline", "save", "--db", str(db), "-o", str(out)], 2)
         assert "is still running (process" in running
         assert "save it once the run has ended" in running
         assert not out.exists()
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
     killed = said(["baseline", "save", "--db", str(db), "-o", str(out)], 0)
     assert "warning: run " in killed
     assert "it was interrupted; the baseline holds the" in killed

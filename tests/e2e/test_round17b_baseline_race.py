@@ -7,11 +7,6 @@ Fails on 9919cbe."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
-from tests.e2e.test_round16b_baseline import _slow_suite
+from tests.e2e.test_round16b_baseline import slow_run
 
 _TASKS = 60
 
@@ -32,29 +27,15 @@ def test_a_run_ending_while_its_baseline_is_saved_is_saved_whole(
     import harness.report._loader as loader
 
     db = tmp_path / "h.duckdb"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "run", str(_slow_suite(tmp_path)), "--providers",
-         "mock", "--modes", "react", "--db", str(db), "--no-progress", "--concurrency", "8"],
-        env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    real = loader.unfinished
+    with slow_run(tmp_path, "--concurrency", "8") as proc:
+        real = loader.unfinished
 
-    def after_the_end(*args: Any) -> Any:
-        assert proc.wait(timeout=120) == 0
-        return real(*args)
+        def after_the_end(*args: Any) -> Any:
+            assert proc.wait(timeout=120) == 0
+            return real(*args)
 
-    monkeypatch.setattr(loader, "unfinished", after_the_end)
-    try:
-        deadline = time.monotonic() + 60
-        while not list((tmp_path / "runs").glob("2*/results-*.parquet")):
-            assert time.monotonic() < deadline, "no shard written within 60 s"
-            assert proc.poll() is None, "the run ended before any check"
-            time.sleep(0.1)
+        monkeypatch.setattr(loader, "unfinished", after_the_end)
         out = tmp_path / "b.json"
         done = CliRunner().invoke(main, ["baseline", "save", "--db", str(db), "-o", str(out)])
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
     assert done.exit_code == 0, done.output
     assert len(json.loads(out.read_text(encoding="utf-8"))["cells"]) == _TASKS, done.output
