@@ -21,7 +21,7 @@ from harness._plugins import described, shown_value
 from harness.core._halt import HaltRun
 from harness.core._messages import Message, message_from_dict
 from harness.errors import ConfigError
-from harness.kernel._isolated import called, cancels, contained, undo_own_cancel
+from harness.kernel._isolated import called
 
 __all__ = [
     "Augment",
@@ -154,15 +154,11 @@ class Hooks:
             if not done:  # a crashing hook halts the run, never crashes it
                 outcome.halt = f"hook_crashed: {event.value}: {described(value)}"
                 return outcome
-            mark = cancels()
-            try:
-                why = _taken(value, outcome)
-            except BaseException as exc:  # a subclass's property, an iterable's own BaseException
-                if not contained(exc):
-                    raise
-                why = f"its answer cannot be read: {described(exc)}"
-            if await undo_own_cancel(mark):  # an answer cancelling the run's task as it is read
-                why = "its answer cannot be read: CancelledError: it cancelled its run's task"
+            # Read as a plug-in's call: a subclass's property or an iterable raising its own
+            # BaseException, or cancelling the run's task, is the hook's crash
+            read, why = await called(_taken, value, outcome)
+            if not read:
+                why = f"its answer cannot be read: {described(why)}"
             if why is not None:
                 outcome.halt = f"hook_crashed: {event.value}: {why}"
                 return outcome

@@ -34,7 +34,6 @@ class HTTPOpts(BaseModel):
 
     base_url: str | None = None
     transport: Any = None
-
     stream: bool | None = None
     # strict: a bool is no number of seconds (pydantic's lax mode takes `true` as 1)
     timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
