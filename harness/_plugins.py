@@ -29,7 +29,7 @@ from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
 from harness._files import init_file_problem, module_file_problem
-from harness._text import flat
+from harness._oneline import flat
 from harness.errors import ConfigError
 
 __all__ = [

@@ -4,8 +4,8 @@ The layers, bottom to top (issue 16, "one-way layers"):
 
 0. ``errors``, ``_version``, ``_exports``, ``_plugins`` (the registries), ``_yaml``,
    ``_toml`` (TOML read with one kind of error), ``_files`` (opening files for writing) and
-   ``_text`` (messages on one bounded line): leaves (``_plugins`` imports only ``errors``,
-   ``_files`` and ``_text``, which import nothing of harness).
+   ``_oneline`` (messages on one bounded line): leaves (``_plugins`` imports only ``errors``,
+   ``_files`` and ``_oneline``, which import nothing of harness).
 1. ``core`` (messages, terminations, budget and call records, Result, the halt signal) and
    ``harness.events``, the home of the event classes, which are built from core's messages and
    call records: events imports core, core never imports events.
@@ -48,7 +48,7 @@ LAYER = {
     "_files": 0,
     "_toml": 0,
     "_sync": 0,
-    "_text": 0,
+    "_oneline": 0,
     "core": 1,
     "events": 1,
     "providers": 2,
@@ -74,7 +74,7 @@ ALLOWED_WITHIN_LAYER = {
     ("harness", "api"): "the root package re-exports the facade's run/arun",
     ("_plugins", "errors"): "a registry raises ConfigError for an unknown name",
     ("_plugins", "_files"): "an import that found no module names the FIFO in its way",
-    ("_plugins", "_text"): "a plug-in's error is described on one bounded line",
+    ("_plugins", "_oneline"): "a plug-in's error is described on one bounded line",
     ("_yaml", "errors"): "the bounded YAML loader raises YAMLSyntaxError",
     ("_sync", "errors"): "the one sync bridge refuses a running loop with a HarnessError",
     ("view", "report"): "the viewer shows a run with the report's own tables and charts",

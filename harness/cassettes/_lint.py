@@ -39,7 +39,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from harness._files import file_kind, read_regular
-from harness._text import one_line
+from harness._oneline import one_line
 from harness.cassettes import _yaml as yamlserializer
 from harness.cassettes._transport import DROPPED_HEADERS, SECRET_HEADERS, SECRET_QUERY
 from harness.errors import ConfigError

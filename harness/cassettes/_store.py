@@ -48,7 +48,7 @@ from vcr.request import Request as VcrRequest  # type: ignore[import-untyped]
 from vcr.serialize import serialize  # type: ignore[import-untyped]
 from vcr.serializers import compat  # type: ignore[import-untyped]
 
-from harness._text import one_line
+from harness._oneline import one_line
 from harness.cassettes._secrets import PLACEHOLDER, Redactor
 from harness.errors import CassetteCorrupt, CassetteError, CassetteMiss
 

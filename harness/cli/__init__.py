@@ -20,7 +20,7 @@ from typing import NoReturn
 
 import click
 
-from harness._text import one_line
+from harness._oneline import one_line
 from harness._version import __version__
 from harness.cli import _baseline as baseline
 from harness.cli import _cassettes as cassettes

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from harness._text import one_line
+from harness._oneline import one_line
 from harness.telemetry._escape import escape_controls
 
 if TYPE_CHECKING:

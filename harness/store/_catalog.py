@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 
 from harness._files import file_kind, own_folder, write_atomic
-from harness._text import one_line
+from harness._oneline import one_line
 from harness.errors import StoreError
 from harness.store import _locking as locking
 from harness.store import _schema as schema

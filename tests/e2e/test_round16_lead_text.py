@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness._oneline import LINE_LIMIT, one_line
 from harness._plugins import described
-from harness._text import LINE_LIMIT, one_line
 from tests.e2e.edited_store import edited, said
 
 
