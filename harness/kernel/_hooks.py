@@ -71,7 +71,9 @@ class Deny:
 
 @dataclass(slots=True, frozen=True)
 class Inject:
-    messages: Sequence[Message | dict[str, Any] | str]
+    """Messages added to the conversation: a list, or one text, :class:`Message` or dict."""
+
+    messages: Sequence[Message | dict[str, Any] | str] | Message | dict[str, Any] | str
 
 
 @dataclass(slots=True, frozen=True)
@@ -190,7 +192,12 @@ def _taken(value: Any, outcome: HookOutcome) -> str | None:
         case Deny(reason=r):
             if outcome.deny is None:
                 outcome.deny = r
-        case Inject(messages=msgs):
+        case Inject(messages=given):
+            msgs: Any = given  # whatever the hook put there
+            if isinstance(msgs, str | Message | Mapping):  # one message, not its characters
+                msgs = [msgs]
+            elif isinstance(msgs, bytes | bytearray):
+                return f"Inject's messages is {shown_value(msgs)}, not a list of messages"
             try:
                 outcome.inject.extend(
                     Message.user(str.__str__(m)) if isinstance(m, str) else message_from_dict(m)
