@@ -94,7 +94,7 @@ class HookMatcher:
     """Callbacks that fire only for tools whose name matches ``matcher`` (``re.search``)."""
 
     matcher: str | None
-    hooks: Sequence[HookFn]
+    hooks: Sequence[HookFn] | HookFn
 
 
 @dataclass(slots=True)
@@ -236,10 +236,15 @@ def _entries(event: HookEvent, item: Any) -> list[_Entry]:
         unknown = set(item) - {"matcher", "hooks"}
         if unknown:
             raise ConfigError(f"hooks[{event.value!r}]: unknown keys {sorted(unknown)}")
-        item = HookMatcher(item.get("matcher"), list(item.get("hooks") or []))
+        item = HookMatcher(item.get("matcher"), item.get("hooks") or [])
     if isinstance(item, HookMatcher):
         pattern = None
         if item.matcher is not None:
+            if not isinstance(item.matcher, str):
+                raise ConfigError(
+                    f"hooks[{event.value!r}]: matcher must be a string (a regex over tool "
+                    f"names), got {type(item.matcher).__name__}"
+                )
             if event not in _TOOL_EVENTS:
                 raise ConfigError(
                     f"hooks[{event.value!r}]: a matcher only applies to tool hooks "
@@ -251,7 +256,8 @@ def _entries(event: HookEvent, item: Any) -> list[_Entry]:
                 raise ConfigError(
                     f"hooks[{event.value!r}]: matcher {item.matcher!r} is not a valid regex: {exc}"
                 ) from None
-        return [_entry(event, fn, pattern) for fn in item.hooks]
+        fns = item.hooks if isinstance(item.hooks, list | tuple) else [item.hooks]
+        return [_entry(event, fn, pattern) for fn in fns]
     return [_entry(event, item, None)]
 
 
