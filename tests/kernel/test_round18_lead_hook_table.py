@@ -1,9 +1,10 @@
 """A hook table shaped otherwise than documented (round 18, the lead): ``harness.run`` raised
-Python's own ``TypeError``/``AttributeError`` from the table's reading (``'function' object is
-not iterable`` for a matcher's ``hooks`` given one callable, ``first argument must be string or
-compiled pattern`` for a matcher ``5``), and a ``bytes`` matcher was taken, then failed each tool call's hook
-(``cannot use a bytes pattern on a string-like object``). Now: one callable is one hook (as
-an event's entry already was), everything else a ``ConfigError`` naming the event and the fix."""
+Python's own ``TypeError`` from the table's reading (``'function' object is not iterable`` for
+a matcher's ``hooks`` given one callable, ``first argument must be string or compiled
+pattern`` for a matcher ``5``), and a ``bytes`` matcher was taken, then failed each tool call's
+hook (``cannot use a bytes pattern on a string-like object``). Now: one callable is one hook
+(as an event's entry already was), a matcher that is not a string a ``ConfigError`` naming
+the event."""
 
 from __future__ import annotations
 
