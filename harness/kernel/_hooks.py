@@ -12,7 +12,7 @@ exception in ``halted_reason``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -210,6 +210,8 @@ def _taken(value: Any, outcome: HookOutcome) -> str | None:
         case Augment(text=t):
             outcome.augment.append(t)
         case _:
+            if isinstance(value, Coroutine):  # an async hook answering a coroutine: not run
+                value.close()  # (Python's "never awaited" warning said so on the terminal)
             return (
                 f"unsupported return value {shown_value(value)} "
                 "(return None, Deny, HaltRun, Inject, Transform or Augment)"
