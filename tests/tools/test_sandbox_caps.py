@@ -274,8 +274,9 @@ async def test_300000_empty_files_stop_at_the_file_cap(ws: Path, where: str) -> 
         "killed: file cap of 2,000 new files, folders and links in the workspace and /tmp"
     )
     assert "all-made" not in done.output
-    if where == "workspace":  # stopped near the cap (the watchdog reacts within a tick)
-        assert 2000 < len(os.listdir(ws)) < 50_000
+    if where == "workspace":  # stopped past the cap, before the end: how far past depends on
+        # when the watchdog is scheduled (a few thousand when quiet, 75,121 at load 17)
+        assert 2000 < len(os.listdir(ws)) < 300_000
 
 
 async def test_files_there_before_do_not_count_toward_the_file_cap(ws: Path) -> None:
