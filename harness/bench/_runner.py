@@ -107,6 +107,7 @@ class Runner:
         # its id stays unique.
         self._workspace_graders: dict[int, tuple[Task, bool]] = {}
         self._reaper: ThreadPoolExecutor | None = None
+        self._driver: asyncio.Task[Any] | None = None
 
     def request_stop(self) -> None:
         """Schedule no new cell and cancel the cells in flight."""
@@ -129,6 +130,7 @@ class Runner:
             self.graders.reset()
             self.bfcl.reset()
         started = time.perf_counter()
+        self._driver = asyncio.current_task()
         # Workspaces are removed by a thread: deleting files is mostly waiting on the disk.
         self._reaper = ThreadPoolExecutor(1, thread_name_prefix="harness-rm")
         queue = collections.deque(cells)
@@ -287,12 +289,17 @@ class Runner:
             self._verdict_to_trace(result, outcome, verdict.score, task.expect.kind)
             return outcome
         except asyncio.CancelledError:
-            me = asyncio.current_task()
-            if self._stop.is_set() or me is None or me.cancelling():
+            me, driver = asyncio.current_task(), self._driver
+            ending = driver is None or driver.done() or driver.cancelling() > 0  # the run's end
+            if self._stop.is_set() or me is None or ending:
                 raise
             # Not cancelled by us: a cancellation leaked from inside the cell (a timeout in a
-            # tool, say). It must not end the worker and silently drop the cell.
-            return CellOutcome(cell, cassette, error="CancelledError: leaked from the cell")
+            # tool, say), or code the cell ran cancelled its worker (every cell was lost, "0/3
+            # cells", exit 0: adversary round 18, part A). The cell's error; the run goes on.
+            why = "its code cancelled its task" if me.cancelling() else "leaked from the cell"
+            while me.uncancel():
+                pass
+            return CellOutcome(cell, cassette, error=f"CancelledError: {why}")
         except GeneratorExit:
             raise
         except KeyboardInterrupt:
