@@ -182,23 +182,7 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
         await _fire_failure(state, call, reason)
         result = ToolResult(call.id, f"error: {reason}", True)
     else:
-        if isinstance(value, Submit):
-            raise _Stop(ToolResult(call.id, "submitted", False), "submitted", value)
-        if isinstance(value, HaltRun):
-            raise _Stop(
-                ToolResult(call.id, f"run halted: {value.reason}", True), value.reason, None
-            )
-        if isinstance(value, ToolOutput):
-            result = await _output(state, call, value)
-        else:
-            try:
-                text = render(value)
-            except Exception as exc:  # its str() raises, a cycle, nesting too deep for JSON
-                reason = f"tool crashed: its result cannot be shown as text: {_crash(exc)}"
-                await _fire_failure(state, call, reason)
-                result = ToolResult(call.id, f"error: {reason}", True)
-            else:
-                result = ToolResult(call.id, text, False)
+        result = await _taken(state, call, value)
     if state.hooks.has(HookEvent.POST_TOOL_USE):
         post = await state.hooks.fire(
             HookEvent.POST_TOOL_USE,
@@ -223,6 +207,38 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
                 result.ui,
             )
     return result
+
+
+async def _taken(state: State, call: ToolCall, value: Any) -> ToolResult:
+    """The result of a tool's value (raises :class:`_Stop` for a ``Submit`` or ``HaltRun``).
+    Its class is ``type(value)``, and its text is made in a guard: ``isinstance`` reads a
+    value's ``__class__`` and ``render`` its ``__str__``, the plug-in's code run in the run's
+    task: one cancelling that task left ``harness.run`` as ``CancelledError`` (adversary round
+    18, part A)."""
+    kind = type(value)
+    if issubclass(kind, ToolOutput):
+        return await _output(state, call, value)
+    mark = cancels()
+    failure: BaseException | None = None
+    try:
+        if issubclass(kind, Submit):
+            stop = _Stop(ToolResult(call.id, "submitted", False), "submitted", value)
+        elif issubclass(kind, HaltRun):
+            why = render(value.reason)
+            stop = _Stop(ToolResult(call.id, f"run halted: {why}", True), why, None)
+        else:
+            text = render(value)
+    except Exception as exc:  # its str() raises, a cycle, nesting too deep for JSON
+        failure = exc
+    if await undo_own_cancel(mark):
+        failure = asyncio.CancelledError("it cancelled its run's task")
+    if failure is not None:
+        reason = f"tool crashed: its result cannot be shown as text: {_crash(failure)}"
+        await _fire_failure(state, call, reason)
+        return ToolResult(call.id, f"error: {reason}", True)
+    if issubclass(kind, Submit | HaltRun):
+        raise stop
+    return ToolResult(call.id, text, False)
 
 
 async def _output(state: State, call: ToolCall, value: ToolOutput) -> ToolResult:
