@@ -194,6 +194,11 @@ def _misfits(response: Any) -> _Taken | str:
         not isinstance(c, ToolCall) or not isinstance(c.name, str) for c in calls
     ):
         return "a Response whose tool_calls are not a list of ToolCall with str names"
+    if any(type(c) is not ToolCall or type(c.name) is not str for c in calls):
+        # A subclass's fields are its code, read again and again in the run's task (one whose
+        # name cancelled that task on its third reading left harness.run as CancelledError):
+        # the kernel keeps plain copies, read once here (adversary round 18, part A).
+        response.tool_calls = [ToolCall(c.id, str.__str__(c.name), c.arguments) for c in calls]
     cost = _dollars(response.cost_usd)
     if isinstance(cost, str):
         return f"a Response whose cost_usd is {cost}"

@@ -23,7 +23,7 @@ from harness.core._messages import INVALID_JSON_KEY, ToolCall, ToolResult, UIPay
 from harness.errors import ToolError, ToolSafetyNet
 from harness.events import ToolCallEvent, ToolResultEvent, ToolUI
 from harness.kernel._hooks import HaltRun, HookEvent
-from harness.kernel._isolated import awaiting, cancels, undo_own_cancel
+from harness.kernel._isolated import awaiting, cancels, owned, undo_own_cancel
 from harness.kernel._permissions import Denial
 from harness.tools._base import Submit, ToolContext, ToolOutput, merge_assigns, render
 
@@ -63,7 +63,7 @@ async def dispatch(state: State, calls: Sequence[ToolCall]) -> TurnOutcome:
     serial: list[ToolCall] = []
     parallel: list[ToolCall] = []
     for c in calls:
-        (parallel if getattr(tools.get(c.name), "parallel_safe", False) else serial).append(c)
+        (parallel if await _flag(tools.get(c.name), c.name, "parallel_safe") else serial).append(c)
     by_id: dict[int, ToolResult] = {}
     for call in serial:
         try:
@@ -286,9 +286,8 @@ async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
     # (200,000 characters, say) under a matcher such as ``mcp__.*__.*write`` held the event
     # loop 21 s in ``re`` (adversary round 17, part A). Hooks with no matcher still see it.
     matched = name if tool is not None else None
-    decision = await state.permissions.check(
-        name, as_sent(args), bool(getattr(tool, "read_only", False)), state.ctx
-    )
+    read_only = await _flag(tool, name, "read_only")
+    decision = await state.permissions.check(name, as_sent(args), read_only, state.ctx)
     if decision is None and state.hooks.has(HookEvent.PRE_TOOL_USE):
         pre = await state.hooks.fire(
             HookEvent.PRE_TOOL_USE,
@@ -333,6 +332,26 @@ async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
     if tool is None:
         return ToolResult(call.id, _unknown_tool_message(name, state), True)
     return None
+
+
+async def _flag(tool: Any, name: str, flag: str) -> bool:
+    """A tool's ``parallel_safe`` or ``read_only`` (False for an unknown tool), read in a guard:
+    a plug-in's property is its code, run in the run's task, which one cancelling that task
+    left ``harness.run`` as ``CancelledError`` (adversary round 18, part A): the run ends
+    naming it, as for a tool that breaks the run's safety net."""
+    if tool is None or owned(tool):
+        return bool(getattr(tool, flag, False))
+    mark = cancels()
+    failure: BaseException | None = None
+    try:
+        value = bool(getattr(tool, flag, False))
+    except Exception as exc:
+        failure = exc
+    if await undo_own_cancel(mark):
+        failure = asyncio.CancelledError("it cancelled its run's task")
+    if failure is not None:
+        raise ToolSafetyNet(f"tool {name!r}: its {flag} cannot be read: {_crash(failure)}")
+    return value
 
 
 async def _fire_failure(state: State, call: ToolCall, reason: str) -> None:
