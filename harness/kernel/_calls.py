@@ -21,6 +21,7 @@ from harness.core._messages import INVALID_JSON_KEY, Message, TokenUsage, ToolCa
 from harness.errors import HarnessError, ProviderError
 from harness.events import CallFinished, CallStarted, Content, RunWarning, Thinking, Usage
 from harness.kernel._isolated import awaiting, cancels, undo_own_cancel
+from harness.kernel._told import told
 from harness.providers._base import Request, Response
 
 if TYPE_CHECKING:
@@ -111,8 +112,9 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
         _record(state, index, request, None, started, t0, error=reason)
         raise ProviderError("unknown", reason) from exc
     except Exception as exc:  # a provider bug must not escape as anything but a ProviderError
-        _record(state, index, request, None, started, t0, error=f"{type(exc).__name__}: {exc}")
-        raise ProviderError("unknown", f"provider crashed: {type(exc).__name__}: {exc}") from exc
+        crash = await told(exc, _crash)
+        _record(state, index, request, None, started, t0, error=crash)
+        raise ProviderError("unknown", f"provider crashed: {crash}") from exc
     mark = cancels()
     taken = _misfit(response)  # a Response subclass's properties run in the run's task
     if await undo_own_cancel(mark):
@@ -128,6 +130,11 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
 
 
 _OWN_CANCEL = "cancelled its run's task"
+
+
+def _crash(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
 
 #: More tokens than a count of one call's can hold: a server's ``prompt_tokens`` of 10^29 made
 #: the run's row unstorable (BIGINT), ended ``harness run`` with exit 2 and no row stored, the run

@@ -25,6 +25,7 @@ from harness.events import ToolCallEvent, ToolResultEvent, ToolUI
 from harness.kernel._hooks import HaltRun, HookEvent
 from harness.kernel._isolated import awaiting, cancels, owned, undo_own_cancel
 from harness.kernel._permissions import Denial
+from harness.kernel._told import told
 from harness.tools._base import Submit, ToolContext, ToolOutput, merge_assigns, render
 
 if TYPE_CHECKING:
@@ -158,7 +159,7 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
             value = await awaiting(tool, tool.run(as_sent(call.arguments), call_ctx))
     except TimeoutError as exc:
         if not clock.expired():  # the tool's own TimeoutError: a crash, told to the model
-            reason = f"tool crashed: {_crash(exc)}"
+            reason = f"tool crashed: {await told(exc, _crash)}"
             await _fire_failure(state, call, reason)
             result = ToolResult(call.id, f"error: {reason}", True)
         elif state.config.on_tool_timeout == "end_run":
@@ -178,7 +179,7 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
     except ToolSafetyNet:
         raise  # not the model's doing: the loop ends the run as error_during_execution
     except Exception as exc:
-        reason = f"tool crashed: {_crash(exc)}"
+        reason = f"tool crashed: {await told(exc, _crash)}"
         await _fire_failure(state, call, reason)
         result = ToolResult(call.id, f"error: {reason}", True)
     else:
@@ -233,7 +234,7 @@ async def _taken(state: State, call: ToolCall, value: Any) -> ToolResult:
     if await undo_own_cancel(mark):
         failure = asyncio.CancelledError("it cancelled its run's task")
     if failure is not None:
-        reason = f"tool crashed: its result cannot be shown as text: {_crash(failure)}"
+        reason = f"tool crashed: its result cannot be shown as text: {await told(failure, _crash)}"
         await _fire_failure(state, call, reason)
         return ToolResult(call.id, f"error: {reason}", True)
     if issubclass(kind, Submit | HaltRun):
@@ -269,7 +270,7 @@ async def _output(state: State, call: ToolCall, value: ToolOutput) -> ToolResult
         stage = "its ToolOutput cannot be taken"
         failure = asyncio.CancelledError("it cancelled its run's task")
     if failure is not None:
-        reason = f"tool crashed: {stage}: {_crash(failure)}"
+        reason = f"tool crashed: {stage}: {await told(failure, _crash)}"
         await _fire_failure(state, call, reason)
         return ToolResult(call.id, f"error: {reason}", True)
     if merged is not None:
@@ -350,7 +351,8 @@ async def _flag(tool: Any, name: str, flag: str) -> bool:
     if await undo_own_cancel(mark):
         failure = asyncio.CancelledError("it cancelled its run's task")
     if failure is not None:
-        raise ToolSafetyNet(f"tool {name!r}: its {flag} cannot be read: {_crash(failure)}")
+        crash = await told(failure, _crash)
+        raise ToolSafetyNet(f"tool {name!r}: its {flag} cannot be read: {crash}")
     return value
 
 

@@ -50,6 +50,7 @@ from harness.kernel._progress import (
 )
 from harness.kernel._starvation import escalate
 from harness.kernel._state import Continue, Halt, State
+from harness.kernel._told import told
 
 __all__ = ["release", "resume_loop", "run_loop"]
 
@@ -79,7 +80,7 @@ async def resume_loop(state: State, decisions: Mapping[str, Any]) -> Result:
         except BaseException as exc:  # an approved tool's GeneratorExit, as in the mode's turn
             if isinstance(exc, Exception) or _passes_through(exc, state):
                 raise
-            state.halt(FinishReason.ERROR_DURING_EXECUTION, described(exc))
+            state.halt(FinishReason.ERROR_DURING_EXECUTION, await told(exc))
             return
         if isinstance(outcome, Continue):  # the reviewed turn is the paused iteration's end
             state.last_fingerprint = fingerprint(state.messages[before:])
@@ -172,7 +173,7 @@ async def _start(state: State) -> bool:
             raise
         name = getattr(state.mode, "name", type(state.mode).__name__)
         state.halt(
-            FinishReason.ERROR_DURING_EXECUTION, f"mode {name!r}: init raised {described(exc)}"
+            FinishReason.ERROR_DURING_EXECUTION, f"mode {name!r}: init raised {await told(exc)}"
         )
         return False
     return True
@@ -284,7 +285,7 @@ async def _run_mode(state: State, prev: ProgressSnapshot) -> tuple[object, Progr
             # ended the run as the mode's bare ``CancelledError`` (adversary round 17, part A).
             state.halt(FinishReason.ERROR_HALTED, "on_event cancelled the run's task")
             return None
-        state.halt(FinishReason.ERROR_DURING_EXECUTION, described(exc))
+        state.halt(FinishReason.ERROR_DURING_EXECUTION, await told(exc))
         return None
     record_steps(state, prev.message_count)
     taken = await _taken(state, outcome)
