@@ -196,15 +196,18 @@ def _misfits(response: Any) -> _Taken | str:
     response = cast(Any, response)  # a plug-in's: its fields may hold anything
     if not isinstance(response.text, str):
         return f"a Response whose text is a {type(response.text).__name__}, not a str"
+    if type(response.text) is not str:  # a subclass's methods are its code (see below)
+        response.text = str.__str__(response.text)
     calls = response.tool_calls
     if type(calls) is not list or any(
         not isinstance(c, ToolCall) or not isinstance(c.name, str) for c in calls
     ):
         return "a Response whose tool_calls are not a list of ToolCall with str names"
     if any(type(c) is not ToolCall or type(c.name) is not str for c in calls):
-        # A subclass's fields are its code, read again and again in the run's task (one whose
-        # name cancelled that task on its third reading left harness.run as CancelledError):
-        # the kernel keeps plain copies, read once here (adversary round 18, part A).
+        # A subclass's fields (and a str subclass's methods) are its code, run again and again
+        # in the run's task (a name cancelling that task on its third reading, a text whose
+        # strip() did, left harness.run as CancelledError): the kernel keeps plain copies,
+        # read once here (adversary round 18, part A).
         response.tool_calls = [ToolCall(c.id, str.__str__(c.name), c.arguments) for c in calls]
     cost = _dollars(response.cost_usd)
     if isinstance(cost, str):

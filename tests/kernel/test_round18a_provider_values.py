@@ -12,6 +12,7 @@ refused as ``input_tokens is np.int64(5), not a count``. Now the kernel takes pl
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import numpy as np
@@ -86,3 +87,40 @@ def test_numpy_counts_are_counts() -> None:
     assert result.finish_reason == "stop", result.halted_reason  # "np.int64(5), not a count"
     assert (result.usage.input_tokens, result.usage.output_tokens) == (5, 3)
     assert type(result.usage.input_tokens) is int
+
+
+class _CancellingText(str):
+    """A reply text whose methods cancel the run's task (or raise) when the kernel uses them."""
+
+    raising = False
+
+    def _run(self) -> None:
+        if self.raising:
+            raise RuntimeError("str boom")
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+
+    def strip(self, chars: str | None = None) -> str:
+        self._run()
+        return str.strip(self, chars)
+
+    def __len__(self) -> int:
+        self._run()
+        return str.__len__(self)
+
+    def __bool__(self) -> bool:
+        self._run()
+        return True
+
+
+class _RaisingText(_CancellingText):
+    raising = True
+
+
+@pytest.mark.parametrize("kind", [_CancellingText, _RaisingText], ids=["cancels", "raises"])
+def test_a_reply_text_is_taken_as_a_plain_str(kind: type[str]) -> None:
+    result = harness.run("hi", provider=Answers(harness.Response(text=kind("hello"))))
+    assert result.finish_reason == "stop", result.halted_reason  # CancelledError / RuntimeError
+    assert result.text == "hello"
+    assert type(result.text) is str
