@@ -20,7 +20,7 @@ from harness.core._budget import CallPurpose, CallRecord
 from harness.core._messages import INVALID_JSON_KEY, Message, TokenUsage, ToolCall
 from harness.errors import HarnessError, ProviderError
 from harness.events import CallFinished, CallStarted, Content, RunWarning, Thinking, Usage
-from harness.kernel._isolated import awaiting, cancels, undo_own_cancel
+from harness.kernel._isolated import awaiting, cancels, owned, undo_own_cancel
 from harness.kernel._told import told
 from harness.providers._base import Request, Response
 
@@ -116,7 +116,7 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
         _record(state, index, request, None, started, t0, error=crash)
         raise ProviderError("unknown", f"provider crashed: {crash}") from exc
     mark = cancels()
-    taken = _misfit(response)  # a Response subclass's properties run in the run's task
+    taken = _misfit(response, owned(provider))  # a subclass's properties run in the run's task
     if await undo_own_cancel(mark):
         taken = f"a Response that, read, {_OWN_CANCEL}"
     if isinstance(taken, str):
@@ -176,12 +176,15 @@ async def _answer(provider: Any, request: Request, on_delta: Any) -> Any:
     return await awaiting(provider, pending)
 
 
-def _misfit(response: Any) -> _Taken | str:
+def _misfit(response: Any, owned: bool = True) -> _Taken | str:
     """What the kernel takes from a plug-in provider's answer (:class:`_Taken`), or what is
     wrong with it (see :func:`_misfits`); a ``Response`` whose fields raise when read is one
     too."""
     try:
-        return _misfits(response)
+        taken = _misfits(response)
+        if not owned and not isinstance(taken, str):
+            response.tool_calls = [_plain_call(c) for c in response.tool_calls]
+        return taken
     except Exception as exc:
         return f"a Response whose fields cannot be read: {type(exc).__name__}: {exc}"
 
@@ -228,6 +231,54 @@ def _misfits(response: Any) -> _Taken | str:
             return f"a Response whose {name} are not a list of str"
         notes.append([str.__str__(v) for v in value])
     return _Taken(TokenUsage(*counts) if usage is not None else None, cost, *notes)
+
+
+#: The most values a plug-in provider's tool-call arguments may hold.
+MAX_ARGUMENT_VALUES = 1_000_000
+
+
+def _plain_call(call: ToolCall) -> ToolCall:
+    """``call`` with its arguments as plain JSON data (dicts, lists, ``str``, ``int``,
+    ``float``, ``bool``, None), copied without recursion and without the values' own methods: a
+    plug-in provider's arguments holding an object whose ``__deepcopy__`` cancelled the run's
+    task (the kernel copies them for each tool and hook) left ``harness.run`` as
+    ``CancelledError`` (adversary round 18, part A). Arguments nested deeper than
+    :data:`MAX_ARGUMENT_DEPTH` are the model's error, as from any provider."""
+    root: dict[str, Any] = {}
+    stack: list[tuple[Any, Any, Any, int]] = [(call.arguments, root, "", 0)]
+    count = 0
+    while stack:
+        value, parent, key, depth = stack.pop()
+        count += 1
+        kind = type(value)
+        if depth > MAX_ARGUMENT_DEPTH:
+            why = f"(arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels)"
+            return ToolCall(call.id, call.name, {INVALID_JSON_KEY: why})
+        if count > MAX_ARGUMENT_VALUES:
+            raise TypeError(f"tool call {call.name!r}: arguments of more than {count - 1:,} values")
+        if issubclass(kind, dict):
+            node: dict[str, Any] = {}
+            parent[key] = node
+            for k, v in dict.items(value):
+                if not issubclass(type(k), str):
+                    raise TypeError(f"tool call {call.name!r}: a key is a {type(k).__name__}")
+                stack.append((v, node, str.__str__(k), depth + 1))
+        elif issubclass(kind, list | tuple):
+            base: Any = list if issubclass(kind, list) else tuple
+            parent[key] = items = [None] * base.__len__(value)
+            at = base.__getitem__
+            stack.extend((at(value, i), items, i, depth + 1) for i in range(len(items)))
+        elif value is None or kind is bool:
+            parent[key] = value
+        elif issubclass(kind, str):
+            parent[key] = str.__str__(value)
+        elif issubclass(kind, int) and not issubclass(kind, bool):
+            parent[key] = int.__index__(value)
+        elif issubclass(kind, float):
+            parent[key] = float.__float__(value)
+        else:
+            raise TypeError(f"tool call {call.name!r}: its arguments hold a {kind.__name__}")
+    return ToolCall(call.id, call.name, root[""])
 
 
 def _count(count: Any) -> int | str:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import Answers
+from conftest import Answers, plain
 
 import harness
 from harness.core._messages import TokenUsage
@@ -124,3 +124,55 @@ def test_a_reply_text_is_taken_as_a_plain_str(kind: type[str]) -> None:
     assert result.finish_reason == "stop", result.halted_reason  # CancelledError / RuntimeError
     assert result.text == "hello"
     assert type(result.text) is str
+
+
+class _CopyCancels:
+    def __deepcopy__(self, memo: Any) -> Any:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        return self
+
+
+class _CopyCancelsDict(dict[str, Any]):
+    def __deepcopy__(self, memo: Any) -> Any:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        return dict(self)
+
+
+class _Calling(Answers):
+    def __init__(self, arguments: Any) -> None:
+        super().__init__(None)
+        self.arguments, self.made = arguments, 0
+
+    async def complete(self, request: Any, on_delta: Any = None) -> Any:
+        self.made += 1
+        if self.made == 1:
+            return harness.Response(tool_calls=[harness.ToolCall("c1", "plain", self.arguments)])
+        return harness.Response(text="done")
+
+
+def test_tool_call_arguments_are_taken_as_plain_json_data() -> None:
+    result = harness.run("hi", tools=[plain], provider=_Calling(_CopyCancelsDict(x="y")))
+    assert result.text == "done", result.halted_reason  # raised CancelledError before
+    assert [m.content for m in result.messages if m.role == "tool"] == ["ok"]
+
+
+def test_tool_call_arguments_holding_no_json_value_are_an_invalid_response() -> None:
+    result = harness.run("hi", tools=[plain], provider=_Calling({"x": _CopyCancels()}))
+    assert result.halted_reason == (  # raised CancelledError before
+        "invalid_response: the provider answered a Response whose fields cannot be read: "
+        "TypeError: tool call 'plain': its arguments hold a _CopyCancels"
+    )
+
+
+def test_deep_arguments_from_a_plug_in_provider_are_the_models_error() -> None:
+    deep: Any = "x"
+    for _ in range(5_000):
+        deep = [deep]
+    result = harness.run("hi", tools=[plain], provider=_Calling({"x": deep}))
+    assert result.text == "done", result.halted_reason
+    tool = [m.content for m in result.messages if m.role == "tool"]
+    assert "nested deeper than 100 levels" in tool[0]
