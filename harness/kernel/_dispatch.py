@@ -212,18 +212,19 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
 
 async def _taken(state: State, call: ToolCall, value: Any) -> ToolResult:
     """The result of a tool's value (raises :class:`_Stop` for a ``Submit`` or ``HaltRun``).
-    Its class is ``type(value)``, and its text is made in a guard: ``isinstance`` reads a
-    value's ``__class__`` and ``render`` its ``__str__``, the plug-in's code run in the run's
-    task: one cancelling that task left ``harness.run`` as ``CancelledError`` (adversary round
-    18, part A)."""
+    Its class is ``type(value)``, and its text (or a subclass's field) is taken in a guard:
+    ``isinstance`` reads a value's ``__class__``, ``render`` its ``__str__``, the plug-in's
+    code run in the run's task: one cancelling that task left ``harness.run`` as
+    ``CancelledError`` (adversary round 18, part A)."""
     kind = type(value)
     if issubclass(kind, ToolOutput):
         return await _output(state, call, value)
     mark = cancels()
     failure: BaseException | None = None
     try:
-        if issubclass(kind, Submit):
-            stop = _Stop(ToolResult(call.id, "submitted", False), "submitted", value)
+        if issubclass(kind, Submit):  # a subclass's deliverable read once, here
+            plain = Submit(value.deliverable)
+            stop = _Stop(ToolResult(call.id, "submitted", False), "submitted", plain)
         elif issubclass(kind, HaltRun):
             why = render(value.reason)
             stop = _Stop(ToolResult(call.id, f"run halted: {why}", True), why, None)

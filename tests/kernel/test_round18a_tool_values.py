@@ -4,7 +4,7 @@ round 18, part A).
 Round 17 guarded a ``ToolOutput``'s fields; the kernel still classified every other value with
 ``isinstance`` (which reads a value's own ``__class__``) and made its text with ``str()``, both
 in the run's task: a value whose ``__class__`` or ``__str__`` cancels that task (with or without
-``uncancel()``), or a ``HaltRun`` subclass whose ``reason`` does, left ``harness.run`` as
+``uncancel()``), or a ``HaltRun`` or ``Submit`` subclass whose field does, left ``harness.run`` as
 ``CancelledError``; a ``__class__`` that raises ended the run blaming a bare ``RuntimeError``
 (an async tool). Now a value's class is ``type(value)`` and its text is taken in a guard: the
 tool's crash, told to the model."""
@@ -62,6 +62,13 @@ class _CancellingHaltRun(HaltRun):
         return object.__getattribute__(self, name)
 
 
+class _CancellingSubmit(harness.Submit):
+    def __getattribute__(self, name: str) -> Any:
+        if name == "deliverable":
+            _cancel()
+        return object.__getattribute__(self, name)
+
+
 CRASH = (
     "error: tool crashed: its result cannot be shown as text: CancelledError: it cancelled its "
     "run's task"
@@ -73,6 +80,7 @@ VALUES: dict[str, tuple[Callable[[], object], str]] = {
     "str-cancels": (lambda: _CancellingStr(False), CRASH),
     "str-cancel-uncancel": (lambda: _CancellingStr(True), CRASH),
     "haltrun-reason-cancels": (lambda: _CancellingHaltRun("stop"), CRASH),
+    "submit-deliverable-cancels": (lambda: _CancellingSubmit("x"), CRASH),
 }  # fmt: skip
 
 
