@@ -103,8 +103,7 @@ class Runner:
         self.graders = GraderPool()
         #: BFCL's tool and grading workers (killed by request_stop, idle ones closed at the end).
         self.bfcl = _bfcl_worker.BfclWorkers()
-        # id(task) -> (task, whether its grader reads the workspace); the task is kept so that
-        # its id stays unique.
+        # id(task) -> (task, whether its grader reads the workspace); the task kept: unique id.
         self._workspace_graders: dict[int, tuple[Task, bool]] = {}
         self._reaper: ThreadPoolExecutor | None = None
         self._driver: asyncio.Task[Any] | None = None
@@ -161,8 +160,7 @@ class Runner:
                         async with opts.slots:
                             outcome = await self._cell(cell, held.let_go)
                 record(outcome)
-                # Cells on the in-process mock never suspend: yield so the loop can run
-                # timers and signal handlers (Ctrl-C) between cells.
+                # Cells on the mock never suspend: yield for timers and signal handlers (Ctrl-C).
                 await asyncio.sleep(0)
 
         if not cells:
@@ -173,8 +171,7 @@ class Runner:
             done: set[asyncio.Task[Any]] = set()
             pending = list(workers)
             while stopper not in done and pending:
-                # Only the workers still running: a finished one would return at once (a busy
-                # loop while the last cells finish).
+                # Only the workers still running: a finished one returns at once (a busy loop).
                 done, _ = await asyncio.wait(
                     [*pending, stopper], return_when=asyncio.FIRST_COMPLETED
                 )
@@ -263,8 +260,7 @@ class Runner:
             reviews: list[Review] = []
             result = await apply_approvals(task, result, reviews)
             if not task.expect.needs("records_calls"):
-                # A grading that calls no model (BFCL re-executing calls for up to a minute,
-                # a test command) must not keep the next cell from its provider.
+                # A grading calling no model (BFCL, a test command) frees the provider's slot.
                 done_talking()
             else:  # a judge's calls go in the cell's cassette
                 if transport is None:
@@ -278,8 +274,7 @@ class Runner:
                 if transport is not None:
                     await transport.aclose()
             if transport is not None and transport.save_error is not None:
-                # Recorded but not saved (a full disk): not a finished cell, so that
-                # --resume records it again.
+                # Recorded but not saved (a full disk): not finished, so --resume records it.
                 return CellOutcome(cell, cassette, error=unsaved(cassette, transport.save_error))
             outcome = CellOutcome(cell, cassette, result, verdict, reviews=reviews)
             if transport is not None and transport.drift:
@@ -289,16 +284,9 @@ class Runner:
             self._verdict_to_trace(result, outcome, verdict.score, task.expect.kind)
             return outcome
         except asyncio.CancelledError:
-            me, driver = asyncio.current_task(), self._driver
-            ending = driver is None or driver.done() or driver.cancelling() > 0  # the run's end
-            if self._stop.is_set() or me is None or ending:
+            why = self._not_ours()
+            if why is None:
                 raise
-            # Not cancelled by us: a cancellation leaked from inside the cell (a timeout in a
-            # tool, say), or code the cell ran cancelled its worker (every cell was lost, "0/3
-            # cells", exit 0: adversary round 18, part A). The cell's error; the run goes on.
-            why = "its code cancelled its task" if me.cancelling() else "leaked from the cell"
-            while me.uncancel():
-                pass
             return CellOutcome(cell, cassette, error=f"CancelledError: {why}")
         except GeneratorExit:
             raise
@@ -309,8 +297,7 @@ class Runner:
             self.request_stop()
             raise asyncio.CancelledError from None
         except BaseException as exc:  # a crashing cell is a failed outcome; the matrix goes on.
-            # A plug-in's SystemExit (it used to end `harness run` at once, exit 0, its cells
-            # lost) or its own BaseException subclass too.
+            # A plug-in's SystemExit (it ended `harness run`: exit 0, cells lost) or its own.
             crashed = CellOutcome(cell, cassette, error=described(exc))
             self._verdict_to_trace(result, crashed, 0.0, task.expect.kind)
             return crashed
@@ -321,6 +308,19 @@ class Runner:
                     remove_tree(workspace)
                 else:
                     reaper.submit(remove_tree, workspace)
+
+    def _not_ours(self) -> str | None:
+        """Why a worker's ``CancelledError`` is the cell's (its cancel undone), or None when it
+        is the stop's or the run's end's. A tool cancelling its worker lost every cell, "0/3
+        cells", exit 0 (adversary round 18, part A)."""
+        me, driver = asyncio.current_task(), self._driver
+        ending = driver is None or driver.done() or driver.cancelling() > 0
+        if self._stop.is_set() or me is None or ending:
+            return None
+        why = "its code cancelled its task" if me.cancelling() else "leaked from the cell"
+        while me.uncancel():
+            pass
+        return why
 
     def _verdict_to_trace(
         self, result: Result | None, outcome: CellOutcome, score: float, grader: str
