@@ -12,6 +12,7 @@ answer is read once, guarded, and anything else is the mode's failure, named."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -57,7 +58,7 @@ class _CancellingHalt(Halt):
         return object.__getattribute__(self, name)
 
 
-ANSWERS = {
+ANSWERS: dict[str, tuple[Callable[[], object], str]] = {
     "class-raises": (lambda: _SlyClass("raise"), "returned <sly>"),
     "class-cancels": (lambda: _SlyClass("cancel"), "returned <sly>"),
     "repr-cancels": (

@@ -12,6 +12,7 @@ tests/bench/test_round18a_cell_cancel.py)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ from harness.providers import MockProvider
 
 def _awaiting(me: asyncio.Task[object]) -> asyncio.Task[object]:
     for task in asyncio.all_tasks():
-        coro = task.get_coro()
+        coro: Any = task.get_coro()
         while coro is not None:
             frame = getattr(coro, "cr_frame", None)
             if frame is not None and frame.f_locals.get("task") is me and task is not me:

@@ -48,7 +48,7 @@ class _Odd(float):
 
 
 _LYING = TokenUsage(input_tokens=_Lying(10**30))
-REFUSED = {
+REFUSED: dict[str, tuple[dict[str, Any], str]] = {
     "lying-int": ({"usage": _LYING}, "usage's input_tokens is 1e+30, past 1e+12"),
     "retries-none": ({"retries": None}, "retries are not a list of str"),
     "retries-ints": ({"retries": [1, 2]}, "retries are not a list of str"),
