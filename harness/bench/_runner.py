@@ -1,12 +1,12 @@
 """Run matrix cells concurrently, grade them, and hand each finished row to a sink.
 
 Each cell gets a fresh workspace (a temporary directory, removed afterwards; made only when a
-tool uses it unless the task seeds files or grades the folder) and, for HTTP
-providers, its own cassette transport, so concurrent cells never share recordings. A cell that
-crashes becomes a failed row carrying the error; the matrix goes on. Rows reach the sink as each
-cell finishes, so an interrupted run keeps everything it finished. Stopping (``request_stop()``,
-which the CLI calls on Ctrl-C) schedules nothing new and cancels the cells in flight; they are not
-recorded, so ``--resume`` runs them again.
+tool uses it unless the task seeds files or grades the folder) and, for HTTP providers, its own
+cassette transport, so concurrent cells never share recordings. A cell that crashes becomes a
+failed row carrying the error; the matrix goes on. Rows reach the sink as each cell finishes,
+so an interrupted run keeps everything it finished. Stopping (``request_stop()``, which the CLI
+calls on Ctrl-C) schedules nothing new and cancels the cells in flight; they are not recorded,
+so ``--resume`` runs them again.
 
 A runner owns the processes its cells use: its python graders' warm workers (a
 :class:`~harness.grading._pool.GraderPool`), grep's worker (a
@@ -150,18 +150,24 @@ class Runner:
             if on_outcome is not None:
                 on_outcome(outcome, summary)
 
+        async def step(cell: Cell) -> None:
+            async with _Held(provider_slot(cell)) as held:
+                if opts.slots is None:
+                    outcome = await self._cell(cell, held.let_go)
+                else:
+                    async with opts.slots:
+                        outcome = await self._cell(cell, held.let_go)
+            record(outcome)
+            # Cells on the mock never suspend: yield for timers and signal handlers (Ctrl-C).
+            await asyncio.sleep(0)
+
         async def worker() -> None:
             while queue and not self._stop.is_set():
-                cell = queue.popleft()
-                async with _Held(provider_slot(cell)) as held:
-                    if opts.slots is None:
-                        outcome = await self._cell(cell, held.let_go)
-                    else:
-                        async with opts.slots:
-                            outcome = await self._cell(cell, held.let_go)
-                record(outcome)
-                # Cells on the mock never suspend: yield for timers and signal handlers (Ctrl-C).
-                await asyncio.sleep(0)
+                try:  # a cell's code cancelling its worker later must not end the worker
+                    await step(queue.popleft())
+                except asyncio.CancelledError:
+                    if self._not_ours() is None:
+                        raise
 
         if not cells:
             return summary
@@ -179,19 +185,13 @@ class Runner:
             if stopper in done or self._stop.is_set():
                 # A worker cancelled by the stop left its cell unstored (a KeyboardInterrupt
                 # raised in a cell stops the run so, after the last cell was taken).
-                summary.interrupted = (
-                    bool(queue)
-                    or not all(w.done() for w in workers)
-                    or any(w.cancelled() for w in workers)
-                )
+                ended = all(w.done() and not w.cancelled() for w in workers)
+                summary.interrupted = bool(queue) or not ended
                 for w in workers:
                     w.cancel()
-            results = await asyncio.gather(*workers, return_exceptions=True)
-            for value in results:
-                if isinstance(value, BaseException) and not isinstance(
-                    value, asyncio.CancelledError
-                ):
-                    raise value
+            for value in await asyncio.gather(*workers, return_exceptions=True):
+                if value is not None and not isinstance(value, asyncio.CancelledError):
+                    raise value  # a worker returns None
         finally:
             stopper.cancel()
             self.graders.close_idle()
@@ -310,9 +310,8 @@ class Runner:
                     reaper.submit(remove_tree, workspace)
 
     def _not_ours(self) -> str | None:
-        """Why a worker's ``CancelledError`` is the cell's (its cancel undone), or None when it
-        is the stop's or the run's end's. A tool cancelling its worker lost every cell, "0/3
-        cells", exit 0 (adversary round 18, part A)."""
+        """Why a worker's ``CancelledError`` is not the stop's nor the run's end's (undone), or
+        None. A tool cancelling its worker lost every cell, exit 0 (adversary round 18, A)."""
         me, driver = asyncio.current_task(), self._driver
         ending = driver is None or driver.done() or driver.cancelling() > 0
         if self._stop.is_set() or me is None or ending:

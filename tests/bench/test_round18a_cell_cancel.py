@@ -43,6 +43,22 @@ async def cancel_my_cell(x: str) -> str:
 
 
 @harness.tool
+async def cancel_my_cell_later(x: str) -> str:
+    \"\"\"Cancels the task awaiting it after ``x`` turns of the event loop.\"\"\"
+    worker = _awaiting(asyncio.current_task())
+    loop = asyncio.get_running_loop()
+
+    def hop(left):
+        if left:
+            loop.call_soon(hop, left - 1)
+        else:
+            worker.cancel()
+
+    hop(int(x))
+    return "ok"
+
+
+@harness.tool
 async def cancel_everything(x: str) -> str:
     \"\"\"Cancels every other task of the loop.\"\"\"
     me = asyncio.current_task()
@@ -54,8 +70,8 @@ async def cancel_everything(x: str) -> str:
 """
 
 
-def _suite(tool: str) -> str:
-    call = f"{{tool_calls: [{{name: {tool}, arguments: {{x: y}}}}]}}"
+def _suite(tool: str, x: str = "y") -> str:
+    call = f"{{tool_calls: [{{name: {tool}, arguments: {{x: '{x}'}}}}]}}"
     done = "{kind: contains, value: done}"
     return (
         "suite: s\ntasks:\n"
@@ -66,10 +82,12 @@ def _suite(tool: str) -> str:
     )
 
 
-def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str, concurrency: int) -> str:
+def _run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str, concurrency: int, x: str = "y"
+) -> str:
     args = ["run", "s.yaml", "--modes", "react", "--providers", "mock", "--db", "h.duckdb",
             "--no-progress", "--concurrency", str(concurrency)]  # fmt: skip
-    files = {"plug18c.py": PLUGIN, "s.yaml": _suite(tool)}
+    files = {"plug18c.py": PLUGIN, "s.yaml": _suite(tool, x)}
     done = invoke_in(tmp_path, monkeypatch, files, args)
     assert done.exception is None or isinstance(done.exception, SystemExit), done.output
     assert "Traceback" not in done.output, done.output
@@ -105,3 +123,17 @@ def test_a_tool_cancelling_every_task_fails_the_run_in_one_line(
     with duckdb.connect(str(tmp_path / "h.duckdb"), read_only=True) as con:
         runs = con.execute("SELECT status, error FROM bench_runs").fetchall()
     assert runs == [("failed", "the executor 'local' raised CancelledError")]
+
+
+@pytest.mark.timeout(300)
+def test_a_later_cancel_of_the_worker_loses_no_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Between cells (in the worker's own awaits) the cancel ended the worker: "1/3 cells, 1
+    # passed, 0 errored", exit 0, the rest never run. Now it lands on a cell or on nothing.
+    for hops in range(0, 48, 2):
+        folder = tmp_path / f"h{hops}"
+        folder.mkdir()
+        out = _run(folder, monkeypatch, "cancel_my_cell_later", 1, str(hops))
+        assert "3/3 cells" in out, (hops, out)
+        assert out.startswith(("0\n", "3\n")), (hops, out)
