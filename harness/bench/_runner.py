@@ -1,12 +1,12 @@
 """Run matrix cells concurrently, grade them, and hand each finished row to a sink.
 
 Each cell gets a fresh workspace (a temporary directory, removed afterwards; made only when a
-tool uses it unless the task seeds files or grades the folder) and, for HTTP
-providers, its own cassette transport, so concurrent cells never share recordings. A cell that
-crashes becomes a failed row carrying the error; the matrix goes on. Rows reach the sink as each
-cell finishes, so an interrupted run keeps everything it finished. Stopping (``request_stop()``,
-which the CLI calls on Ctrl-C) schedules nothing new and cancels the cells in flight; they are not
-recorded, so ``--resume`` runs them again.
+tool uses it unless the task seeds files or grades the folder) and, for HTTP providers, its own
+cassette transport, so concurrent cells never share recordings. A cell that crashes becomes a
+failed row carrying the error; the matrix goes on. Rows reach the sink as each cell finishes,
+so an interrupted run keeps everything it finished. Stopping (``request_stop()``, which the CLI
+calls on Ctrl-C) schedules nothing new and cancels the cells in flight; they are not recorded,
+so ``--resume`` runs them again.
 
 A runner owns the processes its cells use: its python graders' warm workers (a
 :class:`~harness.grading._pool.GraderPool`), grep's worker (a
@@ -103,10 +103,10 @@ class Runner:
         self.graders = GraderPool()
         #: BFCL's tool and grading workers (killed by request_stop, idle ones closed at the end).
         self.bfcl = _bfcl_worker.BfclWorkers()
-        # id(task) -> (task, whether its grader reads the workspace); the task is kept so that
-        # its id stays unique.
+        # id(task) -> (task, whether its grader reads the workspace); the task kept: unique id.
         self._workspace_graders: dict[int, tuple[Task, bool]] = {}
         self._reaper: ThreadPoolExecutor | None = None
+        self._driver: asyncio.Task[Any] | None = None
 
     def request_stop(self) -> None:
         """Schedule no new cell and cancel the cells in flight."""
@@ -129,6 +129,7 @@ class Runner:
             self.graders.reset()
             self.bfcl.reset()
         started = time.perf_counter()
+        self._driver = asyncio.current_task()
         # Workspaces are removed by a thread: deleting files is mostly waiting on the disk.
         self._reaper = ThreadPoolExecutor(1, thread_name_prefix="harness-rm")
         queue = collections.deque(cells)
@@ -149,19 +150,24 @@ class Runner:
             if on_outcome is not None:
                 on_outcome(outcome, summary)
 
+        async def step(cell: Cell) -> None:
+            async with _Held(provider_slot(cell)) as held:
+                if opts.slots is None:
+                    outcome = await self._cell(cell, held.let_go)
+                else:
+                    async with opts.slots:
+                        outcome = await self._cell(cell, held.let_go)
+            record(outcome)
+            # Cells on the mock never suspend: yield for timers and signal handlers (Ctrl-C).
+            await asyncio.sleep(0)
+
         async def worker() -> None:
             while queue and not self._stop.is_set():
-                cell = queue.popleft()
-                async with _Held(provider_slot(cell)) as held:
-                    if opts.slots is None:
-                        outcome = await self._cell(cell, held.let_go)
-                    else:
-                        async with opts.slots:
-                            outcome = await self._cell(cell, held.let_go)
-                record(outcome)
-                # Cells on the in-process mock never suspend: yield so the loop can run
-                # timers and signal handlers (Ctrl-C) between cells.
-                await asyncio.sleep(0)
+                try:  # a cell's code cancelling its worker later must not end the worker
+                    await step(queue.popleft())
+                except asyncio.CancelledError:
+                    if self._not_ours() is None:
+                        raise
 
         if not cells:
             return summary
@@ -171,8 +177,7 @@ class Runner:
             done: set[asyncio.Task[Any]] = set()
             pending = list(workers)
             while stopper not in done and pending:
-                # Only the workers still running: a finished one would return at once (a busy
-                # loop while the last cells finish).
+                # Only the workers still running: a finished one returns at once (a busy loop).
                 done, _ = await asyncio.wait(
                     [*pending, stopper], return_when=asyncio.FIRST_COMPLETED
                 )
@@ -180,19 +185,13 @@ class Runner:
             if stopper in done or self._stop.is_set():
                 # A worker cancelled by the stop left its cell unstored (a KeyboardInterrupt
                 # raised in a cell stops the run so, after the last cell was taken).
-                summary.interrupted = (
-                    bool(queue)
-                    or not all(w.done() for w in workers)
-                    or any(w.cancelled() for w in workers)
-                )
+                ended = all(w.done() and not w.cancelled() for w in workers)
+                summary.interrupted = bool(queue) or not ended
                 for w in workers:
                     w.cancel()
-            results = await asyncio.gather(*workers, return_exceptions=True)
-            for value in results:
-                if isinstance(value, BaseException) and not isinstance(
-                    value, asyncio.CancelledError
-                ):
-                    raise value
+            for value in await asyncio.gather(*workers, return_exceptions=True):
+                if value is not None and not isinstance(value, asyncio.CancelledError):
+                    raise value  # a worker returns None
         finally:
             stopper.cancel()
             self.graders.close_idle()
@@ -261,8 +260,7 @@ class Runner:
             reviews: list[Review] = []
             result = await apply_approvals(task, result, reviews)
             if not task.expect.needs("records_calls"):
-                # A grading that calls no model (BFCL re-executing calls for up to a minute,
-                # a test command) must not keep the next cell from its provider.
+                # A grading calling no model (BFCL, a test command) frees the provider's slot.
                 done_talking()
             else:  # a judge's calls go in the cell's cassette
                 if transport is None:
@@ -276,8 +274,7 @@ class Runner:
                 if transport is not None:
                     await transport.aclose()
             if transport is not None and transport.save_error is not None:
-                # Recorded but not saved (a full disk): not a finished cell, so that
-                # --resume records it again.
+                # Recorded but not saved (a full disk): not finished, so --resume records it.
                 return CellOutcome(cell, cassette, error=unsaved(cassette, transport.save_error))
             outcome = CellOutcome(cell, cassette, result, verdict, reviews=reviews)
             if transport is not None and transport.drift:
@@ -287,12 +284,10 @@ class Runner:
             self._verdict_to_trace(result, outcome, verdict.score, task.expect.kind)
             return outcome
         except asyncio.CancelledError:
-            me = asyncio.current_task()
-            if self._stop.is_set() or me is None or me.cancelling():
+            why = self._not_ours()
+            if why is None:
                 raise
-            # Not cancelled by us: a cancellation leaked from inside the cell (a timeout in a
-            # tool, say). It must not end the worker and silently drop the cell.
-            return CellOutcome(cell, cassette, error="CancelledError: leaked from the cell")
+            return CellOutcome(cell, cassette, error=f"CancelledError: {why}")
         except GeneratorExit:
             raise
         except KeyboardInterrupt:
@@ -302,8 +297,7 @@ class Runner:
             self.request_stop()
             raise asyncio.CancelledError from None
         except BaseException as exc:  # a crashing cell is a failed outcome; the matrix goes on.
-            # A plug-in's SystemExit (it used to end `harness run` at once, exit 0, its cells
-            # lost) or its own BaseException subclass too.
+            # A plug-in's SystemExit (it ended `harness run`: exit 0, cells lost) or its own.
             crashed = CellOutcome(cell, cassette, error=described(exc))
             self._verdict_to_trace(result, crashed, 0.0, task.expect.kind)
             return crashed
@@ -314,6 +308,18 @@ class Runner:
                     remove_tree(workspace)
                 else:
                     reaper.submit(remove_tree, workspace)
+
+    def _not_ours(self) -> str | None:
+        """Why a worker's ``CancelledError`` is not the stop's nor the run's end's (undone), or
+        None. A tool cancelling its worker lost every cell, exit 0 (adversary round 18, A)."""
+        me, driver = asyncio.current_task(), self._driver
+        ending = driver is None or driver.done() or driver.cancelling() > 0
+        if self._stop.is_set() or me is None or ending:
+            return None
+        why = "its code cancelled its task" if me.cancelling() else "leaked from the cell"
+        while me.uncancel():
+            pass
+        return why
 
     def _verdict_to_trace(
         self, result: Result | None, outcome: CellOutcome, score: float, grader: str

@@ -265,9 +265,9 @@ def _drive(
             told = (drive or drive_plain)(guarded, list(cells), request.progress)
     except HarnessError:
         raise
-    except (Exception, SystemExit) as exc:  # an executor plug-in raising mid-run (its
-        # SystemExit ended `harness run` with exit 0, its cells lost; else a traceback).
-        # Other BaseExceptions (a test runner's timeout, say) go on up.
+    except (Exception, SystemExit, asyncio.CancelledError) as exc:  # an executor plug-in
+        # raising mid-run (its SystemExit: exit 0, its cells lost; else a traceback), or a tool
+        # cancelling every task (round 18, part A); other BaseExceptions go on up.
         crashed = redact.text(crashed_executor(request.executor, exc))
         log.error("harness: %s; the cells it stored are kept", crashed)
         told = MatrixSummary(total=len(cells))

@@ -16,6 +16,7 @@ characters in what it prints (a provider's error, a task id) are shown escaped.
 from __future__ import annotations
 
 import contextlib
+import io
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -34,16 +35,19 @@ def _csv(value: str) -> list[str]:
 
 
 class _Scrubbed:
-    """The console's stream: standard error (looked up at each write), secrets replaced."""
+    """The console's stream: standard error (looked up at each write), secrets replaced; none
+    when it is closed (``2>&-``: Python's ``sys.stderr`` is None, and the summary's
+    ``AttributeError`` made a stored, finished run exit 1; adversary round 18, part A)."""
 
     def __init__(self, redact: Redactor) -> None:
         self.redact = redact
 
     def write(self, text: str) -> int:
-        return sys.stderr.write(self.redact.text(text))
+        stream = sys.stderr
+        return len(text) if stream is None else stream.write(self.redact.text(text))
 
     def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding, ...
-        return getattr(sys.stderr, name)
+        return getattr(sys.stderr if sys.stderr is not None else io.StringIO(), name)
 
 
 @click.command("run")

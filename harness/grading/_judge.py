@@ -20,8 +20,9 @@ replayed offline like the run's own calls; its cost is the grade's ``cost_usd`` 
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
-import time
+import re
 from typing import Any, ClassVar, Literal
 
 import regex
@@ -33,7 +34,7 @@ from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error
 from harness.grading._grade import PASS_THRESHOLD, Grade
-from harness.grading._patterns import REGEX_TIME_LIMIT_S, timed_findall
+from harness.grading._patterns import timed_findall
 
 __all__ = ["JUDGE_SYSTEM_PROMPT", "JudgeGrader", "judge_prompt"]
 
@@ -45,8 +46,6 @@ JUDGE_SYSTEM_PROMPT = (
 #: Characters of the transcript the judge sees (the end is kept).
 TRANSCRIPT_CHARS = 12_000
 DEFAULT_TIMEOUT_S = 120.0
-#: How many ``{`` of a judge's reply are tried as the start of an outermost JSON object.
-OUTERMOST_TRIES = 10_000
 
 
 class JudgeGrader(Grader):
@@ -118,39 +117,74 @@ def judge_prompt(grader: JudgeGrader, result: Result) -> str:
 
 
 def _verdict(text: str) -> dict[str, Any] | None:
-    """The verdict: the reply, a fenced object, an outermost object in the text (the first of
-    them with ``passed`` or ``score``), an innermost one. Innermost objects were read before
-    outermost ones: ``{"passed": false, "criteria": {"tone": {"passed": true}}}`` with a word
-    before or after it was stored **passed** (adversary round 17, part A)."""
+    """The verdict: the reply, a fenced object, else the first object of the text that is not
+    inside another (:func:`_outermost`) with ``passed`` or ``score``, or, in one without them,
+    the shallowest object that has them (``{"verdict": {"passed": true}}``). Innermost objects
+    were read before outermost ones: ``{"passed": false, "criteria": {"tone": {"passed":
+    true}}}`` with a word before or after it was stored **passed** (adversary round 17, part
+    A)."""
     candidates = [text, *timed_findall(r"```(?:json)?\s*(\{.*?\})\s*```", text, regex.S)]
-    candidates += _outermost(text)
-    candidates += timed_findall(r"\{[^{}]*\}", text)
-    for candidate in candidates:
+    for index, candidate in enumerate([*candidates, *_outermost(text)]):
         try:
             value = json.loads(candidate)
         except (ValueError, RecursionError):  # nested past the parser: the next candidate
             continue
+        found = _judged(value) if index >= len(candidates) else None
         if isinstance(value, dict) and ("passed" in value or "score" in value):
             return value
+        if found is not None:
+            return found
+    return None
+
+
+def _judged(value: Any) -> dict[str, Any] | None:
+    """The shallowest object holding ``passed`` or ``score`` in a parsed ``value`` (breadth
+    first, an explicit queue), or None."""
+    queue = collections.deque([value])
+    while queue:
+        node = queue.popleft()
+        if isinstance(node, dict):
+            if "passed" in node or "score" in node:
+                return node
+            queue.extend(node.values())
+        elif isinstance(node, list):
+            queue.extend(node)
     return None
 
 
 def _outermost(text: str) -> list[str]:
-    """The JSON objects of ``text`` that are not inside another, in order (at most
-    :data:`OUTERMOST_TRIES` starts tried, within :data:`REGEX_TIME_LIMIT_S`)."""
-    decoder = json.JSONDecoder()
-    found: list[str] = []
-    deadline = time.monotonic() + REGEX_TIME_LIMIT_S
-    start, tries = text.find("{"), 0
-    while start >= 0 and tries < OUTERMOST_TRIES and time.monotonic() < deadline:
-        tries += 1
-        try:
-            _, end = decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            start = text.find("{", start + 1)
+    """The balanced ``{...}`` stretches of ``text`` that are not inside another, in order (one
+    pass; quotes are read as JSON strings only inside braces, where a brace in a string does not
+    count). An object that does not parse hides every object inside it: a failing verdict with
+    per-criterion ones inside was read from an inner ``{"passed": true}`` (stored **passed**)
+    when the outer one had a trailing comma, a number past the parser's digits, nesting past
+    the recursion limit, or 10,000 stray ``{`` before it (round 17's search stopped there and
+    fell back to innermost objects; adversary round 18, part A). A ``{`` never closed (a lone
+    one in prose) hides nothing."""
+    open_at: list[int] = []
+    spans: list[tuple[int, int]] = []
+    in_string, skip = False, -1
+    for match in re.finditer(r'[{}"\\]', text):
+        at, char = match.start(), match.group()
+        if at == skip:
             continue
-        found.append(text[start:end])
-        start = text.find("{", end)
+        if in_string:
+            if char == "\\":
+                skip = at + 1
+            in_string = char != '"'
+        elif char == '"':
+            in_string = bool(open_at)
+        elif char == "{":
+            open_at.append(at)
+        elif char == "}" and open_at:
+            spans.append((open_at.pop(), at + 1))
+    spans.sort()
+    found: list[str] = []
+    end = -1
+    for start, stop in spans:
+        if start >= end:
+            found.append(text[start:stop])
+            end = stop
     return found
 
 

@@ -9,22 +9,25 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
+import operator
 import time
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from harness._plugins import shown_value
 from harness.core._budget import CallPurpose, CallRecord
 from harness.core._messages import INVALID_JSON_KEY, Message, TokenUsage, ToolCall
 from harness.errors import HarnessError, ProviderError
 from harness.events import CallFinished, CallStarted, Content, RunWarning, Thinking, Usage
-from harness.kernel._isolated import awaiting, cancels, undo_own_cancel
+from harness.kernel._isolated import awaiting, cancels, owned, undo_own_cancel
+from harness.kernel._told import told
 from harness.providers._base import Request, Response
 
 if TYPE_CHECKING:
     from harness.kernel._state import State
 
-__all__ = ["MAX_ARGUMENT_DEPTH", "build_request", "call_provider"]
+__all__ = ["MAX_ARGUMENT_DEPTH", "MAX_CALL_COST_USD", "build_request", "call_provider"]
 
 _ZERO = TokenUsage()
 
@@ -109,17 +112,18 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
         _record(state, index, request, None, started, t0, error=reason)
         raise ProviderError("unknown", reason) from exc
     except Exception as exc:  # a provider bug must not escape as anything but a ProviderError
-        _record(state, index, request, None, started, t0, error=f"{type(exc).__name__}: {exc}")
-        raise ProviderError("unknown", f"provider crashed: {type(exc).__name__}: {exc}") from exc
+        crash = await told(exc, _crash)
+        _record(state, index, request, None, started, t0, error=crash)
+        raise ProviderError("unknown", f"provider crashed: {crash}") from exc
     mark = cancels()
-    misfit = _misfit(response)  # a Response subclass's properties run in the run's task
+    taken = _misfit(response, owned(provider))  # a subclass's properties run in the run's task
     if await undo_own_cancel(mark):
-        misfit = f"a Response that, read, {_OWN_CANCEL}"
-    if misfit is not None:
-        reason = f"the provider answered {misfit}"
+        taken = f"a Response that, read, {_OWN_CANCEL}"
+    if isinstance(taken, str):
+        reason = f"the provider answered {taken}"
         _record(state, index, request, None, started, t0, error=reason)
         raise ProviderError("invalid_response", reason)
-    _record(state, index, request, response, started, t0, error=None)
+    _record(state, index, request, response, started, t0, error=None, taken=taken)
     if any(_deeper_than(c.arguments, MAX_ARGUMENT_DEPTH) for c in response.tool_calls):
         response.tool_calls = [_bounded(c) for c in response.tool_calls]
     return response, streamed
@@ -127,10 +131,31 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
 
 _OWN_CANCEL = "cancelled its run's task"
 
+
+def _crash(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
 #: More tokens than a count of one call's can hold: a server's ``prompt_tokens`` of 10^29 made
 #: the run's row unstorable (BIGINT), ended ``harness run`` with exit 2 and no row stored, the run
 #: left ``running`` (adversary round 17, part A).
 MAX_CALL_TOKENS = 10**12
+#: More dollars than one call can cost: two cells of $1.7e308 summed to ``$inf`` in the run's
+#: summary and ``harness report`` ended in an ``OverflowError`` traceback (round 18, part A).
+MAX_CALL_COST_USD = 1e9
+
+
+class _Taken(NamedTuple):
+    """What the kernel takes from a provider's ``Response``, as plain values: a plug-in's
+    ``int`` subclass whose comparisons lie passed the count checks (10^30 tokens: every cell's
+    row refused, "never handed in its result"), a ``float`` subclass whose ``<`` raises, or
+    ``retries`` of ``None``, ended the run blaming the harness's own ``TypeError`` (adversary
+    round 18, part A)."""
+
+    usage: TokenUsage | None
+    cost: float | None
+    retries: list[str]
+    repairs: list[str]
 
 
 async def _answer(provider: Any, request: Request, on_delta: Any) -> Any:
@@ -151,17 +176,21 @@ async def _answer(provider: Any, request: Request, on_delta: Any) -> Any:
     return await awaiting(provider, pending)
 
 
-def _misfit(response: Any) -> str | None:
-    """What is wrong with a plug-in provider's answer (see :func:`_misfits`), or None; a
-    ``Response`` whose fields raise when read is one too."""
+def _misfit(response: Any, owned: bool = True) -> _Taken | str:
+    """What the kernel takes from a plug-in provider's answer (:class:`_Taken`), or what is
+    wrong with it (see :func:`_misfits`); a ``Response`` whose fields raise when read is one
+    too."""
     try:
-        return _misfits(response)
+        taken = _misfits(response)
+        if not owned and not isinstance(taken, str):
+            response.tool_calls = [_plain_call(c) for c in response.tool_calls]
+        return taken
     except Exception as exc:
         return f"a Response whose fields cannot be read: {type(exc).__name__}: {exc}"
 
 
-def _misfits(response: Any) -> str | None:
-    """What is wrong with a plug-in provider's answer, or None: a ``None``, a dict or a
+def _misfits(response: Any) -> _Taken | str:
+    """A plug-in provider's answer taken, or what is wrong with it: a ``None``, a dict or a
     ``Response`` whose text is an ``int``, whose tool calls are dicts or a generator, whose
     usage is a ``str`` ended the run ``error_during_execution`` naming only an
     ``AttributeError`` or ``TypeError`` of the harness's (adversary round 16, part A)."""
@@ -170,38 +199,124 @@ def _misfits(response: Any) -> str | None:
     response = cast(Any, response)  # a plug-in's: its fields may hold anything
     if not isinstance(response.text, str):
         return f"a Response whose text is a {type(response.text).__name__}, not a str"
+    if type(response.text) is not str:  # a subclass's methods are its code (see below)
+        response.text = str.__str__(response.text)
     calls = response.tool_calls
     if type(calls) is not list or any(
         not isinstance(c, ToolCall) or not isinstance(c.name, str) for c in calls
     ):
         return "a Response whose tool_calls are not a list of ToolCall with str names"
-    cost = response.cost_usd
-    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
-        return f"a Response whose cost_usd is a {type(cost).__name__}, not a number"
-    if cost is not None and not _finite(cost):  # NaN is an unknown cost (Budget.add)
-        return f"a Response whose cost_usd is {shown_value(cost, 40)}, not a finite number"
+    if any(type(c) is not ToolCall or type(c.name) is not str for c in calls):
+        # A subclass's fields (and a str subclass's methods) are its code, run again and again
+        # in the run's task (a name cancelling that task on its third reading, a text whose
+        # strip() did, left harness.run as CancelledError): the kernel keeps plain copies,
+        # read once here (adversary round 18, part A).
+        response.tool_calls = [ToolCall(c.id, str.__str__(c.name), c.arguments) for c in calls]
+    cost = _dollars(response.cost_usd)
+    if isinstance(cost, str):
+        return f"a Response whose cost_usd is {cost}"
     usage = response.usage
     if usage is not None and not isinstance(usage, TokenUsage):
         return f"a Response whose usage is a {type(usage).__name__}, not a TokenUsage"
+    counts: list[int] = []
     for field in fields(TokenUsage) if usage is not None else ():
-        count = getattr(usage, field.name)
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            return f"a Response whose usage's {field.name} is {shown_value(count, 40)}, not a count"
-        if count > MAX_CALL_TOKENS:
-            return (
-                f"a Response whose usage's {field.name} is {count:.3g}, past {MAX_CALL_TOKENS:.0e}"
-            )
-    return None
+        count = _count(getattr(usage, field.name))
+        if isinstance(count, str):
+            return f"a Response whose usage's {field.name} is {count}"
+        counts.append(count)
+    notes = []
+    for name in ("retries", "tool_call_repairs"):
+        value = getattr(response, name)
+        if type(value) not in (list, tuple) or not all(isinstance(v, str) for v in value):
+            return f"a Response whose {name} are not a list of str"
+        notes.append([str.__str__(v) for v in value])
+    return _Taken(TokenUsage(*counts) if usage is not None else None, cost, *notes)
 
 
-def _finite(cost: float) -> bool:
-    """Whether ``cost`` is a finite number of dollars or NaN (an int past a float's range is
-    not: summed, it raised ``OverflowError``, the harness's own ``error_during_execution``)."""
+#: The most values a plug-in provider's tool-call arguments may hold.
+MAX_ARGUMENT_VALUES = 1_000_000
+
+
+def _plain_call(call: ToolCall) -> ToolCall:
+    """``call`` with its arguments as plain JSON data (dicts, lists, ``str``, ``int``,
+    ``float``, ``bool``, None), copied without recursion and without the values' own methods: a
+    plug-in provider's arguments holding an object whose ``__deepcopy__`` cancelled the run's
+    task (the kernel copies them for each tool and hook) left ``harness.run`` as
+    ``CancelledError`` (adversary round 18, part A). Arguments nested deeper than
+    :data:`MAX_ARGUMENT_DEPTH` are the model's error, as from any provider."""
+    root: dict[str, Any] = {}
+    stack: list[tuple[Any, Any, Any, int]] = [(call.arguments, root, "", 0)]
+    count = 0
+    while stack:
+        value, parent, key, depth = stack.pop()
+        count += 1
+        kind = type(value)
+        if depth > MAX_ARGUMENT_DEPTH:
+            why = f"(arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels)"
+            return ToolCall(call.id, call.name, {INVALID_JSON_KEY: why})
+        if count > MAX_ARGUMENT_VALUES:
+            raise TypeError(f"tool call {call.name!r}: arguments of more than {count - 1:,} values")
+        if issubclass(kind, dict):
+            node: dict[str, Any] = {}
+            parent[key] = node
+            for k, v in dict.items(value):
+                if not issubclass(type(k), str):
+                    raise TypeError(f"tool call {call.name!r}: a key is a {type(k).__name__}")
+                stack.append((v, node, str.__str__(k), depth + 1))
+        elif issubclass(kind, list | tuple):
+            base: Any = list if issubclass(kind, list) else tuple
+            parent[key] = items = [None] * base.__len__(value)
+            at = base.__getitem__
+            stack.extend((at(value, i), items, i, depth + 1) for i in range(len(items)))
+        elif value is None or kind is bool:
+            parent[key] = value
+        elif issubclass(kind, str):
+            parent[key] = str.__str__(value)
+        elif issubclass(kind, int) and not issubclass(kind, bool):
+            parent[key] = int.__index__(value)
+        elif issubclass(kind, float):
+            parent[key] = float.__float__(value)
+        else:
+            raise TypeError(f"tool call {call.name!r}: its arguments hold a {kind.__name__}")
+    return ToolCall(call.id, call.name, root[""])
+
+
+def _count(count: Any) -> int | str:
+    """A token count as a plain ``int`` (a numpy one too), or what is wrong with it."""
     try:
-        value = float(cost)
+        value = None if isinstance(count, bool) else int.__index__(operator.index(count))
+    except TypeError:
+        value = None
+    if value is None or value < 0:
+        return f"{shown_value(count, 40)}, not a count"
+    if value > MAX_CALL_TOKENS:
+        return f"{value:.3g}, past {MAX_CALL_TOKENS:.0e}"
+    return value
+
+
+def _dollars(cost: Any) -> float | str | None:
+    """A cost as a plain ``float`` (NaN, an unknown cost, as None), or what is wrong with it:
+    an ``int`` past a float's range raised ``OverflowError`` when summed, the harness's own
+    ``error_during_execution`` (adversary round 17, part A)."""
+    if cost is None:
+        return None
+    real = isinstance(cost, numbers.Real)  # a numpy float too
+    if isinstance(cost, bool) or not real:
+        return f"a {type(cost).__name__}, not a number"
+    try:
+        if isinstance(cost, int):
+            value = float(int.__index__(cost))
+        else:  # a float subclass's own __float__ is not asked; a numpy float's is
+            value = float.__float__(cost if isinstance(cost, float) else float(cost))
     except OverflowError:
-        return False
-    return math.isnan(value) or math.isfinite(value)
+        value = math.inf
+    if math.isnan(value):
+        return None
+    if not math.isfinite(value):
+        return f"{shown_value(cost, 40)}, not a finite number"
+    if value > MAX_CALL_COST_USD:
+        return f"{value:.3g}, past ${MAX_CALL_COST_USD:.0e}"
+    return value
 
 
 #: Tool-call arguments nested deeper than this many levels are not taken as arguments: a model's
@@ -246,10 +361,12 @@ def _record(
     *,
     error: str | None,
     attempts: int = 1,
+    taken: _Taken | None = None,
 ) -> None:
     latency_ms = (time.perf_counter() - t0) * 1000.0
-    usage = (response.usage if response is not None else None) or _ZERO
-    cost = response.cost_usd if response is not None else None
+    usage = (taken.usage if taken is not None else None) or _ZERO
+    cost = taken.cost if taken is not None else None
+    retries = taken.retries if taken is not None else []
     record = CallRecord(
         index=index,
         purpose=request.purpose,
@@ -264,27 +381,27 @@ def _record(
         finish_reason=response.finish_reason if response is not None else None,
         iteration=state.iterations,
         error=error,
-        attempts=1 + len(response.retries) if response is not None else attempts,
+        attempts=1 + len(retries) if response is not None else attempts,
         repaired=response.repaired if response is not None else None,
     )
     state.budget.record(record)
     if state.subscribers:
-        if response is not None and response.retries:
+        if retries:
             state.emit(
                 RunWarning(
-                    f"call {index} ({request.purpose}) succeeded after {len(response.retries)} "
-                    f"retried attempt(s): {'; '.join(response.retries)}",
+                    f"call {index} ({request.purpose}) succeeded after {len(retries)} "
+                    f"retried attempt(s): {'; '.join(retries)}",
                     "provider",
                 )
             )
-        if response is not None and response.tool_call_repairs:
+        if taken is not None and taken.repairs:
             state.emit(
                 RunWarning(
                     f"call {index} ({request.purpose}): the reply's tool calls were read after a "
-                    f"repair: {'; '.join(response.tool_call_repairs)}",
+                    f"repair: {'; '.join(taken.repairs)}",
                     "provider",
                 )
             )
-        if response is not None and response.usage is not None:
-            state.emit(Usage(response.usage, cost, request.purpose))
+        if taken is not None and taken.usage is not None:
+            state.emit(Usage(taken.usage, cost, request.purpose))
         state.emit(CallFinished(record, state.provider.name))

@@ -23,8 +23,9 @@ from harness.core._messages import INVALID_JSON_KEY, ToolCall, ToolResult, UIPay
 from harness.errors import ToolError, ToolSafetyNet
 from harness.events import ToolCallEvent, ToolResultEvent, ToolUI
 from harness.kernel._hooks import HaltRun, HookEvent
-from harness.kernel._isolated import awaiting, cancels, undo_own_cancel
+from harness.kernel._isolated import awaiting, cancels, owned, undo_own_cancel
 from harness.kernel._permissions import Denial
+from harness.kernel._told import told
 from harness.tools._base import Submit, ToolContext, ToolOutput, merge_assigns, render
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ async def dispatch(state: State, calls: Sequence[ToolCall]) -> TurnOutcome:
     serial: list[ToolCall] = []
     parallel: list[ToolCall] = []
     for c in calls:
-        (parallel if getattr(tools.get(c.name), "parallel_safe", False) else serial).append(c)
+        (parallel if await _flag(tools.get(c.name), c.name, "parallel_safe") else serial).append(c)
     by_id: dict[int, ToolResult] = {}
     for call in serial:
         try:
@@ -158,7 +159,7 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
             value = await awaiting(tool, tool.run(as_sent(call.arguments), call_ctx))
     except TimeoutError as exc:
         if not clock.expired():  # the tool's own TimeoutError: a crash, told to the model
-            reason = f"tool crashed: {_crash(exc)}"
+            reason = f"tool crashed: {await told(exc, _crash)}"
             await _fire_failure(state, call, reason)
             result = ToolResult(call.id, f"error: {reason}", True)
         elif state.config.on_tool_timeout == "end_run":
@@ -178,27 +179,11 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
     except ToolSafetyNet:
         raise  # not the model's doing: the loop ends the run as error_during_execution
     except Exception as exc:
-        reason = f"tool crashed: {_crash(exc)}"
+        reason = f"tool crashed: {await told(exc, _crash)}"
         await _fire_failure(state, call, reason)
         result = ToolResult(call.id, f"error: {reason}", True)
     else:
-        if isinstance(value, Submit):
-            raise _Stop(ToolResult(call.id, "submitted", False), "submitted", value)
-        if isinstance(value, HaltRun):
-            raise _Stop(
-                ToolResult(call.id, f"run halted: {value.reason}", True), value.reason, None
-            )
-        if isinstance(value, ToolOutput):
-            result = await _output(state, call, value)
-        else:
-            try:
-                text = render(value)
-            except Exception as exc:  # its str() raises, a cycle, nesting too deep for JSON
-                reason = f"tool crashed: its result cannot be shown as text: {_crash(exc)}"
-                await _fire_failure(state, call, reason)
-                result = ToolResult(call.id, f"error: {reason}", True)
-            else:
-                result = ToolResult(call.id, text, False)
+        result = await _taken(state, call, value)
     if state.hooks.has(HookEvent.POST_TOOL_USE):
         post = await state.hooks.fire(
             HookEvent.POST_TOOL_USE,
@@ -223,6 +208,39 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
                 result.ui,
             )
     return result
+
+
+async def _taken(state: State, call: ToolCall, value: Any) -> ToolResult:
+    """The result of a tool's value (raises :class:`_Stop` for a ``Submit`` or ``HaltRun``).
+    Its class is ``type(value)``, and its text (or a subclass's field) is taken in a guard:
+    ``isinstance`` reads a value's ``__class__``, ``render`` its ``__str__``, the plug-in's
+    code run in the run's task: one cancelling that task left ``harness.run`` as
+    ``CancelledError`` (adversary round 18, part A)."""
+    kind = type(value)
+    if issubclass(kind, ToolOutput):
+        return await _output(state, call, value)
+    mark = cancels()
+    failure: BaseException | None = None
+    try:
+        if issubclass(kind, Submit):  # a subclass's deliverable read once, here
+            plain = Submit(value.deliverable)
+            stop = _Stop(ToolResult(call.id, "submitted", False), "submitted", plain)
+        elif issubclass(kind, HaltRun):
+            why = render(value.reason)
+            stop = _Stop(ToolResult(call.id, f"run halted: {why}", True), why, None)
+        else:
+            text = render(value)
+    except Exception as exc:  # its str() raises, a cycle, nesting too deep for JSON
+        failure = exc
+    if await undo_own_cancel(mark):
+        failure = asyncio.CancelledError("it cancelled its run's task")
+    if failure is not None:
+        reason = f"tool crashed: its result cannot be shown as text: {await told(failure, _crash)}"
+        await _fire_failure(state, call, reason)
+        return ToolResult(call.id, f"error: {reason}", True)
+    if issubclass(kind, Submit | HaltRun):
+        raise stop
+    return ToolResult(call.id, text, False)
 
 
 async def _output(state: State, call: ToolCall, value: ToolOutput) -> ToolResult:
@@ -253,7 +271,7 @@ async def _output(state: State, call: ToolCall, value: ToolOutput) -> ToolResult
         stage = "its ToolOutput cannot be taken"
         failure = asyncio.CancelledError("it cancelled its run's task")
     if failure is not None:
-        reason = f"tool crashed: {stage}: {_crash(failure)}"
+        reason = f"tool crashed: {stage}: {await told(failure, _crash)}"
         await _fire_failure(state, call, reason)
         return ToolResult(call.id, f"error: {reason}", True)
     if merged is not None:
@@ -270,9 +288,8 @@ async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
     # (200,000 characters, say) under a matcher such as ``mcp__.*__.*write`` held the event
     # loop 21 s in ``re`` (adversary round 17, part A). Hooks with no matcher still see it.
     matched = name if tool is not None else None
-    decision = await state.permissions.check(
-        name, as_sent(args), bool(getattr(tool, "read_only", False)), state.ctx
-    )
+    read_only = await _flag(tool, name, "read_only")
+    decision = await state.permissions.check(name, as_sent(args), read_only, state.ctx)
     if decision is None and state.hooks.has(HookEvent.PRE_TOOL_USE):
         pre = await state.hooks.fire(
             HookEvent.PRE_TOOL_USE,
@@ -317,6 +334,27 @@ async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:
     if tool is None:
         return ToolResult(call.id, _unknown_tool_message(name, state), True)
     return None
+
+
+async def _flag(tool: Any, name: str, flag: str) -> bool:
+    """A tool's ``parallel_safe`` or ``read_only`` (False for an unknown tool), read in a guard:
+    a plug-in's property is its code, run in the run's task, which one cancelling that task
+    left ``harness.run`` as ``CancelledError`` (adversary round 18, part A): the run ends
+    naming it, as for a tool that breaks the run's safety net."""
+    if tool is None or owned(tool):
+        return bool(getattr(tool, flag, False))
+    mark = cancels()
+    failure: BaseException | None = None
+    try:
+        value = bool(getattr(tool, flag, False))
+    except Exception as exc:
+        failure = exc
+    if await undo_own_cancel(mark):
+        failure = asyncio.CancelledError("it cancelled its run's task")
+    if failure is not None:
+        crash = await told(failure, _crash)
+        raise ToolSafetyNet(f"tool {name!r}: its {flag} cannot be read: {crash}")
+    return value
 
 
 async def _fire_failure(state: State, call: ToolCall, reason: str) -> None:

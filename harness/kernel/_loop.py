@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
-from harness._plugins import described
+from harness._plugins import described, shown_value
 from harness.core._result import Result, UsageTotals
 from harness.core._terminations import FinishReason
 from harness.errors import ContextOverflow, ThinkingStarved
@@ -50,6 +50,7 @@ from harness.kernel._progress import (
 )
 from harness.kernel._starvation import escalate
 from harness.kernel._state import Continue, Halt, State
+from harness.kernel._told import told
 
 __all__ = ["release", "resume_loop", "run_loop"]
 
@@ -79,7 +80,7 @@ async def resume_loop(state: State, decisions: Mapping[str, Any]) -> Result:
         except BaseException as exc:  # an approved tool's GeneratorExit, as in the mode's turn
             if isinstance(exc, Exception) or _passes_through(exc, state):
                 raise
-            state.halt(FinishReason.ERROR_DURING_EXECUTION, described(exc))
+            state.halt(FinishReason.ERROR_DURING_EXECUTION, await told(exc))
             return
         if isinstance(outcome, Continue):  # the reviewed turn is the paused iteration's end
             state.last_fingerprint = fingerprint(state.messages[before:])
@@ -172,7 +173,7 @@ async def _start(state: State) -> bool:
             raise
         name = getattr(state.mode, "name", type(state.mode).__name__)
         state.halt(
-            FinishReason.ERROR_DURING_EXECUTION, f"mode {name!r}: init raised {described(exc)}"
+            FinishReason.ERROR_DURING_EXECUTION, f"mode {name!r}: init raised {await told(exc)}"
         )
         return False
     return True
@@ -200,12 +201,6 @@ async def _loop(state: State) -> None:
                 state.halt(outcome.reason)
             if await next_turn(state):  # the turn's answer; a follow-up turn is waiting
                 continue
-            return
-        if not isinstance(outcome, Continue):
-            state.halt(
-                FinishReason.ERROR_DURING_EXECUTION,
-                f"mode {mode.name!r} returned {outcome!r}; expected Continue() or Halt()",
-            )
             return
         _count_iteration(state, prev, signal)
 
@@ -290,10 +285,49 @@ async def _run_mode(state: State, prev: ProgressSnapshot) -> tuple[object, Progr
             # ended the run as the mode's bare ``CancelledError`` (adversary round 17, part A).
             state.halt(FinishReason.ERROR_HALTED, "on_event cancelled the run's task")
             return None
-        state.halt(FinishReason.ERROR_DURING_EXECUTION, described(exc))
+        state.halt(FinishReason.ERROR_DURING_EXECUTION, await told(exc))
         return None
     record_steps(state, prev.message_count)
-    return outcome, prev
+    taken = await _taken(state, outcome)
+    return (taken, prev) if taken is not None else None
+
+
+async def _taken(state: State, outcome: object) -> Halt | Continue | None:
+    """The mode's answer as the loop reads it, or None when it is neither ``Continue()`` nor a
+    ``Halt`` with a :class:`FinishReason` (the run halted, naming it). A plug-in's answer is
+    read once, here, guarded: its ``__class__`` (asked by ``isinstance``), a ``Halt``
+    subclass's ``reason`` or its ``repr`` are its code, run in the run's task: raising, they
+    were the harness's "internal error" with a traceback; cancelling that task, they left
+    ``harness.run`` as ``CancelledError``; and ``Halt("done")`` raised ``AttributeError`` out
+    of ``harness.run`` (adversary round 18, part A)."""
+    kind = type(outcome)
+    if kind is Continue or (kind is Halt and _a_reason(cast(Halt, outcome).reason)):
+        return cast(Halt | Continue, outcome)  # the built-in modes' answers: no plug-in code
+    mark = cancels()
+    taken: Halt | Continue | None = None
+    try:
+        if issubclass(kind, Halt):
+            reason = cast(Halt, outcome).reason
+            taken = Halt(reason) if _a_reason(reason) else None
+            why = f"a Halt whose reason is {shown_value(reason, 80)}, not a FinishReason"
+        else:
+            taken = Continue() if issubclass(kind, Continue) else None
+            why = shown_value(outcome)
+    except Exception as exc:
+        why = f"a {kind.__name__} that cannot be read ({described(exc)})"
+    if await undo_own_cancel(mark):
+        taken, why = None, f"a {kind.__name__} that, read, cancelled its run's task"
+    if taken is None:
+        name = getattr(state.mode, "name", type(state.mode).__name__)
+        state.halt(
+            FinishReason.ERROR_DURING_EXECUTION,
+            f"mode {name!r} returned {why}; expected Continue() or Halt()",
+        )
+    return taken
+
+
+def _a_reason(reason: object) -> bool:
+    return reason is None or type(reason) is FinishReason
 
 
 def _count_iteration(

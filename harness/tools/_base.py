@@ -116,11 +116,12 @@ def render(value: Any) -> str:
     """The text the model sees for a tool's plain return value. A ``str`` subclass is taken
     as the plain string it holds (``str``'s own method): its own ``__len__`` or ``encode`` may
     raise, and the kernel measured it later (an internal error that ended the run)."""
-    if isinstance(value, str):
-        return value if type(value) is str else str.__str__(value)
+    kind = type(value)  # not isinstance, which asks the value's own __class__
+    if issubclass(kind, str):
+        return value if kind is str else str.__str__(value)
     if value is None:
         return ""
-    if isinstance(value, dict | list | tuple | int | float | bool):
+    if issubclass(kind, dict | list | tuple | int | float | bool):
         return json.dumps(value, ensure_ascii=False, default=str)
     return str(value)
 
@@ -192,7 +193,7 @@ class FunctionTool:
         # A plain function may block: run it in a thread of its own so timeouts and parallelism
         # hold, and one that never returns is left behind (in_thread).
         done = await in_thread(_called, self.fn, kwargs, name=self.name)
-        if isinstance(done, _Raised):
+        if type(done) is _Raised:  # not isinstance: a value's own __class__ is its code
             raise done.exc  # here, in the run's own frames: see _called
         return done
 

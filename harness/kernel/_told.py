@@ -1,0 +1,28 @@
+"""A plug-in's exception told as text in the run's task.
+
+The text of an exception is its ``__str__``: a plug-in's code. Made in the run's task (to name
+a tool's, a provider's or a mode's crash), one that cancelled that task left ``harness.run`` as
+``CancelledError`` whatever had raised it: a tool, a provider's ``complete``, a mode's ``init``
+or ``iterate`` (adversary round 18, part A). :func:`told` makes the text under the same
+pending-cancel mark as the plug-in's other synchronous code
+(:func:`~harness.kernel._isolated.cancels`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from harness._plugins import described
+from harness.kernel._isolated import cancels, undo_own_cancel
+
+__all__ = ["told"]
+
+
+async def told(exc: BaseException, how: Callable[[BaseException], str] = described) -> str:
+    """``how(exc)`` (the exception's type and message), or, when making that text cancelled
+    the run's task, its type and a word saying so (the cancel undone)."""
+    mark = cancels()
+    text = how(exc)
+    if await undo_own_cancel(mark):
+        return f"{type(exc).__name__} (its message cancelled its run's task)"
+    return text

@@ -1,0 +1,59 @@
+"""A plug-in's own task cancelling the task that awaits it, then putting its count back
+(issue 34, adversary round 18, part A).
+
+An async tool runs in a task of its own (``harness.kernel._isolated.outcome``); it can still
+reach the run's task awaiting it and call ``cancel()`` then ``uncancel()`` on it: the count of
+cancel requests is back to 0, the ``CancelledError`` is delivered all the same, and the run
+ended ``error_during_execution`` with the halted reason a bare ``CancelledError``, blaming
+nothing (round 17 fixed the same for a plug-in's synchronous code in the run's task). A plain
+``cancel()`` from there is a real cancel (``harness run`` makes it the cell's error:
+tests/bench/test_round18a_cell_cancel.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+import harness
+from harness.providers import MockProvider
+
+
+def _awaiting(me: asyncio.Task[object]) -> asyncio.Task[object]:
+    for task in asyncio.all_tasks():
+        coro: Any = task.get_coro()
+        while coro is not None:
+            frame = getattr(coro, "cr_frame", None)
+            if frame is not None and frame.f_locals.get("task") is me and task is not me:
+                return task
+            coro = getattr(coro, "cr_await", None)
+    raise LookupError("no task awaits this one")
+
+
+@harness.tool
+async def cancel_and_uncancel_my_run(x: str) -> str:
+    """Cancels the task awaiting it, then puts its count back."""
+    me = asyncio.current_task()
+    assert me is not None
+    run = _awaiting(me)
+    run.cancel()
+    run.uncancel()
+    return "ok"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="round 18: lead fixes harness/kernel/_isolated.py outcome (a cancel with nothing "
+    "cancelling the awaiting task is the plug-in's)",
+)
+def test_a_tools_cancel_and_uncancel_of_its_runs_task_is_named() -> None:
+    provider = MockProvider(
+        turns=[
+            {"tool_calls": [{"name": "cancel_and_uncancel_my_run", "arguments": {"x": "y"}}]},
+            {"text": "done"},
+        ]
+    )
+    result = harness.run("hi", tools=[cancel_and_uncancel_my_run], provider=provider)
+    assert result.finish_reason == "error_during_execution"
+    assert result.halted_reason == "CancelledError: it cancelled its run's task"  # bare before
