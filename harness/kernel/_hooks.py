@@ -22,6 +22,7 @@ from harness.core._halt import HaltRun
 from harness.core._messages import Message, message_from_dict
 from harness.errors import ConfigError
 from harness.kernel._isolated import called
+from harness.kernel._told import told
 
 __all__ = [
     "Augment",
@@ -154,13 +155,13 @@ class Hooks:
                 continue
             done, value = await called(entry.fn, payload, hook_id)
             if not done:  # a crashing hook halts the run, never crashes it
-                outcome.halt = f"hook_crashed: {event.value}: {described(value)}"
+                outcome.halt = f"hook_crashed: {event.value}: {await told(value)}"
                 return outcome
             # Read as a plug-in's call: a subclass's property or an iterable raising its own
             # BaseException, or cancelling the run's task, is the hook's crash
             read, why = await called(_taken, value, outcome)
             if not read:
-                why = f"its answer cannot be read: {described(why)}"
+                why = f"its answer cannot be read: {await told(why)}"
             if why is not None:
                 outcome.halt = f"hook_crashed: {event.value}: {why}"
                 return outcome

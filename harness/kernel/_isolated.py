@@ -74,11 +74,23 @@ async def outcome(awaitable: Awaitable[Any]) -> tuple[bool, Any]:
         # answer reached the model as a result (adversary round 13, part A).
         task.cancel()
         await asyncio.wait({task}, timeout=CANCEL_GRACE_S)
+        if _uncancelled():  # cancel() then uncancel() of this task: only a plug-in does that
+            return False, asyncio.CancelledError("it cancelled its run's task")
         raise
     except BaseException:  # the run's coroutine closed for real, say: the plug-in's too
         task.cancel()
         raise
     return task.result()
+
+
+def _uncancelled() -> bool:
+    """Whether the ``CancelledError`` just taken was asked for by no one still asking: a
+    plug-in's own task called ``cancel()`` then ``uncancel()`` on the task awaiting it (an
+    ``asyncio.timeout``, a ``TaskGroup`` or a caller's cancel keeps the count above 0 until
+    the error has passed): the run ended blaming a bare ``CancelledError`` (adversary round 18,
+    part A)."""
+    me = asyncio.current_task()
+    return me is not None and me.cancelling() == 0
 
 
 async def isolated(awaitable: Awaitable[T]) -> T:

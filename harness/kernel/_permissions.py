@@ -23,6 +23,7 @@ from typing import Any, Literal
 from harness._plugins import described, shown_value
 from harness.kernel._hooks import Deny, HaltRun
 from harness.kernel._isolated import called, cancels, undo_own_cancel
+from harness.kernel._told import told
 
 __all__ = ["Denial", "Permissions", "Phase"]
 
@@ -87,7 +88,7 @@ class Permissions:
         assert self.can_use_tool is not None
         done, answer = await called(self.can_use_tool, name, args, ctx)
         if not done:
-            return HaltRun(f"can_use_tool crashed: {described(answer)}")
+            return HaltRun(f"can_use_tool crashed: {await told(answer)}")
         # Its answer is read in the run's task (``==``, a class pattern): an answer whose
         # ``__eq__`` raised ended the run as a bare error, one that cancelled the run's task
         # left ``harness.run`` as ``CancelledError`` (adversary round 17, part A).

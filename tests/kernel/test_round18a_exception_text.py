@@ -95,11 +95,6 @@ def _raise(*_: Any) -> Any:
     raise Sneaky()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round 18: lead fixes harness/kernel/_hooks.py Hooks.fire and "
-    "harness/kernel/_permissions.py Permissions._ask (await told(...) for described(...))",
-)
 @pytest.mark.parametrize("where", ["hook", "can_use_tool"])
 def test_a_hooks_or_callbacks_exception_text_cancelling_the_run_is_named(where: str) -> None:
     if where == "hook":

@@ -14,8 +14,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import pytest
-
 import harness
 from harness.providers import MockProvider
 
@@ -42,11 +40,6 @@ async def cancel_and_uncancel_my_run(x: str) -> str:
     return "ok"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round 18: lead fixes harness/kernel/_isolated.py outcome (a cancel with nothing "
-    "cancelling the awaiting task is the plug-in's)",
-)
 def test_a_tools_cancel_and_uncancel_of_its_runs_task_is_named() -> None:
     provider = MockProvider(
         turns=[
