@@ -14,7 +14,7 @@ import asyncio
 import copy
 import difflib
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -228,6 +228,9 @@ async def _taken(state: State, call: ToolCall, value: Any) -> ToolResult:
         elif issubclass(kind, HaltRun):
             why = render(value.reason)
             stop = _Stop(ToolResult(call.id, f"run halted: {why}", True), why, None)
+        elif issubclass(kind, Coroutine):  # its repr told the model a memory address
+            value.close()  # never run: Python said "never awaited" on the terminal
+            raise TypeError("it is a coroutine the tool did not await")
         else:
             text = render(value)
     except Exception as exc:  # its str() raises, a cycle, nesting too deep for JSON

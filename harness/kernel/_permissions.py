@@ -15,7 +15,7 @@ Deny-first; the first decisive answer wins:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
@@ -124,6 +124,12 @@ def _decision(name: str, answer: Any) -> Denial | HaltRun | None:
             return answer
         case "halt":
             return HaltRun(f"can_use_tool halted the run at tool '{name}'")
+        case Coroutine():  # an async callback answering a coroutine it did not await
+            answer.close()  # never run: Python said "never awaited" on the terminal
+            return Denial(
+                "permission denied: can_use_tool returned a coroutine it did not await",
+                "unknown",
+            )
         case _:
             return Denial(
                 "permission denied: can_use_tool returned an unsupported value "
