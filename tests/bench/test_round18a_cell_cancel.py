@@ -21,31 +21,20 @@ PLUGIN = """\
 import asyncio
 
 import harness
-
-
-def _awaiting(me):
-    # The task whose coroutine chain is waiting on ``me`` (the cell's worker).
-    for task in asyncio.all_tasks():
-        coro = task.get_coro()
-        while coro is not None:
-            frame = getattr(coro, "cr_frame", None)
-            if frame is not None and frame.f_locals.get("task") is me and task is not me:
-                return task
-            coro = getattr(coro, "cr_await", None)
-    raise LookupError("no task awaits this one")
+from tests.awaiting_task import awaiting
 
 
 @harness.tool
 async def cancel_my_cell(x: str) -> str:
     \"\"\"Cancels the task awaiting it.\"\"\"
-    _awaiting(asyncio.current_task()).cancel()
+    awaiting(asyncio.current_task()).cancel()
     return "ok"
 
 
 @harness.tool
 async def cancel_my_cell_later(x: str) -> str:
     \"\"\"Cancels the task awaiting it after ``x`` turns of the event loop.\"\"\"
-    worker = _awaiting(asyncio.current_task())
+    worker = awaiting(asyncio.current_task())
     loop = asyncio.get_running_loop()
 
     def hop(left):

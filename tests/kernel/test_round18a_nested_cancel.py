@@ -12,21 +12,10 @@ tests/bench/test_round18a_cell_cancel.py)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import harness
 from harness.providers import MockProvider
-
-
-def _awaiting(me: asyncio.Task[object]) -> asyncio.Task[object]:
-    for task in asyncio.all_tasks():
-        coro: Any = task.get_coro()
-        while coro is not None:
-            frame = getattr(coro, "cr_frame", None)
-            if frame is not None and frame.f_locals.get("task") is me and task is not me:
-                return task
-            coro = getattr(coro, "cr_await", None)
-    raise LookupError("no task awaits this one")
+from tests.awaiting_task import awaiting
 
 
 @harness.tool
@@ -34,7 +23,7 @@ async def cancel_and_uncancel_my_run(x: str) -> str:
     """Cancels the task awaiting it, then puts its count back."""
     me = asyncio.current_task()
     assert me is not None
-    run = _awaiting(me)
+    run = awaiting(me)
     run.cancel()
     run.uncancel()
     return "ok"
