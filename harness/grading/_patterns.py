@@ -69,6 +69,8 @@ def pattern_problem(value: str) -> str | None:
             "(the matcher builds each: gigabytes of memory); repeat less, or use an open "
             "bound such as {1000,}"
         )
+    if not _same(_escaped(value), value):  # (a net: regex would be given it as it is)
+        return f"regular expression {value!r} cannot be searched as re reads it"
     try:  # (its size is bounded now)
         regex.compile(searchable(value))
     except (regex.error, ValueError) as exc:
@@ -78,15 +80,32 @@ def pattern_problem(value: str) -> str | None:
 
 #: A ``{`` re reads as a repetition (any other is a literal ``{`` to re).
 _REPEAT = re.compile(r"\{(?:\d+|\d*,\d*)\}")
+#: A group that sets or clears verbose mode inside it: ``(?x:``, ``(?-x:``, ``(?i-x:``.
+_SCOPED = re.compile(r"\(\?([aiLmsux]*)(?:-([imsx]*))?:")
 
 
 @functools.lru_cache(maxsize=256)
 def searchable(value: str) -> str:
     """``value`` (re's syntax) as ``regex`` reads the same: each ``{`` re takes for a literal,
-    and each ``[`` inside a set, escaped. ``value`` itself when re would read the escaped one
-    otherwise (a ``[`` in a verbose pattern's comment, say): nothing is changed then."""
+    and each ``[`` inside a set, escaped; comments (``(?#...)``, and ``# ...`` in verbose
+    mode) left out. ``value`` itself when re would read the result otherwise
+    (:func:`pattern_problem` refuses such a pattern)."""
+    escaped = _escaped(value)
+    return escaped if _same(escaped, value) else value
+
+
+def _escaped(value: str) -> str:
+    """:func:`searchable`'s rewriting. re reads a comment's text token by token (``\\)`` does
+    not end ``(?#...)``): so does this. A ``[`` in a comment was taken for a set, so a fuzzy
+    ``x{e}`` after it went to ``regex`` as it was: ``(?#[)x{e}`` matched the reply ``y``
+    (adversary round 18, part B)."""
     out: list[str] = []
     i, n, in_set = 0, len(value), False
+    try:
+        verbose = bool(_parsed(value).state.flags & _constants.SRE_FLAG_VERBOSE)
+    except (re.error, ValueError):  # not re's syntax: nothing to read alike
+        return value
+    scopes: list[bool] = []  # verbose mode outside each open group
     while i < n:
         char = value[i]
         if char == "\\":
@@ -106,20 +125,44 @@ def searchable(value: str) -> str:
             out.append(value[i:start])
             i, in_set = start, True
             continue
+        elif value.startswith("(?#", i) or (verbose and char == "#"):
+            i = _past(value, i + 1, ")" if char == "(" else "\n")  # a comment: left out
+            continue
         elif char == "{":
             repeat = _REPEAT.match(value, i)
             out.append(repeat.group() if repeat else "\\{")
             i = repeat.end() if repeat else i + 1
             continue
         else:
+            if char == "(":
+                scopes.append(verbose)
+                if scoped := _SCOPED.match(value, i):
+                    verbose = "x" in scoped[1] or (verbose and "x" not in (scoped[2] or ""))
+            elif char == ")" and scopes:
+                verbose = scopes.pop()
             out.append(char)
         i += 1
-    escaped = "".join(out)
+    return "".join(out)
+
+
+def _past(value: str, i: int, end: str) -> int:
+    """Where the comment from ``i`` ends, past ``end``; an escape is one token, as re reads."""
+    while i < len(value):
+        if value[i] == "\\":
+            i += 2
+        elif value[i] == end:
+            return i + 1
+        else:
+            i += 1
+    return len(value)
+
+
+def _same(one: str, other: str) -> bool:
+    """Whether re compiles ``one`` and ``other`` to the same code."""
     try:
-        same = _code(escaped) == _code(value)
+        return bool(_code(one) == _code(other))
     except re.error:
-        same = False
-    return escaped if same else value
+        return False
 
 
 def _parsed(value: str) -> Any:

@@ -1,0 +1,55 @@
+"""Faults found by adversary round 18, part B (issue 34), past round 17's ``searchable``: a
+``[`` inside a comment (``(?#[)``, or ``# [`` in verbose mode) was taken for the start of a
+set, so nothing after it was escaped and ``regex`` read a fuzzy ``x{e}`` or ``(abc){e<=1}``
+there: ``(?#[)x{e}`` passed ``suites validate`` and matched any one-character reply. Each
+test fails on d9e0c2e."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import regex
+
+from harness.grading._command import _score
+from harness.grading._patterns import pattern_problem, searchable
+from harness.grading._text import RegexGrader
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reply", "passed"),
+    [
+        ("(?#[)x{e}", "y", False),  # before: passed (fuzzy: one error allowed)
+        ("(?#[)x{e}", "x{e}", True),  # re's reading: the text x{e}
+        ("(?#[)(abc){e<=1}(?#])", "abd", False),  # before: passed
+        ("(?x)#[\nx{e}", "y", False),  # a verbose comment; before: passed
+        ("(?x)#[\nx{e}\n#]", "x{e}", True),
+        ("a(?x:#[\n)x{e}", "ay", False),  # verbose in a group only
+        ("(?x:#[\n)(?-x:x{e} #)", "x{e} #", True),  # verbose off again: '#' is text
+        ("(?#\\)[)x{e}", "y", False),  # re: '\)' does not end the comment
+    ],
+)
+def test_a_bracket_in_a_comment_does_not_open_a_set(pattern: str, reply: str, passed: bool) -> None:
+    assert pattern_problem(pattern) is None
+    expected = re.search(pattern, reply) is not None
+    assert expected is passed  # what re itself says
+    grade = RegexGrader(value=[pattern], case_sensitive=True).match(reply, "answer")
+    assert not grade.error, grade.explanation
+    assert grade.passed is passed, grade.explanation
+
+
+def test_a_score_regex_with_a_comment_is_read_as_re_reads_it() -> None:
+    assert _score(r"(?#[)(\d+){e} passed", 5.0, "7 passed")[0] == 0.0  # before: 1.0 (fuzzy)
+    assert _score(r"(?#[)(\d+){e} passed", 5.0, "4{e} passed")[0] == 0.8
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["(?x) a {2} # a [comment] {e}\n b", r"(?#{)a{2}", "[#](?#x)b{1,2}", r"(?x)[ #]\ x"],
+)
+def test_comments_are_left_out_and_the_rest_kept(pattern: str) -> None:
+    """The guard: what re reads is what ``regex`` is given, comments aside."""
+    assert pattern_problem(pattern) is None
+    for text in ("aab", "aa", "#b", "#bb", " x", "# x", "a{2}"):
+        ours = [m.span() for m in regex.finditer(searchable(pattern), text)]
+        assert ours == [m.span() for m in re.finditer(pattern, text)], (pattern, text)
