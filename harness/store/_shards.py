@@ -142,10 +142,12 @@ def write_schema_files(runs: Path) -> None:
         dest = folder / f"{kind}-schema.parquet"
         # a regular file only: a FIFO of that name blocked every reader and writer for ever
         # in pq.read_schema (a link too is replaced, never followed; adversary round 18 B)
-        with contextlib.suppress(OSError, pa.ArrowException):
-            with os.fdopen(open_regular(dest, os.O_RDONLY), "rb") as f:
-                if pq.read_schema(f).equals(schema):
-                    continue
+        with (
+            contextlib.suppress(OSError, pa.ArrowException),
+            os.fdopen(open_regular(dest, os.O_RDONLY), "rb") as f,
+        ):
+            if pq.read_schema(f).equals(schema):
+                continue
         _write_atomic(empty_table(schema), dest, fsync=False)
 
 
