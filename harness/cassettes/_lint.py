@@ -45,6 +45,7 @@ from harness._oneline import one_line
 from harness.cassettes import _yaml as yamlserializer
 from harness.cassettes._transport import DROPPED_HEADERS, SECRET_HEADERS, SECRET_QUERY
 from harness.errors import ConfigError
+from harness.telemetry._escape import escape_controls
 
 __all__ = ["Finding", "cassette_files", "lint_cassettes", "lint_main"]
 
@@ -71,8 +72,10 @@ class Finding:
     detail: str
 
     def __str__(self) -> str:
+        """One line: a line break in a file's name is shown escaped (it printed a line of its
+        own, ``OK: 3024 cassette(s) clean``; adversary round 18, part B)."""
         where = f"{self.path}: {self.location}" if self.location else str(self.path)
-        return f"{where}: {self.rule}: {self.detail}"
+        return escape_controls(f"{where}: {self.rule}: {self.detail}")
 
 
 def cassette_files(directory: str | os.PathLike[str]) -> list[Path]:
