@@ -61,6 +61,10 @@ def pattern_problem(value: str) -> str | None:
             f"regular expression {value!r}: {said[0].message}; re has no POSIX classes or set "
             "operations: write '\\[' for the character '[' in a set, '\\d' for a digit"
         )
+    try:  # what re refuses only when it compiles: a look-behind of varying width
+        _code(value)  # (passed, and ``regex`` searched it: adversary round 18, part B)
+    except re.error as exc:
+        return f"invalid regular expression {value!r}: {exc}"
     parts = _parts(tree)
     if parts > PATTERN_PARTS_MAX:
         shown = value if len(value) <= 80 else f"{value[:80]}..."

@@ -53,3 +53,14 @@ def test_comments_are_left_out_and_the_rest_kept(pattern: str) -> None:
     for text in ("aab", "aa", "#b", "#bb", " x", "# x", "a{2}"):
         ours = [m.span() for m in regex.finditer(searchable(pattern), text)]
         assert ours == [m.span() for m in re.finditer(pattern, text)], (pattern, text)
+
+
+@pytest.mark.parametrize("pattern", ["(?<=a+)b", "(?<=a|bc)d"])
+def test_a_pattern_re_refuses_when_it_compiles_is_refused(pattern: str) -> None:
+    """Before: passed (re's parser takes it; its compiler refuses it), and ``regex`` searched
+    it with a look-behind of varying width."""
+    with pytest.raises(re.error):
+        re.compile(pattern)
+    problem = pattern_problem(pattern)
+    assert problem is not None
+    assert "look-behind requires fixed-width pattern" in problem
