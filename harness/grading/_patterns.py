@@ -95,7 +95,24 @@ def searchable(value: str) -> str:
     mode) left out. ``value`` itself when re would read the result otherwise
     (:func:`pattern_problem` refuses such a pattern)."""
     escaped = _escaped(value)
-    return escaped if _same(escaped, value) else value
+    if not _same(escaped, value):
+        return value
+    return _unhinted(escaped) if len(escaped) > _LONG else escaped
+
+
+#: Patterns longer than this go to ``regex`` through :func:`_unhinted`.
+_LONG = 500
+_GLOBAL_FLAGS = re.compile(r"(?:\(\?[aiLmsux]+\))*")
+
+
+def _unhinted(value: str) -> str:
+    """``value`` as ``(?:value)|(?!)`` (its global flags first): the same matches, and no
+    literal ``regex`` must find first. Before its first search ``regex`` prepares one for the
+    pattern's longest literal, in time cubic in its length and deaf to the time limit: 7.5 s
+    for 3,000 characters, 18 s for 4,000, hours for 45,000 (adversary round 18, part B)."""
+    start = _GLOBAL_FLAGS.match(value)
+    end = start.end() if start else 0
+    return f"{value[:end]}(?:{value[end:]})|(?!)"
 
 
 def _escaped(value: str) -> str:
