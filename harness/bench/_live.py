@@ -26,6 +26,7 @@ from typing import Any
 from harness.bench._matrix import Cell
 from harness.errors import HarnessError, ProviderError
 from harness.providers._preflight import check_system_message
+from harness.telemetry._escape import escape_controls
 
 __all__ = ["live_providers", "model_listed", "preflight", "probe"]
 
@@ -104,7 +105,8 @@ async def probe(spec: str, *, timeout_s: float = 120.0) -> str | None:
                 listing = None  # no listing here (404, ...): the probe's request decides
             names = _names(listing)
             if model and names and not model_listed(model, names):
-                shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+                shown = ", ".join(map(escape_controls, names[:5]))  # a server's names: one line
+                shown += ", ..." if len(names) > 5 else ""
                 return (
                     f"model {model!r} is not served at {where} (it lists: {shown}); start the "
                     "server with that model (llama-server: --alias), or name the model it has"

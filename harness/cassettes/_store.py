@@ -51,6 +51,7 @@ from vcr.serializers import compat  # type: ignore[import-untyped]
 from harness._oneline import one_line
 from harness.cassettes._secrets import PLACEHOLDER, Redactor
 from harness.errors import CassetteCorrupt, CassetteError, CassetteMiss
+from harness.providers._urls import without_password
 
 try:  # the encodings this httpx can decode (br and zstd need optional packages)
     from httpx._decoders import SUPPORTED_DECODERS
@@ -282,7 +283,7 @@ class Scrubber:
             low = name.lower()
             if self.kept_name(name):
                 headers[name] = PLACEHOLDER if low in SECRET_HEADERS else self.text(str(value))
-        uri = self.text(_scrub_query(request.uri))
+        uri = self.text(_scrub_query(without_password(request.uri, PLACEHOLDER)))
         body = request.body
         if isinstance(body, bytes | str):  # a JSON body's strings decoded too (as responses):
             # a model's tool call echoed back can spell a key in escapes two JSON levels deep

@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from harness._files import written_as_stream
-from harness.cli._common import db_options, echo, fail, guarded, load
+from harness.cli._common import db_options, echo, fail, guarded, load, warn
 
 __all__ = ["COMMANDS", "baseline", "baseline_save_command"]
 
@@ -46,8 +46,8 @@ def baseline_save_command(db: str, run: str, output: str, label: str | None) -> 
         run_id, frame = load(db, run_id)
         cells = f"the {len(frame)} cells stored so far"
         if state is not None:
-            echo(f"warning: run {run_id}: {state[1]}; the baseline holds {cells} (a resumed "
-                 "run gives a whole one)", err=True)  # fmt: skip
+            warn(f"run {run_id}: {state[1]}; the baseline holds {cells} (a resumed run gives "
+                 "a whole one)")  # fmt: skip
         streamed = written_as_stream(output)  # (before: a file made by the write is none)
         doc = baseline_save(frame, output, run_id=run_id, label=label)
         totals = doc["totals"]

@@ -40,6 +40,7 @@ __all__ = [
     "guarded",
     "load",
     "safe_text",
+    "warn",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,8 +58,16 @@ def echo(message: object = "", err: bool = False) -> None:
     click.echo(safe_text(message), err=err)
 
 
+def warn(message: object) -> None:
+    """Print ``warning: message`` on standard error, on one line (see :func:`fail`)."""
+    click.echo(escape_controls(f"warning: {message}"), err=True)
+
+
 def fail(message: str) -> NoReturn:
-    echo(f"error: {message}", err=True)
+    """Print ``error: message`` on one line and exit 2: a line break in it (a run id from a
+    database edited by hand, a baseline's cell) is shown escaped, as every control character
+    (``run R\nharness gate: PASSED`` printed a line of its own; adversary round 18, part B)."""
+    click.echo(escape_controls(f"error: {message}"), err=True)
     raise SystemExit(2)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from harness.cli._common import echo, fail
+from harness.cli._common import echo, fail, warn
 
 __all__ = ["COMMANDS", "plugins"]
 
@@ -49,8 +49,10 @@ def plugins(check: bool) -> None:
                     status = "  [does not load]"
                     problems.append(f"{registry.kind} {info.name!r}: {exc}")
             echo(f"  {info.name:<18} {info.target:<52} {info.origin}{status}")
-    if problems:
-        fail("\n".join(problems))
+    if problems:  # one line each
+        for problem in problems[:-1]:
+            warn(problem)
+        fail(problems[-1])
 
 
 COMMANDS = [plugins]

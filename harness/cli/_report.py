@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from harness.cli._common import baseline_arg, check_out_dir, db_options, echo, guarded, load
+from harness.cli._common import baseline_arg, check_out_dir, db_options, echo, guarded, load, warn
 
 __all__ = ["COMMANDS", "report"]
 
@@ -86,7 +86,7 @@ def report(
         for verdict in rep.comparisons["verdict"].tolist():
             echo(verdict)
         for warning in rep.warnings:
-            echo(f"warning: {warning}", err=True)
+            warn(warning)
         names = [str(p) for p in paths.values()]
         written = names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
         echo(f"wrote {written} ({rep.n_results} results)")

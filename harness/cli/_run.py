@@ -337,7 +337,12 @@ def _print_summary(
 ) -> None:
     """The run's summary: counts, drift, errored cells, refused providers, the interruption;
     each with the exact command that goes on from here."""
-    from rich.markup import escape
+    from rich.markup import escape as markup
+
+    from harness.telemetry._escape import escape_controls
+
+    def escape(text: str) -> str:  # one line each: a model name a server lists with a line
+        return markup(escape_controls(text))  # break printed a line of its own (round 18 B)
 
     s = report.summary
     console.print(

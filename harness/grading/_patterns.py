@@ -66,9 +66,16 @@ def pattern_problem(value: str) -> str | None:
         shown = value if len(value) <= 80 else f"{value[:80]}..."
         return (
             f"regular expression {shown!r} repeats to more than {PATTERN_PARTS_MAX:,} parts "
-            "(the matcher builds each: gigabytes of memory); repeat less, or use an open "
-            "bound such as {1000,}"
+            "(the matcher builds each: gigabytes of memory; a set is one part per "
+            f"{_SET_WIDTH} characters of its ranges); repeat less, or use an open bound such "
+            "as {1000,}"
         )
+    try:  # what re refuses only when it compiles: a look-behind of varying width
+        _code(value)  # (passed, and ``regex`` searched it: adversary round 18, part B)
+    except re.error as exc:
+        return f"invalid regular expression {value!r}: {exc}"
+    if not _same(_escaped(value), value):  # (a net: regex would be given it as it is)
+        return f"regular expression {value!r} cannot be searched as re reads it"
     try:  # (its size is bounded now)
         regex.compile(searchable(value))
     except (regex.error, ValueError) as exc:
@@ -78,15 +85,49 @@ def pattern_problem(value: str) -> str | None:
 
 #: A ``{`` re reads as a repetition (any other is a literal ``{`` to re).
 _REPEAT = re.compile(r"\{(?:\d+|\d*,\d*)\}")
+#: A group that sets or clears verbose mode inside it: ``(?x:``, ``(?-x:``, ``(?i-x:``.
+_SCOPED = re.compile(r"\(\?([aiLmsux]*)(?:-([imsx]*))?:")
 
 
 @functools.lru_cache(maxsize=256)
 def searchable(value: str) -> str:
     """``value`` (re's syntax) as ``regex`` reads the same: each ``{`` re takes for a literal,
-    and each ``[`` inside a set, escaped. ``value`` itself when re would read the escaped one
-    otherwise (a ``[`` in a verbose pattern's comment, say): nothing is changed then."""
+    and each ``[`` inside a set, escaped; comments (``(?#...)``, and ``# ...`` in verbose
+    mode) left out. ``value`` itself when re would read the result otherwise
+    (:func:`pattern_problem` refuses such a pattern)."""
+    escaped = _escaped(value)
+    if not _same(escaped, value):
+        return value
+    return _unhinted(escaped) if len(escaped) > _LONG else escaped
+
+
+#: Patterns longer than this go to ``regex`` through :func:`_unhinted`.
+_LONG = 500
+_GLOBAL_FLAGS = re.compile(r"(?:\(\?[aiLmsux]+\))*")
+
+
+def _unhinted(value: str) -> str:
+    """``value`` as ``(?:value)|(?!)`` (its global flags first): the same matches, and no
+    literal ``regex`` must find first. Before its first search ``regex`` prepares one for the
+    pattern's longest literal, in time cubic in its length and deaf to the time limit: 7.5 s
+    for 3,000 characters, 18 s for 4,000, hours for 45,000 (adversary round 18, part B)."""
+    start = _GLOBAL_FLAGS.match(value)
+    end = start.end() if start else 0
+    return f"{value[:end]}(?:{value[end:]})|(?!)"
+
+
+def _escaped(value: str) -> str:
+    """:func:`searchable`'s rewriting. re reads a comment's text token by token (``\\)`` does
+    not end ``(?#...)``): so does this. A ``[`` in a comment was taken for a set, so a fuzzy
+    ``x{e}`` after it went to ``regex`` as it was: ``(?#[)x{e}`` matched the reply ``y``
+    (adversary round 18, part B)."""
     out: list[str] = []
     i, n, in_set = 0, len(value), False
+    try:
+        verbose = bool(_parsed(value).state.flags & _constants.SRE_FLAG_VERBOSE)
+    except (re.error, ValueError):  # not re's syntax: nothing to read alike
+        return value
+    scopes: list[bool] = []  # verbose mode outside each open group
     while i < n:
         char = value[i]
         if char == "\\":
@@ -106,20 +147,44 @@ def searchable(value: str) -> str:
             out.append(value[i:start])
             i, in_set = start, True
             continue
+        elif value.startswith("(?#", i) or (verbose and char == "#"):
+            i = _past(value, i + 1, ")" if char == "(" else "\n")  # a comment: left out
+            continue
         elif char == "{":
             repeat = _REPEAT.match(value, i)
             out.append(repeat.group() if repeat else "\\{")
             i = repeat.end() if repeat else i + 1
             continue
         else:
+            if char == "(":
+                scopes.append(verbose)
+                if scoped := _SCOPED.match(value, i):
+                    verbose = "x" in scoped[1] or (verbose and "x" not in (scoped[2] or ""))
+            elif char == ")" and scopes:
+                verbose = scopes.pop()
             out.append(char)
         i += 1
-    escaped = "".join(out)
+    return "".join(out)
+
+
+def _past(value: str, i: int, end: str) -> int:
+    """Where the comment from ``i`` ends, past ``end``; an escape is one token, as re reads."""
+    while i < len(value):
+        if value[i] == "\\":
+            i += 2
+        elif value[i] == end:
+            return i + 1
+        else:
+            i += 1
+    return len(value)
+
+
+def _same(one: str, other: str) -> bool:
+    """Whether re compiles ``one`` and ``other`` to the same code."""
     try:
-        same = _code(escaped) == _code(value)
+        return bool(_code(one) == _code(other))
     except re.error:
-        same = False
-    return escaped if same else value
+        return False
 
 
 def _parsed(value: str) -> Any:
@@ -133,9 +198,17 @@ def _code(value: str) -> list[int]:
     return list(_compiler._code(tree, tree.state.flags))
 
 
+#: Code points of a set's ranges counted as one part: ``[a-z\u0100-\uffff]`` 4,000 times took
+#: re 7.8 s to compile (21 s under ``(?i)``), at validate and at each run's start; 40,000
+#: times, over 120 s (adversary round 18, part B).
+_SET_WIDTH = 100
+
+
 def _parts(items: Any) -> int:
     """How many parts ``regex`` builds for a parsed pattern: each fixed repetition written out
-    (its least count times its body), stopping once past :data:`PATTERN_PARTS_MAX`."""
+    (its least count times its body), and a set one per :data:`_SET_WIDTH` code points of its
+    ranges (what re's compiler reads one by one), stopping once past
+    :data:`PATTERN_PARTS_MAX`."""
     total = 0
     for op, av in items:
         if op in _REPEATS:
@@ -150,6 +223,8 @@ def _parts(items: Any) -> int:
             n = _parts(av)
         elif op is _constants.GROUPREF_EXISTS:
             n = _parts(av[1]) + (_parts(av[2]) if av[2] else 0)
+        elif op is _constants.IN:  # re compiles a set code point by code point: 4,000 sets of
+            n = 1 + sum(b[1] - b[0] for o, b in av if o is _constants.RANGE) // _SET_WIDTH
         else:
             n = 1
         total += n

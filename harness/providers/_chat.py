@@ -202,7 +202,7 @@ class ChatProvider(ABC):
 
     def __repr__(self) -> str:
         cls = type(self).__name__
-        return f"{cls}(name={self.name!r}, model={self.model!r}, base_url={self.http.base_url!r})"
+        return f"{cls}(name={self.name!r}, model={self.model!r}, base_url={self.http.shown_url!r})"
 
 
 def _apply_profile_sampling(request: Request, profile: ProviderProfile) -> Request:

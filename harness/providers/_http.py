@@ -55,6 +55,7 @@ from harness.providers._bodies import (
     too_big,
 )
 from harness.providers._profiles import DEFAULT_DEADLINE_S
+from harness.providers._urls import masked_url
 
 T = TypeVar("T")
 
@@ -79,7 +80,6 @@ class Attempts:
 
 
 #: A URL's ``user:password@`` (the password part is group 2).
-_PASSWORD = re.compile(r"^([a-z][a-z0-9+.-]*://[^/@:]*:)([^/@]*)@", re.IGNORECASE)
 
 
 class HTTPClient:
@@ -98,7 +98,7 @@ class HTTPClient:
         self.base_url = base_url.rstrip("/")
         #: The address as messages show it: a password in it (``http://u:PASS@host``) is not
         #: printed nor stored in a cell's error (adversary round 17, part B).
-        self.shown_url = _PASSWORD.sub(r"\1***@", self.base_url)
+        self.shown_url = masked_url(self.base_url)
         self.timeout_s = timeout_s
         self.deadline_s = deadline_s
         self.retry = retry or RetryPolicy()

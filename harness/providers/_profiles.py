@@ -31,6 +31,7 @@ from harness._files import MAX_INPUT_BYTES, read_regular
 from harness._toml import loads_toml
 from harness._yaml import safe_load_bounded
 from harness.errors import ConfigError, YAMLSyntaxError
+from harness.providers._urls import masked_text
 
 __all__ = [
     "BUILTIN_PROFILES",
@@ -62,7 +63,7 @@ def usable_url(url: str | None) -> str | None:
     ``suites validate`` and failed every grading). A bare ``host:port`` is left to
     :meth:`ProviderProfile.resolved_base_url` (ollama's ``OLLAMA_HOST`` form)."""
     if url is not None and (problem := url_problem(url, bare_ok=True)):
-        raise ValueError(f"{url!a} is no usable address: {problem}")
+        raise ValueError(masked_text(f"{url!a} is no usable address: {problem}", url))
     return url
 
 
@@ -84,6 +85,8 @@ def url_problem(url: str, *, bare_ok: bool = False) -> str | None:
             return "it must begin with http:// or https://"
         if not parsed.host:
             return "it names no host"
+        if b"?" in parsed.raw_path:  # httpx adds a request's path after it: into the query
+            return "it has a query ('?...'), which each request's path would be added to"
     return None
 
 
@@ -239,7 +242,10 @@ class ProviderProfile(BaseModel):
             url = f"http://{host}{slash}{path}"
         if problem := url_problem(url):  # $OPENAI_BASE_URL was not checked; its error named
             raise ConfigError(  # the profile's own base_url (adversary round 17, part B)
-                f"provider {self.name!r}: {source} {url!a} is no usable address: {problem}"
+                masked_text(
+                    f"provider {self.name!r}: {source} {url!a} is no usable address: {problem}",
+                    url,
+                )
             )
         return url.rstrip("/")
 

@@ -125,8 +125,12 @@ def _http_provider(profile: Any, model: str | None, opts: Mapping[str, Any]) -> 
         provider: Provider = cls(profile, model, **dict(opts))
     except httpx.InvalidURL as exc:  # a control character in base_url, say: bad input
         url = opts.get("base_url") or getattr(profile, "base_url", None)
+        from harness.providers._urls import masked_text
+
         raise ConfigError(
-            f"provider {profile.name!r}: base_url {url!r} is no usable address: {exc}"
+            masked_text(
+                f"provider {profile.name!r}: base_url {url!r} is no usable address: {exc}", str(url)
+            )
         ) from None
     return provider
 

@@ -188,8 +188,10 @@ def md_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], align: str =
 
 
 def text_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], indent: str = "  ") -> str:
-    """A plain fixed-width table for terminals."""
-    body = [[str(c) for c in row] for row in rows]
+    """A plain fixed-width table for terminals; a cell on one line, its control characters
+    escaped (a baseline's cell named ``"add\nharness gate: PASSED"`` printed that line under
+    the gate's real verdict; adversary round 18, part B)."""
+    body = [[escape_controls(str(c)) for c in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in body:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]

@@ -20,6 +20,7 @@ from harness.report._format import (
     text_table,
 )
 from harness.report._tables import ReportInputError
+from harness.telemetry._escape import escape_controls
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -265,7 +266,7 @@ def gate_text(result: GateResult, max_cells: int = 30) -> str:
         parts.append(text_table(_CELL_HEADERS, _cell_rows(result, max_cells)))
         if n > max_cells:
             parts.append(f"  ... and {n - max_cells} more")
-    parts += [f"warning: {w}" for w in result.warnings]
+    parts += [f"warning: {escape_controls(w)}" for w in result.warnings]  # one line each
     return "\n".join(parts)
 
 
