@@ -128,7 +128,7 @@ def field_reference() -> str:
             cls = GRADERS.get(kind)
         except ConfigError:
             continue
-        doc = (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+        doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
         flags = [f for f in ("reads_answer", "reads_workspace", "needs_process", "slow",
                              "records_calls") if getattr(cls, f)]  # fmt: skip
         said = f" ({', '.join(flags)})" if flags else ""
