@@ -36,8 +36,7 @@ def _csv(value: str) -> list[str]:
 
 class _Scrubbed:
     """The console's stream: standard error (looked up at each write), secrets replaced; none
-    when it is closed (``2>&-``: Python's ``sys.stderr`` is None, and the summary's
-    ``AttributeError`` made a stored, finished run exit 1; adversary round 18, part A)."""
+    when closed (``2>&-``: the summary's ``AttributeError`` made a finished run exit 1; 18 A)."""
 
     def __init__(self, redact: Redactor) -> None:
         self.redact = redact
