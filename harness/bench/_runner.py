@@ -174,15 +174,16 @@ class Runner:
         workers = [asyncio.create_task(worker()) for _ in range(min(opts.concurrency, len(cells)))]
         stopper = asyncio.create_task(self._stop.wait())
         try:
-            done: set[asyncio.Task[Any]] = set()
             pending = list(workers)
-            while stopper not in done and pending:
+            while pending and not self._stop.is_set():
                 # Only the workers still running: a finished one returns at once (a busy loop).
-                done, _ = await asyncio.wait(
-                    [*pending, stopper], return_when=asyncio.FIRST_COMPLETED
-                )
+                await asyncio.wait([*pending, stopper], return_when=asyncio.FIRST_COMPLETED)
+                if stopper.done() and not self._stop.is_set():
+                    # Cancelled by a cell's code, not the stop: every running cell was
+                    # cancelled and stored as its own code's cancel (adversary round 19, A).
+                    stopper = asyncio.create_task(self._stop.wait())
                 pending = [w for w in workers if not w.done()]
-            if stopper in done or self._stop.is_set():
+            if self._stop.is_set():
                 # A worker cancelled by the stop left its cell unstored (a KeyboardInterrupt
                 # raised in a cell stops the run so, after the last cell was taken).
                 ended = all(w.done() and not w.cancelled() for w in workers)

@@ -147,10 +147,13 @@ def drive(
         try:
             with progress_bar(console, len(cells), progress) as update:
                 running = asyncio.ensure_future(runner.run(cells, update))
-                waiting = asyncio.ensure_future(given_up.wait())
-                await asyncio.wait({running, waiting}, return_when=asyncio.FIRST_COMPLETED)
-                if running.done():
+                while not running.done() and not given_up.is_set():
+                    # A wait a cell's code cancelled is waited again: the run ended
+                    # interrupted, "a second signal" (adversary round 19, part A).
+                    waiting = asyncio.ensure_future(given_up.wait())
+                    await asyncio.wait({running, waiting}, return_when=asyncio.FIRST_COMPLETED)
                     waiting.cancel()
+                if running.done():
                     return running.result()
                 running.cancel()
                 console.print("stopped waiting for the executor (a second signal)")
