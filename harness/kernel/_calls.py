@@ -262,7 +262,9 @@ def _plain_call(call: ToolCall) -> ToolCall:
             for k, v in dict.items(value):
                 if not issubclass(type(k), str):
                     raise TypeError(f"tool call {call.name!r}: a key is a {type(k).__name__}")
-                stack.append((v, node, str.__str__(k), depth + 1))
+                plain = str.__str__(k)
+                node[plain] = None  # the model's order: the stack fills the values in reverse
+                stack.append((v, node, plain, depth + 1))
         elif issubclass(kind, list | tuple):
             base: Any = list if issubclass(kind, list) else tuple
             parent[key] = items = [None] * base.__len__(value)
