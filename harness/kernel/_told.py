@@ -20,9 +20,19 @@ __all__ = ["told"]
 
 async def told(exc: BaseException, how: Callable[[BaseException], str] = described) -> str:
     """``how(exc)`` (the exception's type and message), or, when making that text cancelled
-    the run's task, its type and a word saying so (the cancel undone)."""
+    the run's task, its type and a word saying so (the cancel undone); an ``Exception`` making
+    it is told as a message that could not be read. What else it raises goes on up, its cancel
+    undone: a ``__str__`` cancelling the run's task then raising (``ValueError`` for a
+    provider's crash, ``GeneratorExit`` or ``CancelledError`` for any plug-in's) left
+    ``harness.run`` as ``CancelledError`` (adversary round 19, part A)."""
     mark = cancels()
-    text = how(exc)
+    try:
+        text = how(exc)
+    except Exception:
+        text = f"{type(exc).__name__} (its message could not be read)"
+    except BaseException:
+        await undo_own_cancel(mark)
+        raise
     if await undo_own_cancel(mark):
         return f"{type(exc).__name__} (its message cancelled its run's task)"
     return text
