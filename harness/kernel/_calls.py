@@ -116,7 +116,11 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
         _record(state, index, request, None, started, t0, error=crash)
         raise ProviderError("unknown", f"provider crashed: {crash}") from exc
     mark = cancels()
-    taken = _misfit(response, owned(provider))  # a subclass's properties run in the run's task
+    try:
+        taken = _misfit(response, owned(provider))  # a subclass's properties: its code
+    except BaseException:  # goes on up (the loop's rule), its cancel undone (round 19, A)
+        await undo_own_cancel(mark)
+        raise
     if await undo_own_cancel(mark):
         taken = f"a Response that, read, {_OWN_CANCEL}"
     if isinstance(taken, str):
