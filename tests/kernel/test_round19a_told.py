@@ -17,6 +17,7 @@ import pytest
 from conftest import Answers
 
 import harness
+from harness.modes import ReAct
 from harness.providers import MockProvider
 
 
@@ -79,13 +80,62 @@ def test_a_providers_crash_whose_message_cancels_then_raises_is_named() -> None:
     )
 
 
+_NAMED = {
+    "provider": "unknown: provider crashed: {}",
+    "hook": "hook_crashed: PreToolUse: {}",
+    "can_use_tool": "can_use_tool crashed: {}",
+}
+
+
+@pytest.mark.parametrize("cancel", [False, True])
 @pytest.mark.parametrize("where", ["provider", "tool", "hook", "can_use_tool"])
 @pytest.mark.parametrize("base", [GeneratorExit, asyncio.CancelledError])
-def test_a_message_cancelling_the_run_then_raising_a_base_exception_is_named(
-    where: str, base: type[BaseException]
+def test_a_message_raising_a_base_exception_is_one_that_could_not_be_read(
+    where: str, base: type[BaseException], cancel: bool
 ) -> None:
-    # Without the cancel: the run ends naming what the __str__ raised. With it, before:
-    # harness.run raised CancelledError.
-    result = _run(where, _failing(base, cancel=True)())
-    assert result.finish_reason == "error_during_execution"
-    assert result.halted_reason == f"{base.__name__}: str boom"
+    # Before: with the cancel, harness.run raised CancelledError; without it, the run ended
+    # naming what the __str__ raised (a tool's crash was not told to the model).
+    result = _run(where, _failing(base, cancel)())
+    said = (
+        "Failing (its message cancelled its run's task)"
+        if cancel
+        else ("Failing (its message could not be read)")
+    )
+    if where == "tool":
+        assert result.text == "done", result.halted_reason
+        assert [m.content for m in result.messages if m.role == "tool"] == [
+            f"error: tool crashed: {said}"
+        ]
+    else:
+        assert result.halted_reason == _NAMED[where].format(said)
+
+
+@pytest.mark.parametrize("cancel", [False, True])
+@pytest.mark.parametrize("where", ["init", "iterate"])
+def test_a_modes_crash_whose_message_raises_generator_exit_is_named(
+    where: str, cancel: bool
+) -> None:
+    failing = _failing(GeneratorExit, cancel)
+
+    class Crashing(ReAct):
+        name = "crashing"
+
+        def init(self, state: Any) -> Any:
+            if where == "init":
+                raise failing()
+            return super().init(state)
+
+        async def iterate(self, state: Any) -> Any:
+            raise failing()
+
+    provider = MockProvider(turns=[{"text": "done"}])
+    result = harness.run("hi", provider=provider, mode=Crashing())
+    # Before: "internal error: GeneratorExit: str boom" and a traceback on the terminal;
+    # with the cancel, harness.run raised CancelledError.
+    said = (
+        "Failing (its message cancelled its run's task)"
+        if cancel
+        else ("Failing (its message could not be read)")
+    )
+    expected = f"mode 'crashing': init raised {said}" if where == "init" else said
+    assert result.halted_reason == expected
