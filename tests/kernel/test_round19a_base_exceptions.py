@@ -15,6 +15,7 @@ was named with its own ``__str__`` outside any guard: one that raised ended the 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -64,7 +65,7 @@ class _Value:
 _Halting = type("_Halting", (harness.HaltRun,), {"__getattribute__": _reading("reason")})
 _Submitting = type("_Submitting", (harness.Submit,), {"__getattribute__": _reading("deliverable")})
 _Output = type("_Output", (ToolOutput,), {"__getattribute__": _reading("content")})
-_MAKE = {
+_MAKE: dict[str, Callable[[], object]] = {
     "value": _Value,
     "halt-run": lambda: _Halting("x"),
     "submit": lambda: _Submitting("x"),
