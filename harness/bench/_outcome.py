@@ -4,6 +4,7 @@ runner and the Ray executor share."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ __all__ = [
     "CellStatus",
     "DriftPolicy",
     "Executor",
+    "HeldSlot",
     "MatrixSummary",
     "OnOutcome",
     "Sink",
@@ -192,3 +194,24 @@ class Executor(Protocol):
     async def run(
         self, cells: Sequence[Cell], on_outcome: OnOutcome | None = None
     ) -> MatrixSummary: ...
+
+
+class HeldSlot:
+    """A provider slot one cell holds: let go once, when its conversation ends or at its end."""
+
+    def __init__(self, slot: asyncio.Semaphore) -> None:
+        self._slot = slot
+        self._held = False
+
+    async def __aenter__(self) -> HeldSlot:
+        await self._slot.acquire()
+        self._held = True
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.let_go()
+
+    def let_go(self) -> None:
+        if self._held:
+            self._held = False
+            self._slot.release()

@@ -38,6 +38,7 @@ from harness.bench._outcome import (
     CellStatus,
     DriftPolicy,
     Executor,
+    HeldSlot,
     MatrixSummary,
     OnOutcome,
     Sink,
@@ -151,12 +152,20 @@ class Runner:
                 on_outcome(outcome, summary)
 
         async def step(cell: Cell) -> None:
-            async with _Held(provider_slot(cell)) as held:
-                if opts.slots is None:
-                    outcome = await self._cell(cell, held.let_go)
-                else:
-                    async with opts.slots:
+            try:
+                async with HeldSlot(provider_slot(cell)) as held:
+                    if opts.slots is None:
                         outcome = await self._cell(cell, held.let_go)
+                    else:
+                        async with opts.slots:
+                            outcome = await self._cell(cell, held.let_go)
+            except asyncio.CancelledError:
+                if self._not_ours() is None:
+                    raise
+                # A cell's code cancelling its worker as the next cell waited for a slot: that
+                # cell, never started, was lost, exit 0 (adversary round 19, part A).
+                queue.appendleft(cell)
+                return
             record(outcome)
             # Cells on the mock never suspend: yield for timers and signal handlers (Ctrl-C).
             await asyncio.sleep(0)
@@ -174,15 +183,16 @@ class Runner:
         workers = [asyncio.create_task(worker()) for _ in range(min(opts.concurrency, len(cells)))]
         stopper = asyncio.create_task(self._stop.wait())
         try:
-            done: set[asyncio.Task[Any]] = set()
             pending = list(workers)
-            while stopper not in done and pending:
+            while pending and not self._stop.is_set():
                 # Only the workers still running: a finished one returns at once (a busy loop).
-                done, _ = await asyncio.wait(
-                    [*pending, stopper], return_when=asyncio.FIRST_COMPLETED
-                )
+                await asyncio.wait([*pending, stopper], return_when=asyncio.FIRST_COMPLETED)
+                if stopper.done() and not self._stop.is_set():
+                    # Cancelled by a cell's code, not the stop: every running cell was
+                    # cancelled and stored as its own code's cancel (adversary round 19, A).
+                    stopper = asyncio.create_task(self._stop.wait())
                 pending = [w for w in workers if not w.done()]
-            if stopper in done or self._stop.is_set():
+            if self._stop.is_set():
                 # A worker cancelled by the stop left its cell unstored (a KeyboardInterrupt
                 # raised in a cell stops the run so, after the last cell was taken).
                 ended = all(w.done() and not w.cancelled() for w in workers)
@@ -355,27 +365,6 @@ class Runner:
             reads = task.expect.needs("reads_workspace")
             found = self._workspace_graders[key] = (task, files or reads)
         return found[1]
-
-
-class _Held:
-    """A provider slot one cell holds: let go once, when its conversation ends or at its end."""
-
-    def __init__(self, slot: asyncio.Semaphore) -> None:
-        self._slot = slot
-        self._held = False
-
-    async def __aenter__(self) -> _Held:
-        await self._slot.acquire()
-        self._held = True
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.let_go()
-
-    def let_go(self) -> None:
-        if self._held:
-            self._held = False
-            self._slot.release()
 
 
 async def _grade(

@@ -12,6 +12,7 @@ signals.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import logging
 import signal
@@ -147,10 +148,13 @@ def drive(
         try:
             with progress_bar(console, len(cells), progress) as update:
                 running = asyncio.ensure_future(runner.run(cells, update))
-                waiting = asyncio.ensure_future(given_up.wait())
-                await asyncio.wait({running, waiting}, return_when=asyncio.FIRST_COMPLETED)
-                if running.done():
+                while not running.done() and not given_up.is_set():
+                    # A wait a cell's code cancelled is waited again: the run ended
+                    # interrupted, "a second signal" (adversary round 19, part A).
+                    waiting = asyncio.ensure_future(given_up.wait())
+                    await asyncio.wait({running, waiting}, return_when=asyncio.FIRST_COMPLETED)
                     waiting.cancel()
+                if running.done():
                     return running.result()
                 running.cancel()
                 console.print("stopped waiting for the executor (a second signal)")
@@ -206,6 +210,25 @@ def closing_run(*, hold: bool = False) -> Iterator[None]:
             if kept is not None:
                 with contextlib.suppress(ValueError, OSError):
                     signal.signal(sig, kept)
+
+
+#: Set once ``harness run`` (the command being the process) has ended: see :func:`deaf_at_exit`.
+_DEAF_AT_EXIT: list[bool] = []
+
+
+def deaf_at_exit() -> None:
+    """SIGINT ignored once the exit hooks have run (:func:`_deaf`, registered before any
+    plug-in's): Python puts a signal's default back as it ends (not for an ignored one), and a
+    Ctrl-C then killed a finished run's process, its status a death by SIGINT (-2, the shell's
+    130) instead of its code (adversary round 19, part A). Till then Ctrl-C is as it was."""
+    _DEAF_AT_EXIT.append(True)
+
+
+@atexit.register
+def _deaf() -> None:
+    if _DEAF_AT_EXIT:
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _stop_signals() -> list[signal.Signals]:

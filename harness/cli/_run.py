@@ -235,7 +235,9 @@ def _ignore_late_signals(code: int) -> None:
         number = getattr(signal, name, None)
         if number is not None:
             signal.signal(number, signal.SIG_IGN)
-    from harness.cli._progress import HARD_STOP_SIGNALS
+    from harness.cli._progress import HARD_STOP_SIGNALS, deaf_at_exit
+
+    deaf_at_exit()
 
     interrupts = [0]
 

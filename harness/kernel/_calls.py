@@ -116,7 +116,11 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
         _record(state, index, request, None, started, t0, error=crash)
         raise ProviderError("unknown", f"provider crashed: {crash}") from exc
     mark = cancels()
-    taken = _misfit(response, owned(provider))  # a subclass's properties run in the run's task
+    try:
+        taken = _misfit(response, owned(provider))  # a subclass's properties: its code
+    except BaseException:  # goes on up (the loop's rule), its cancel undone (round 19, A)
+        await undo_own_cancel(mark)
+        raise
     if await undo_own_cancel(mark):
         taken = f"a Response that, read, {_OWN_CANCEL}"
     if isinstance(taken, str):
@@ -262,7 +266,9 @@ def _plain_call(call: ToolCall) -> ToolCall:
             for k, v in dict.items(value):
                 if not issubclass(type(k), str):
                     raise TypeError(f"tool call {call.name!r}: a key is a {type(k).__name__}")
-                stack.append((v, node, str.__str__(k), depth + 1))
+                plain = str.__str__(k)
+                node[plain] = None  # the model's order: the stack fills the values in reverse
+                stack.append((v, node, plain, depth + 1))
         elif issubclass(kind, list | tuple):
             base: Any = list if issubclass(kind, list) else tuple
             parent[key] = items = [None] * base.__len__(value)

@@ -235,6 +235,9 @@ async def _taken(state: State, call: ToolCall, value: Any) -> ToolResult:
             text = render(value)
     except Exception as exc:  # its str() raises, a cycle, nesting too deep for JSON
         failure = exc
+    except BaseException:  # goes on up (the loop's rule), its cancel undone (round 19, A)
+        await undo_own_cancel(mark)
+        raise
     if await undo_own_cancel(mark):
         failure = asyncio.CancelledError("it cancelled its run's task")
     if failure is not None:
@@ -270,6 +273,9 @@ async def _output(state: State, call: ToolCall, value: ToolOutput) -> ToolResult
             merge_assigns(merged, updates)
     except Exception as exc:
         failure = exc
+    except BaseException:
+        await undo_own_cancel(mark)
+        raise
     if await undo_own_cancel(mark):
         stage = "its ToolOutput cannot be taken"
         failure = asyncio.CancelledError("it cancelled its run's task")
@@ -352,6 +358,9 @@ async def _flag(tool: Any, name: str, flag: str) -> bool:
         value = bool(getattr(tool, flag, False))
     except Exception as exc:
         failure = exc
+    except BaseException:
+        await undo_own_cancel(mark)
+        raise
     if await undo_own_cancel(mark):
         failure = asyncio.CancelledError("it cancelled its run's task")
     if failure is not None:

@@ -313,8 +313,11 @@ async def _taken(state: State, outcome: object) -> Halt | Continue | None:
         else:
             taken = Continue() if issubclass(kind, Continue) else None
             why = shown_value(outcome)
-    except Exception as exc:
-        why = f"a {kind.__name__} that cannot be read ({described(exc)})"
+    except BaseException as exc:  # a GeneratorExit too: an internal error with a traceback
+        await undo_own_cancel(mark)  # (round 19, part A)
+        if _passes_through(exc, state):
+            raise
+        taken, why = None, f"a {kind.__name__} that cannot be read ({described(exc)})"
     if await undo_own_cancel(mark):
         taken, why = None, f"a {kind.__name__} that, read, cancelled its run's task"
     if taken is None:

@@ -154,9 +154,15 @@ class State:
         for subscriber in self.subscribers:
             try:
                 subscriber(event)
-            except Exception as exc:
+            except (KeyboardInterrupt, SystemExit):
+                if own_cancel(mark):
+                    self.meta["own_cancel"] = True
+                raise
+            except BaseException as exc:  # a GeneratorExit or CancelledError of its own too
+                # Its text is its code: raising or cancelling the run's task, it left
+                # harness.run as CancelledError (adversary round 19, part A).
                 if self.early_halt is None:
-                    self.early_halt = f"on_event raised {type(exc).__name__}: {exc}"
+                    self.early_halt = f"on_event raised {_text(exc)}"
             if own_cancel(mark):  # asyncio.current_task().cancel(): the run's task
                 self.meta["own_cancel"] = True  # its pending cancel: taken at the run's end
                 if self.early_halt is None:
@@ -176,3 +182,17 @@ class State:
             self.consecutive_mistakes = 0
         elif any_error:
             self.consecutive_mistakes += 1
+
+
+def _text(exc: BaseException) -> str:
+    """A subscriber's exception named (:func:`~harness._plugins.described`); a ``__str__``
+    raising a ``GeneratorExit`` or a ``CancelledError`` of its own is a message that could not
+    be read."""
+    from harness._plugins import described
+
+    try:
+        return described(exc)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:
+        return f"{type(exc).__name__} (its message could not be read)"

@@ -20,9 +20,20 @@ __all__ = ["told"]
 
 async def told(exc: BaseException, how: Callable[[BaseException], str] = described) -> str:
     """``how(exc)`` (the exception's type and message), or, when making that text cancelled
-    the run's task, its type and a word saying so (the cancel undone)."""
+    the run's task, its type and a word saying so (the cancel undone); raising, a message that
+    could not be read (Ctrl-C and ``SystemExit`` go on up, the cancel undone). A ``__str__``
+    cancelling the run's task then raising (``ValueError`` for a provider's crash,
+    ``GeneratorExit`` or ``CancelledError`` for any plug-in's) left ``harness.run`` as
+    ``CancelledError``; raising ``GeneratorExit``, a mode's crash was the harness's internal
+    error with a traceback (adversary round 19, part A)."""
     mark = cancels()
-    text = how(exc)
+    try:
+        text = how(exc)
+    except (KeyboardInterrupt, SystemExit):
+        await undo_own_cancel(mark)
+        raise
+    except BaseException:  # its own GeneratorExit or CancelledError too
+        text = f"{type(exc).__name__} (its message could not be read)"
     if await undo_own_cancel(mark):
         return f"{type(exc).__name__} (its message cancelled its run's task)"
     return text
