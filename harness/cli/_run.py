@@ -221,8 +221,7 @@ def _ignore_late_signals(code: int) -> None:
     with ``code``. A plug-in's thread that never ends and that the interpreter's exit joins (an
     async tool's ``asyncio.to_thread``, a pool of its own) held the process for ever, deaf to
     the SIGTERM of ``timeout`` (adversary round 16, part A). Only when the command is the
-    process (``harness``, ``python -m harness.cli``), not a caller's ``main()`` in its own
-    process (click's test runner), whose signals and exit are its own."""
+    process (``harness``, ``python -m harness.cli``), not a caller's ``main()`` (a test's)."""
     import signal
     import threading
 
@@ -238,7 +237,6 @@ def _ignore_late_signals(code: int) -> None:
     from harness.cli._progress import HARD_STOP_SIGNALS, deaf_at_exit
 
     deaf_at_exit()
-
     interrupts = [0]
 
     def interrupted(signum: int, frame: object) -> None:
