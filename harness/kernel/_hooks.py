@@ -259,7 +259,9 @@ def _entries(event: HookEvent, item: Any) -> list[_Entry]:
                 raise ConfigError(
                     f"hooks[{event.value!r}]: matcher {item.matcher!r} is not a valid regex: {exc}"
                 ) from None
-        fns = item.hooks if isinstance(item.hooks, list | tuple) else [item.hooks]
+        hooks: Any = item.hooks  # a list, any other iterable of callables, or one callable
+        one = callable(hooks) or isinstance(hooks, str | bytes | Mapping)
+        fns = [hooks] if one or not hasattr(hooks, "__iter__") else list(hooks)
         return [_entry(event, fn, pattern) for fn in fns]
     return [_entry(event, item, None)]
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
-from harness._plugins import described, shown_value
+from harness._plugins import shown_value
 from harness.kernel._hooks import Deny, HaltRun
-from harness.kernel._isolated import called, cancels, undo_own_cancel
+from harness.kernel._isolated import called
 from harness.kernel._told import told
 
 __all__ = ["Denial", "Permissions", "Phase"]
@@ -89,20 +89,15 @@ class Permissions:
         done, answer = await called(self.can_use_tool, name, args, ctx)
         if not done:
             return HaltRun(f"can_use_tool crashed: {await told(answer)}")
-        # Its answer is read in the run's task (``==``, a class pattern): an answer whose
-        # ``__eq__`` raised ended the run as a bare error, one that cancelled the run's task
-        # left ``harness.run`` as ``CancelledError`` (adversary round 17, part A).
-        mark = cancels()
-        try:
-            decision = _decision(name, answer)
-        except Exception as exc:
-            decision = HaltRun(f"can_use_tool crashed: its answer cannot be read: {described(exc)}")
-        if await undo_own_cancel(mark):
-            decision = HaltRun(
-                "can_use_tool crashed: its answer cannot be read: CancelledError: it cancelled "
-                "its run's task"
-            )
-        return decision
+        # Its answer is read in the run's task (``==``, a class pattern), as a plug-in's call:
+        # an answer whose ``__eq__`` raised ended the run as a bare error, one that cancelled
+        # the run's task left ``harness.run`` as ``CancelledError`` (adversary round 17, part
+        # A), and one that cancelled it, then raised ``GeneratorExit`` too (round 19, part A).
+        read, decision = await called(_decision, name, answer)
+        if not read:
+            why = await told(decision)
+            return HaltRun(f"can_use_tool crashed: its answer cannot be read: {why}")
+        return decision  # type: ignore[no-any-return]
 
 
 def _decision(name: str, answer: Any) -> Denial | HaltRun | None:

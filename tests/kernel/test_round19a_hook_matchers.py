@@ -26,7 +26,6 @@ def t(x: str) -> str:
     return "ok"
 
 
-@pytest.mark.xfail(strict=True, reason="round 19: lead fixes _entries in harness/kernel/_hooks.py")
 @pytest.mark.parametrize("form", ["dict", "HookMatcher"])
 @pytest.mark.parametrize("kind", ["deque", "UserList", "set", "dict_values"])
 def test_a_matchers_hooks_in_any_iterable_fire(form: str, kind: str) -> None:
