@@ -20,7 +20,6 @@ replayed offline like the run's own calls; its cost is the grade's ``cost_usd`` 
 from __future__ import annotations
 
 import asyncio
-import collections
 import json
 import re
 from typing import Any, ClassVar, Literal
@@ -138,17 +137,34 @@ def _verdict(text: str) -> dict[str, Any] | None:
 
 
 def _judged(value: Any) -> dict[str, Any] | None:
-    """The shallowest object holding ``passed`` or ``score`` in a parsed ``value`` (breadth
-    first, an explicit queue), or None."""
-    queue = collections.deque([value])
-    while queue:
-        node = queue.popleft()
-        if isinstance(node, dict):
-            if "passed" in node or "score" in node:
-                return node
-            queue.extend(node.values())
-        elif isinstance(node, list):
-            queue.extend(node)
+    """The shallowest object holding ``passed`` or ``score`` in a parsed ``value`` (level by
+    level, no recursion), or None; None too when the objects of that level disagree: with
+    per-criterion verdicts and no overall one (``{"accuracy": {"passed": true},
+    "completeness": {"passed": false}}``) the first criterion was the verdict, stored
+    **passed** (adversary round 19, part A)."""
+    level = [value]
+    while level:
+        below: list[Any] = []
+        found: list[dict[str, Any]] = []
+        for node in level:
+            if isinstance(node, dict):
+                if "passed" in node or "score" in node:
+                    found.append(node)
+                else:
+                    below.extend(node.values())
+            elif isinstance(node, list):
+                below.extend(node)
+        if found:
+            first = found[0]
+            try:
+                same = all(
+                    (n.get("passed"), n.get("score")) == (first.get("passed"), first.get("score"))
+                    for n in found
+                )
+            except RecursionError:  # values nested past the comparison's depth
+                same = False
+            return first if same else None
+        level = below
     return None
 
 

@@ -23,7 +23,6 @@ DISAGREEING = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="round 19: lead fixes _judged in harness/grading/_judge.py")
 @pytest.mark.parametrize("case", sorted(DISAGREEING))
 def test_sibling_verdicts_that_disagree_are_no_verdict(case: str) -> None:
     verdict = grade(mock_judge(DISAGREEING[case]), answered())
