@@ -220,13 +220,14 @@ def _text(value: Any) -> str:
 
 def _userinfo(path: Path, where: str, uri: str) -> list[Finding]:
     """A password in ``uri`` (``http://u:PASS@host``), or a token given as its user: recorded
-    whole before adversary round 18, part B (the harness now writes ``u:REDACTED@``)."""
+    whole before adversary round 18, part B (the harness now writes ``u:REDACTED@``); one
+    given as ``TOKEN:`` (round 19, part B)."""
     netloc = urlsplit(uri).netloc
     user, at, _ = netloc.rpartition("@")
     if not at:
         return []
     name, colon, password = user.partition(":")
-    secret = password if colon else name
+    secret = password or name  # ``TOKEN:@host``: a token as the user, an empty password
     if not secret or _is_placeholder(secret):
         return []
     return [Finding(path, f"{where} (user information)", "url-password", _mask(secret))]
