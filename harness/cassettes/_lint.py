@@ -226,7 +226,7 @@ def _userinfo(path: Path, where: str, uri: str) -> list[Finding]:
     user, at, _ = netloc.rpartition("@")
     if not at:
         return []
-    name, colon, password = user.partition(":")
+    name, _, password = user.partition(":")
     secret = password or name  # ``TOKEN:@host``: a token as the user, an empty password
     if not secret or _is_placeholder(secret):
         return []

@@ -76,11 +76,12 @@ def masked_text(text: str, url: str) -> str:
     an unencoded ``/`` in a password) masked too; as they are, and as ``repr`` and ``ascii``
     write them (``{url!a}``: a password with ``ä`` was shown ``p\\xe4ss...``)."""
     _, user, _, tail = _parts(url, anywhere=True)
-    name, colon, password = user.partition(":")
-    pieces = re.split(r"[/:@?#&=]", password if colon and password else user)
+    password = user.partition(":")[2]
+    pieces = re.split(r"[/:@?#&=]", password or user)
     if tail.startswith("?"):
         pieces += [p.partition("=")[2] for p in tail[1:].partition("#")[0].split("&")]
-    for whole, shown in ((url, masked_url(url, anywhere=True)), *((p, MASK) for p in _long(pieces))):
+    hidden = [(url, masked_url(url, anywhere=True)), *((p, MASK) for p in _long(pieces))]
+    for whole, shown in hidden:
         for form, masked in _forms(whole, shown):
             text = text.replace(form, masked)
     return text
