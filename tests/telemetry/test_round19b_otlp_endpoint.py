@@ -24,9 +24,7 @@ def _run(tmp_path: Path, endpoint: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "endpoint", ["http://[::1", "http://u:SECRETPW@127.0.0.1:99999/v1/traces"]
-)
+@pytest.mark.parametrize("endpoint", ["http://[::1", "http://u:SECRETPW@127.0.0.1:99999/v1/traces"])
 def test_an_endpoint_urlparse_refuses_is_one_line(tmp_path: Path, endpoint: str) -> None:
     done = _run(tmp_path, endpoint)
     assert done.returncode == 2, done.stderr
