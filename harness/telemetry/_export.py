@@ -16,8 +16,8 @@ from urllib.parse import urlparse
 
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from harness._urls import masked_text, masked_url
 from harness.errors import ConfigError
-from harness.providers._urls import masked_text, masked_url
 
 __all__ = [
     "DEFAULT_OTLP_TIMEOUT_S",
