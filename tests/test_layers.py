@@ -4,7 +4,8 @@ The layers, bottom to top (issue 16, "one-way layers"):
 
 0. ``errors``, ``_version``, ``_exports``, ``_plugins`` (the registries), ``_yaml``,
    ``_toml`` (TOML read with one kind of error), ``_files`` (opening files for writing) and
-   ``_oneline`` (messages on one bounded line): leaves (``_plugins`` imports only ``errors``,
+   ``_oneline`` (messages on one bounded line), ``_urls`` (addresses without their secrets):
+   leaves (``_plugins`` imports only ``errors``,
    ``_files`` and ``_oneline``, which import nothing of harness).
 1. ``core`` (messages, terminations, budget and call records, Result, the halt signal) and
    ``harness.events``, the home of the event classes, which are built from core's messages and
@@ -49,6 +50,7 @@ LAYER = {
     "_toml": 0,
     "_sync": 0,
     "_oneline": 0,
+    "_urls": 0,
     "core": 1,
     "events": 1,
     "providers": 2,

@@ -105,7 +105,7 @@ async def probe(spec: str, *, timeout_s: float = 120.0) -> str | None:
                 listing = None  # no listing here (404, ...): the probe's request decides
             names = _names(listing)
             if model and names and not model_listed(model, names):
-                shown = ", ".join(map(escape_controls, names[:5]))  # a server's names: one line
+                shown = ", ".join(_shown(name) for name in names[:5])  # a server's: one line
                 shown += ", ..." if len(names) > 5 else ""
                 return (
                     f"model {model!r} is not served at {where} (it lists: {shown}); start the "
@@ -116,6 +116,12 @@ async def probe(spec: str, *, timeout_s: float = 120.0) -> str | None:
             await provider.aclose()
     result = await check_system_message(spec, timeout_s=timeout_s)
     return None if result.ok else result.reason
+
+
+def _shown(name: str) -> str:
+    """A model name a server lists, escaped and cut to 200 characters (a name of a megabyte
+    was printed whole, twice; adversary round 19, part B)."""
+    return escape_controls(name if len(name) <= 200 else f"{name[:200]}...")
 
 
 def preflight(

@@ -121,7 +121,7 @@ def lint_file(path: Path) -> list[Finding]:
         uri = request.get("uri") if isinstance(request, dict) else None
         if isinstance(uri, str):
             found += _userinfo(path, f"interactions[{i}].request.uri", uri)
-            for name, value in parse_qsl(urlsplit(uri).query, keep_blank_values=True):
+            for name, value in parse_qsl(_split(uri)[1], keep_blank_values=True):
                 if name.lower() in SECRET_QUERY and not _is_placeholder(value):
                     where = f"interactions[{i}].request.uri?{name}"
                     found.append(Finding(path, where, "secret-query", _mask(value)))
@@ -220,16 +220,29 @@ def _text(value: Any) -> str:
 
 def _userinfo(path: Path, where: str, uri: str) -> list[Finding]:
     """A password in ``uri`` (``http://u:PASS@host``), or a token given as its user: recorded
-    whole before adversary round 18, part B (the harness now writes ``u:REDACTED@``)."""
-    netloc = urlsplit(uri).netloc
+    whole before adversary round 18, part B (the harness now writes ``u:REDACTED@``); one
+    given as ``TOKEN:`` (round 19, part B)."""
+    netloc = _split(uri)[0]
     user, at, _ = netloc.rpartition("@")
     if not at:
         return []
-    name, colon, password = user.partition(":")
-    secret = password if colon else name
+    name, _, password = user.partition(":")
+    secret = password or name  # ``TOKEN:@host``: a token as the user, an empty password
     if not secret or _is_placeholder(secret):
         return []
     return [Finding(path, f"{where} (user information)", "url-password", _mask(secret))]
+
+
+def _split(uri: str) -> tuple[str, str]:
+    """``uri``'s host part and query; read by hand where ``urlsplit`` refuses it (``Invalid
+    IPv6 URL``: a hostile cassette's ``http://[::1/x`` was a traceback, exit 1; adversary
+    round 19, part B)."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        netloc = re.split(r"[/?#]", uri.partition("//")[2], maxsplit=1)[0]
+        return netloc, uri.partition("?")[2].partition("#")[0]
+    return parts.netloc, parts.query
 
 
 def _is_placeholder(value: str) -> bool:

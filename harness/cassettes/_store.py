@@ -49,9 +49,9 @@ from vcr.serialize import serialize  # type: ignore[import-untyped]
 from vcr.serializers import compat  # type: ignore[import-untyped]
 
 from harness._oneline import one_line
+from harness._urls import without_password
 from harness.cassettes._secrets import PLACEHOLDER, Redactor
 from harness.errors import CassetteCorrupt, CassetteError, CassetteMiss
-from harness.providers._urls import without_password
 
 try:  # the encodings this httpx can decode (br and zstd need optional packages)
     from httpx._decoders import SUPPORTED_DECODERS

@@ -8,7 +8,7 @@ from __future__ import annotations
 import click
 
 from harness._files import written_as_stream
-from harness.cli._common import db_options, echo, fail, guarded, load, warn
+from harness.cli._common import db_options, echo_line, fail, guarded, load, warn
 
 __all__ = ["COMMANDS", "baseline", "baseline_save_command"]
 
@@ -51,8 +51,8 @@ def baseline_save_command(db: str, run: str, output: str, label: str | None) -> 
         streamed = written_as_stream(output)  # (before: a file made by the write is none)
         doc = baseline_save(frame, output, run_id=run_id, label=label)
         totals = doc["totals"]
-        echo(f"wrote {output}: run {run_id}, {totals['cells']} cells, {totals['passed']} passed",
-             err=streamed)  # fmt: skip  # (-o /dev/stdout | jq: the JSON alone on stdout)
+        said = f"wrote {output}: run {run_id}, {totals['cells']} cells, {totals['passed']} passed"
+        echo_line(said, err=streamed)  # (-o /dev/stdout | jq: the JSON alone on stdout)
         return 0
 
     raise SystemExit(guarded(action))

@@ -36,6 +36,7 @@ __all__ = [
     "db_option",
     "db_options",
     "echo",
+    "echo_line",
     "fail",
     "guarded",
     "load",
@@ -56,6 +57,13 @@ def safe_text(text: object) -> str:
 def echo(message: object = "", err: bool = False) -> None:
     """Print a line (on standard error with ``err``), control characters escaped."""
     click.echo(safe_text(message), err=err)
+
+
+def echo_line(message: object = "", err: bool = False) -> None:
+    """Print ``message`` on one line: line breaks escaped too (a run id edited into the
+    database, ``R\nharness gate: PASSED``, printed that line of its own after ``wrote
+    b.json: run R`` and ``run R``; adversary round 19, part B)."""
+    click.echo(escape_controls(str(message)), err=err)
 
 
 def warn(message: object) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from harness.cli._common import db_option, echo, fail
+from harness.cli._common import db_option, echo, echo_line, fail
 
 __all__ = ["COMMANDS", "compact"]
 
@@ -55,9 +55,9 @@ def compact(db: str, repair: bool) -> None:
             raise
         fail(str(exc))
     for d in damaged:
-        echo(f"quarantined: run {d.run_id}: {d.describe()} -> {d.moved_to}", err=True)
+        echo_line(f"quarantined: run {d.run_id}: {d.describe()} -> {d.moved_to}", err=True)
     for why in stats.quarantined:
-        echo(f"quarantined: {why}", err=True)
+        echo_line(f"quarantined: {why}", err=True)
     if repair and not damaged:
         echo("repair: every shard reads whole", err=True)
     echo(
@@ -65,7 +65,7 @@ def compact(db: str, repair: bool) -> None:
         f"{stats.files} shard files removed -> {db}"
     )
     for why in stats.skipped:
-        echo(f"left as shards: {why}", err=True)
+        echo_line(f"left as shards: {why}", err=True)
 
 
 #: The commands this module adds to the root group.

@@ -10,7 +10,7 @@ import os
 
 import click
 
-from harness.cli._common import db_options, echo, guarded, load
+from harness.cli._common import db_options, echo, echo_line, guarded, load
 
 __all__ = ["COMMANDS", "gate"]
 
@@ -104,7 +104,7 @@ def gate(
         run_id, frame = load(db, run)
         # Completeness is judged against the matrix the run was asked for (bench_runs).
         result = run_gate(frame, base, thresholds, requested=load_requested(db, run_id))
-        echo(f"run {run_id}")
+        echo_line(f"run {run_id}")
         echo(result.to_text())
         if os.environ.get("GITHUB_ACTIONS") == "true":
             for line in result.annotations():

@@ -42,6 +42,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
+from harness._urls import masked_url
 from harness.errors import ProviderError, kind_from_status
 from harness.providers._bodies import (
     MAX_ERROR_BODY_BYTES,
@@ -55,7 +56,6 @@ from harness.providers._bodies import (
     too_big,
 )
 from harness.providers._profiles import DEFAULT_DEADLINE_S
-from harness.providers._urls import masked_url
 
 T = TypeVar("T")
 

@@ -29,9 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from harness._files import MAX_INPUT_BYTES, read_regular
 from harness._toml import loads_toml
+from harness._urls import masked_text
 from harness._yaml import safe_load_bounded
 from harness.errors import ConfigError, YAMLSyntaxError
-from harness.providers._urls import masked_text
 
 __all__ = [
     "BUILTIN_PROFILES",

@@ -125,7 +125,7 @@ def _http_provider(profile: Any, model: str | None, opts: Mapping[str, Any]) -> 
         provider: Provider = cls(profile, model, **dict(opts))
     except httpx.InvalidURL as exc:  # a control character in base_url, say: bad input
         url = opts.get("base_url") or getattr(profile, "base_url", None)
-        from harness.providers._urls import masked_text
+        from harness._urls import masked_text
 
         raise ConfigError(
             masked_text(

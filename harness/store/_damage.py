@@ -44,6 +44,7 @@ import pyarrow as pa
 from harness._files import open_regular
 from harness.store._rows import ARROW_SCHEMA
 from harness.store._spans import SPAN_ARROW_SCHEMA
+from harness.telemetry._escape import escape_controls
 
 __all__ = [
     "CELLS_INDEX",
@@ -285,7 +286,8 @@ def quarantine(shard: Path, reason: str) -> Damaged | None:
     log_fd = open_regular(dest_dir / _LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     with os.fdopen(log_fd, "a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")
-    log.warning("harness: run %s: %s; moved to %s", damaged.run_id, damaged.describe(), dest)
+    said = f"harness: run {damaged.run_id}: {damaged.describe()}; moved to {dest}"
+    log.warning("%s", escape_controls(said))  # one line: a folder named with a line break
     return damaged
 
 
@@ -322,10 +324,10 @@ def _skipped(shard: Path, reason: str) -> Damaged:
     damaged = Damaged(folder.name, shard, None, reason, cells)
     if (str(shard), reason) not in _WARNED:
         _WARNED.add((str(shard), reason))
-        log.warning(
-            "harness: run %s: %s; left in place (the next `harness run` or `harness compact` "
-            "moves it to %s/)", damaged.run_id, damaged.describe(), folder / QUARANTINE,
-        )  # fmt: skip
+        log.warning("%s", escape_controls(  # one line: a folder named `R\nharness gate: PASSED`
+            f"harness: run {damaged.run_id}: {damaged.describe()}; left in place (the next "
+            f"`harness run` or `harness compact` moves it to {folder / QUARANTINE}/)"
+        ))  # fmt: skip
     return damaged
 
 

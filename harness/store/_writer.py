@@ -149,7 +149,7 @@ class Store:
                     skip_shards(cursor, runs_dir(path), damaged)
                 return cls(path, cursor, read_only=True)  # closing it closes only the cursor
             if read_only:
-                reader = cls._open_reader(path, steps, lock_timeout_s)
+                reader = cls._open_reader(path, steps, lock_timeout_s, damaged)
                 if damaged and reader._access.held is not None:
                     skip_shards(reader._access.held, reader.runs, damaged)
                 return reader
@@ -167,8 +167,10 @@ class Store:
             return store
 
     @classmethod
-    def _open_reader(cls, path: Path, steps: Sequence[schema.Migration], wait_s: float) -> Store:
-        con = connect_current(path, runs_dir(path), steps, wait_s)
+    def _open_reader(
+        cls, path: Path, steps: Sequence[schema.Migration], wait_s: float, skip: list[Path]
+    ) -> Store:
+        con = connect_current(path, runs_dir(path), steps, wait_s, skip)
         if con is not None:
             return cls(path, con, read_only=True, lock_timeout_s=wait_s)
         cls.open(path, migrations=steps, lock_timeout_s=wait_s).close()  # an older file: upgrade

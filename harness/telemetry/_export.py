@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from harness._urls import masked_text, masked_url
 from harness.errors import ConfigError
 
 __all__ = [
@@ -126,6 +127,19 @@ class Guarded(SpanExporter):
         return self.inner.force_flush(timeout_millis)
 
 
+def _check_endpoint(endpoint: str | None) -> None:
+    """A ConfigError for an address ``urlparse`` refuses (``http://[::1``, a port past 65535:
+    a ``ValueError`` traceback at the run's start, exit 1; adversary round 19, part B)."""
+    if endpoint is None:
+        return
+    try:
+        urlparse(endpoint).port  # noqa: B018  (checked when read)
+    except ValueError as exc:
+        raise ConfigError(
+            masked_text(f"OTLP endpoint {endpoint!r} is no usable address: {exc}", endpoint)
+        ) from None
+
+
 def otlp_exporter(endpoint: str | None, protocol: str | None) -> tuple[SpanExporter, str] | None:
     env = os.environ.get
     if endpoint is None and not (
@@ -146,19 +160,22 @@ def otlp_exporter(endpoint: str | None, protocol: str | None) -> tuple[SpanExpor
             OTLPSpanExporter as HttpExporter,
         )
 
+        _check_endpoint(endpoint)
         if endpoint is not None and urlparse(endpoint).path in ("", "/"):
             endpoint = endpoint.rstrip("/") + "/v1/traces"  # a base URL, like the env variable
         http = HttpExporter(endpoint=endpoint, timeout=timeout)
-        return http, str(getattr(http, "_endpoint", endpoint))
+        return http, masked_url(str(getattr(http, "_endpoint", endpoint)))
     if proto == "grpc":
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
             OTLPSpanExporter as GrpcExporter,
         )
 
         grpc = GrpcExporter(endpoint=endpoint, timeout=timeout)
-        return grpc, str(
-            endpoint
-            or env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-            or env("OTEL_EXPORTER_OTLP_ENDPOINT")
+        return grpc, masked_url(
+            str(
+                endpoint
+                or env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+                or env("OTEL_EXPORTER_OTLP_ENDPOINT")
+            )
         )
     raise ConfigError(f"otlp_protocol: expected 'http/protobuf' or 'grpc', got {proto!r}")
