@@ -23,7 +23,7 @@ from harness.core._messages import INVALID_JSON_KEY, ToolCall, ToolResult, UIPay
 from harness.errors import ToolError, ToolSafetyNet
 from harness.events import ToolCallEvent, ToolResultEvent, ToolUI
 from harness.kernel._hooks import HaltRun, HookEvent
-from harness.kernel._isolated import awaiting, cancels, owned, undo_own_cancel
+from harness.kernel._isolated import awaiting, called, cancels, owned, undo_own_cancel
 from harness.kernel._permissions import Denial
 from harness.kernel._told import told
 from harness.tools._base import Submit, ToolContext, ToolOutput, merge_assigns, render
@@ -352,21 +352,11 @@ async def _flag(tool: Any, name: str, flag: str) -> bool:
     naming it, as for a tool that breaks the run's safety net."""
     if tool is None or owned(tool):
         return bool(getattr(tool, flag, False))
-    mark = cancels()
-    failure: BaseException | None = None
-    try:
-        value = bool(getattr(tool, flag, False))
-    except Exception as exc:
-        failure = exc
-    except BaseException:
-        await undo_own_cancel(mark)
-        raise
-    if await undo_own_cancel(mark):
-        failure = asyncio.CancelledError("it cancelled its run's task")
-    if failure is not None:
-        crash = await told(failure, _crash)
+    read, value = await called(lambda: bool(getattr(tool, flag, False)))
+    if not read:
+        crash = await told(value, _crash)
         raise ToolSafetyNet(f"tool {name!r}: its {flag} cannot be read: {crash}")
-    return value
+    return bool(value)
 
 
 async def _fire_failure(state: State, call: ToolCall, reason: str) -> None:

@@ -20,23 +20,13 @@ PLUGIN = """\
 import asyncio
 
 import harness
-
-
-def _awaiting(me):
-    for task in asyncio.all_tasks():
-        coro = task.get_coro()
-        while coro is not None:
-            frame = getattr(coro, "cr_frame", None)
-            if frame is not None and frame.f_locals.get("task") is me and task is not me:
-                return task
-            coro = getattr(coro, "cr_await", None)
-    raise LookupError("no task awaits this one")
+from tests.awaiting_task import awaiting
 
 
 @harness.tool
 async def cancel_my_worker_after(x: str) -> str:
     \"\"\"Cancels the task awaiting it x seconds later.\"\"\"
-    worker = _awaiting(asyncio.current_task())
+    worker = awaiting(asyncio.current_task())
     asyncio.get_running_loop().call_later(float(x), worker.cancel)
     return "ok"
 """

@@ -122,7 +122,12 @@ class _Flagged:
 @pytest.mark.parametrize("base", _BASES)
 def test_a_tools_flag_cancelling_then_raising_ends_the_run_named(base: type[BaseException]) -> None:
     result = harness.run("hi", tools=[_Flagged(base)], provider=_call("flagged", {}))
-    assert result.halted_reason == f"{base.__name__}: boom"  # raised CancelledError before
+    # harness.run raised CancelledError before; the flag is read as a plug-in's call (the
+    # lead's, after round 19 A: the cancel it made is named with the tool)
+    assert result.halted_reason == (
+        "ToolSafetyNet: tool 'flagged': its read_only cannot be read: CancelledError: it "
+        "cancelled its run's task"
+    )
 
 
 @pytest.mark.parametrize("base", _BASES)

@@ -11,28 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from vcr.request import Request as VcrRequest  # type: ignore[import-untyped]
 
 from harness.cassettes._lint import lint_file
 from harness.cassettes._store import Scrubber
-from harness.cli import main
-
-_SUITE = "suite: s\ntasks:\n  - id: a\n    prompt: p\n    expect: {kind: contains, value: '4'}\n"
-_CLOSED = "127.0.0.1:18998"  # nothing listens there: the pre-flight's "not reachable"
-
-
-def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str) -> tuple[int, str]:
-    (tmp_path / "s.yaml").write_text(_SUITE, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("HARNESS_PROVIDER_OPTS", "{}")  # --provider-opt sets it in the process
-    done = CliRunner().invoke(
-        main,
-        ["run", "s.yaml", "--providers", "openai:m", "--modes", "react", "--db", "h.duckdb",
-         "--record-mode", "all", "--no-progress", "--provider-opt", f'openai.base_url="{url}"'],
-    )  # fmt: skip
-    return done.exit_code, done.output
+from tests.providers.test_round18b_urls import _CLOSED, _run
 
 
 @pytest.mark.parametrize(
