@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_round18b_urls import _CLOSED, _run
 from vcr.request import Request as VcrRequest  # type: ignore[import-untyped]
 
 from harness.cassettes._lint import lint_file
 from harness.cassettes._store import Scrubber
-from tests.providers.test_round18b_urls import _CLOSED, _run
 
 
 @pytest.mark.parametrize(
