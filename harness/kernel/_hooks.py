@@ -94,7 +94,7 @@ HookFn = Callable[[dict[str, Any], str | None], Any]
 class HookMatcher:
     """Callbacks that fire only for tools whose name matches ``matcher`` (``re.search``)."""
 
-    matcher: str | None
+    matcher: str | re.Pattern[str] | None
     hooks: Sequence[HookFn] | HookFn
 
 
@@ -243,7 +243,8 @@ def _entries(event: HookEvent, item: Any) -> list[_Entry]:
     if isinstance(item, HookMatcher):
         pattern = None
         if item.matcher is not None:
-            if not isinstance(item.matcher, str):
+            compiled = isinstance(item.matcher, re.Pattern) and type(item.matcher.pattern) is str
+            if not isinstance(item.matcher, str) and not compiled:  # re.compile takes both
                 raise ConfigError(
                     f"hooks[{event.value!r}]: matcher must be a string (a regex over tool "
                     f"names), got {type(item.matcher).__name__}"

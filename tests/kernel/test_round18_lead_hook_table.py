@@ -8,6 +8,7 @@ the event."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -45,3 +46,16 @@ def test_a_matchers_one_callable_is_one_hook() -> None:
 def test_a_table_of_another_shape_is_a_config_error_naming_it(hooks: Any, said: str) -> None:
     with pytest.raises(ConfigError, match=said):
         _run(hooks)
+
+
+def test_a_compiled_matcher_fires_as_before() -> None:
+    """``re.compile`` took a compiled pattern, so one worked as a matcher until the lead's
+    check of round 18 refused it (round 19, part A, noted)."""
+    seen: list[str] = []
+
+    def hook(payload: dict[str, Any], tool_use_id: str | None) -> None:
+        seen.append(payload["tool_name"])
+
+    result = _run({"PreToolUse": [{"matcher": re.compile("calc"), "hooks": [hook]}]})
+    assert result.text == "ok", result.halted_reason
+    assert seen == ["calculator"]
