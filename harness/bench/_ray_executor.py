@@ -11,12 +11,12 @@ workers need no shared storage, only the harness, the suites' python graders or 
 cassettes at the paths the driver sends.
 
 Faults: an actor whose process dies is restarted by Ray (``max_restarts``) and its batches run
-again (``max_task_retries``). No cell of the lost attempt reached the driver, and the driver keeps
-the first copy of each cell key anyway, so no cell is lost or stored twice (spans of the lost
-attempt that came back with an overlapping batch stay in the span file; their traces match no
-row). A batch whose retries are exhausted comes back as crashed cells (status ``error``, exit 3,
-``--retry-errors`` runs them again). :meth:`RayRunner.request_stop` (Ctrl-C) submits nothing
-more and kills the actors: finished batches are kept, the rest is left to ``--resume``.
+again (``max_task_retries``); the driver keeps the first copy of each cell key, so no cell is
+lost or stored twice (spans of a lost attempt stay in the span file, matching no row). A batch
+whose retries are exhausted, or whose actor stops answering (``liveness_s``), comes back as
+crashed cells (status ``error``, exit 3, ``--retry-errors`` runs them again).
+:meth:`RayRunner.request_stop` (Ctrl-C) submits nothing more and kills the actors: finished
+batches are kept, the rest is left to ``--resume``.
 
 This module imports Ray only when a run starts (:func:`import_ray`), so ``import harness`` and
 the local executor never load it.
@@ -29,9 +29,6 @@ import collections
 import contextlib
 import logging
 import math
-import signal
-import socket
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,11 +37,12 @@ from typing import TYPE_CHECKING, Any
 
 from harness.bench._matrix import Cell
 from harness.bench._outcome import CellOutcome, MatrixSummary, OnOutcome, Sink
+from harness.bench._ray_cluster import _StoppedWhileStarting, connect, first_line
 from harness.bench._ray_reaper import start_reaper
 from harness.bench._ray_worker import Batch, CellSpec, CellWorker, WorkerOptions, spec_of
 from harness.bench._runner import RunnerOptions
 from harness.cassettes._secrets import Redactor
-from harness.errors import ConfigError, DiskFull, HarnessError
+from harness.errors import ConfigError, DiskFull
 from harness.store._diskfull import DiskPatience, append_whole_lines
 from harness.suites._suite import Suite
 
@@ -86,12 +84,18 @@ class RayOptions:
     #: Restarts of an actor whose process died, and retries of a batch it was running.
     max_restarts: int = 3
     max_task_retries: int = 3
+    #: An actor running batches that sends nothing back for this long is asked where they
+    #: are: a batch it never started, or finished without its result coming back, this long
+    #: after it was sent, or every batch of an actor that does not answer within this long,
+    #: is given up (crashed cells).
+    liveness_s: float = 30.0
 
 
 @dataclass(slots=True)
 class _Running:
     actor: int
     specs: list[CellSpec]
+    sent: float = 0.0  # time.monotonic() when it was submitted
 
 
 class RayRunner:
@@ -139,7 +143,7 @@ class RayRunner:
             return summary
         ray = import_ray()
         try:
-            own_cluster = _connect(ray, self.ray_options.address)
+            own_cluster = connect(ray, self.ray_options.address)
         except _StoppedWhileStarting:
             summary.interrupted = True
             summary.skipped = summary.total
@@ -223,7 +227,7 @@ class RayRunner:
                     return
                 specs = pending.popleft()
                 ref = actors[actor].run_batch.remote(specs)
-                running[_future(ref)] = _Running(actor, specs)
+                running[_future(ref)] = _Running(actor, specs, time.monotonic())
                 load[actor] += 1
 
         def deliver(outcome: CellOutcome) -> None:
@@ -236,26 +240,85 @@ class RayRunner:
                 on_outcome(outcome, summary)
 
         stopper = asyncio.ensure_future(self._stop.wait())
+        heard = [time.monotonic()] * len(actors)
         try:
             submit()
             while running and not self._stop.is_set():
                 done, _ = await asyncio.wait(
-                    [*running, stopper], return_when=asyncio.FIRST_COMPLETED
+                    [*running, stopper],
+                    timeout=self.ray_options.liveness_s,
+                    return_when=asyncio.FIRST_COMPLETED,
                 )
                 for fut in done:
                     if fut is stopper:
                         continue
                     job = running.pop(fut)
                     load[job.actor] -= 1
+                    heard[job.actor] = time.monotonic()
                     for outcome in self._outcomes(fut, job, by_key):
                         deliver(outcome)
                         await asyncio.sleep(0)  # let Ctrl-C and the progress bar in
+                for outcome in await self._give_up_silent(
+                    ray, actors, running, load, heard, by_key
+                ):
+                    deliver(outcome)
+                if all(n > _QUEUED_PER_ACTOR for n in load):  # no actor left: no one runs them
+                    while pending:
+                        why = "Ray worker failed: no actor left to run it"
+                        for outcome in _crashed(_Running(-1, pending.popleft()), by_key, why):
+                            deliver(outcome)
                 submit()
             summary.interrupted = bool(pending or running)
         finally:
             stopper.cancel()
             for fut in running:
                 fut.cancel()
+
+    async def _give_up_silent(
+        self,
+        ray: Any,
+        actors: list[Any],
+        running: dict[asyncio.Future[Any], _Running],
+        load: list[int],
+        heard: list[float],
+        by_key: dict[str, Cell],
+    ) -> list[CellOutcome]:
+        """The crashed cells of the batches given up: an actor running batches that sent
+        nothing back for ``liveness_s`` is asked where they are (:meth:`CellWorker.batches`);
+        one not started, or finished without its result reaching the driver, ``liveness_s``
+        after it was sent is given up, and so is every batch of an actor that does not answer
+        within ``liveness_s`` (it is killed and gets no more). A tool that cancelled every task
+        of its actor's loop (Ray's own too) left a batch that never ran: the run waited for
+        ever (adversary round 19, part A)."""
+        wait_s, now = self.ray_options.liveness_s, time.monotonic()
+        silent = [a for a, n in enumerate(load) if 0 < n <= _QUEUED_PER_ACTOR]
+        silent = [a for a in silent if now - heard[a] >= wait_s]
+        jobs = {a: [(f, j) for f, j in running.items() if j.actor == a] for a in silent}
+        asked = [actors[a].batches.remote([j.specs[0].key for _, j in jobs[a]]) for a in silent]
+        answers = await asyncio.gather(
+            *(asyncio.wait_for(_future(ref), wait_s) for ref in asked), return_exceptions=True
+        )
+        given_up: list[CellOutcome] = []
+        for actor, answer in zip(silent, answers, strict=True):
+            if isinstance(answer, BaseException):
+                why = f"its actor did not answer within {wait_s:g} s ({type(answer).__name__})"
+                load[actor] = _QUEUED_PER_ACTOR + 1  # no more batches for it
+                with contextlib.suppress(Exception):
+                    ray.kill(actors[actor], no_restart=True)
+            heard[actor] = time.monotonic()
+            for fut, job in jobs[actor]:
+                if not isinstance(answer, BaseException):
+                    state, ago = answer.get(job.specs[0].key, ("", now - job.sent))
+                    if state == "started" or ago < wait_s:
+                        continue
+                    why = f"its actor had not started it {ago:.0f} s after it was sent"
+                    if state:
+                        why = f"its actor finished it {ago:.0f} s ago; its result never came"
+                    load[actor] -= 1
+                del running[fut]
+                fut.cancel()
+                given_up += _crashed(job, by_key, f"Ray worker failed: {why}; batch given up")
+        return given_up
 
     def _outcomes(
         self, fut: asyncio.Future[Any], job: _Running, by_key: dict[str, Cell]
@@ -266,11 +329,7 @@ class RayRunner:
             batch: Batch = fut.result()
         except Exception as exc:
             reason = f"Ray worker failed after {self.ray_options.max_task_retries} retries: "
-            reason += f"{type(exc).__name__}: {_first_line(exc)}"
-            return [
-                CellOutcome(by_key[s.key], Path(s.cassette) if s.cassette else None, error=reason)
-                for s in job.specs
-            ]
+            return _crashed(job, by_key, reason + f"{type(exc).__name__}: {first_line(exc)}")
         self.batches_by_worker[(batch.node, batch.pid)] += 1
         self._append_spans(batch.spans, f"{len(batch.outcomes)} cell(s)")
         return [r.outcome(by_key[r.key]) for r in batch.outcomes]
@@ -285,79 +344,12 @@ class RayRunner:
                 log.warning("spans of %s not written: %s", whose, exc)
 
 
-class _StoppedWhileStarting(Exception):
-    """A SIGTERM arrived while Ray started: the run stops as interrupted."""
-
-
-def _connect(ray: Any, address: str | None) -> bool:
-    """Connect to ``address``, or start a local cluster; True when this call started Ray (so
-    the run stops it). An unreachable address is bad input (ConfigError naming it).
-
-    ``ray.init`` replaces the process's SIGTERM handler with ``sys.exit``: a SIGTERM (``kill``,
-    ``timeout``, ``docker stop``) then ended a Ray run as an executor crash (``the executor
-    'ray' raised SystemExit: 15``, its cells errored, exit 3), not as Ctrl-C does (interrupted,
-    exit 130, ``--resume``). The handler found is put back once Ray is up; a SIGTERM during
-    the start itself (Ray's handler still in place) stops the run as interrupted."""
-    if ray.is_initialized():
-        return False
-    main = threading.current_thread() is threading.main_thread()
-    sigterm = signal.getsignal(signal.SIGTERM) if main else None
-    try:
-        _init(ray, address)
-    except SystemExit as exc:
-        if exc.code != signal.SIGTERM or not main:
-            raise
-        with contextlib.suppress(Exception):
-            ray.shutdown()
-        raise _StoppedWhileStarting from None
-    finally:
-        if main and sigterm is not None:
-            with contextlib.suppress(ValueError, OSError):
-                signal.signal(signal.SIGTERM, sigterm)
-    return True
-
-
-def _init(ray: Any, address: str | None) -> None:
-    kwargs: dict[str, Any] = {
-        "include_dashboard": False,
-        "log_to_driver": False,
-        "configure_logging": True,
-        "logging_level": "warning",
-    }
-    try:
-        if address is None:
-            ray.init(address="local", **kwargs)
-        else:
-            _probe(address)
-            ray.init(address=address, **kwargs)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        where = f"--ray-address {address}" if address else "--executor ray (local cluster)"
-        raise ConfigError(
-            f"{where}: cannot start or reach Ray: {_first_line(exc)}; start a cluster with "
-            "`ray start --head` and pass the address it prints"
-        ) from None
-    except Exception as exc:  # Ray raises a bare Exception when its node does not start in time
-        where = f"--ray-address {address}" if address else "--executor ray (local cluster)"
-        raise HarnessError(
-            f"{where}: Ray did not start: {_first_line(exc)} (a loaded machine can make its node "
-            "miss Ray's start-up limit); run again, or start a cluster with `ray start --head` "
-            "and pass the address it prints with --ray-address"
-        ) from None
-
-
-def _probe(address: str) -> None:
-    """Fail fast (Ray retries for a minute) when nothing listens at a ``host:port`` address."""
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
-    if not sep or not port.isdigit():
-        return  # "auto" and other forms: Ray's own message
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
-    except OSError as exc:
-        raise ConfigError(
-            f"--ray-address {address}: cannot start or reach Ray: nothing answers there "
-            f"({exc.strerror or exc}); start a cluster with `ray start --head` and pass the "
-            "address it prints"
-        ) from None
+def _crashed(job: _Running, by_key: dict[str, Cell], reason: str) -> list[CellOutcome]:
+    """A batch's cells as crashed cells (status ``error``) for ``reason``."""
+    return [
+        CellOutcome(by_key[s.key], Path(s.cassette) if s.cassette else None, error=reason)
+        for s in job.specs
+    ]
 
 
 async def _close(actors: list[Any]) -> list[str]:
@@ -375,18 +367,6 @@ async def _close(actors: list[Any]) -> list[str]:
 def _future(ref: Any) -> asyncio.Future[Any]:
     """An asyncio future for a Ray ObjectRef."""
     return asyncio.wrap_future(ref.future())
-
-
-def _first_line(exc: BaseException) -> str:
-    """The first line of ``exc``, and of its cause (Ray's ConnectionError hides the reason, an
-    authentication error for instance, in ``__cause__``)."""
-
-    def line(e: BaseException) -> str:
-        text = str(e).strip()
-        return text.splitlines()[0] if text else type(e).__name__
-
-    cause = exc.__cause__
-    return f"{line(exc)} ({line(cause)})" if cause is not None else line(exc)
 
 
 def ray_executor(options: RunnerOptions, sink: Sink, context: ExecutorContext) -> RayRunner:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,9 +147,19 @@ class CellWorker:
         self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
         self._active = 0
         self._offset = 0
+        #: Each batch run here, by its first cell's key: "started" or "finished", and when.
+        self._batches: dict[str, tuple[str, float]] = {}
 
     def pid(self) -> int:
         return os.getpid()
+
+    def batches(self, keys: Sequence[str]) -> dict[str, tuple[str, float]]:
+        """Where the batches named by their first cell's key are on this actor: "started" or
+        "finished", and how many seconds ago (a batch never seen here is left out): the
+        driver gives up a batch the actor never started, or finished without its result
+        reaching the driver (adversary round 19, part A)."""
+        now = time.monotonic()
+        return {k: (v[0], now - v[1]) for k in keys if (v := self._batches.get(k)) is not None}
 
     def close(self) -> str:
         """Close the tracer and remove the scratch folder (the driver calls it before it kills
@@ -166,6 +177,8 @@ class CellWorker:
         """Run ``specs`` with the asyncio runner under the worker's ``concurrency`` limit;
         every cell comes back."""
         opts = self.options
+        if specs:
+            self._batches[specs[0].key] = ("started", time.monotonic())
         cells = [self._cell(s) for s in specs]
         outcomes: list[CellOutcome] = []
 
@@ -207,6 +220,8 @@ class CellWorker:
             )
             for o in outcomes
         ]
+        if specs:
+            self._batches[specs[0].key] = ("finished", time.monotonic())
         return Batch(remote, self._take_spans(), os.getpid(), _node())
 
     def _cell(self, spec: CellSpec) -> Cell:

@@ -7,7 +7,6 @@ Every call goes through :func:`call_provider`, so each one is counted in ``llm_c
 
 from __future__ import annotations
 
-import inspect
 import math
 import numbers
 import operator
@@ -20,7 +19,7 @@ from harness.core._budget import CallPurpose, CallRecord
 from harness.core._messages import INVALID_JSON_KEY, Message, TokenUsage, ToolCall
 from harness.errors import HarnessError, ProviderError
 from harness.events import CallFinished, CallStarted, Content, RunWarning, Thinking, Usage
-from harness.kernel._isolated import awaiting, cancels, owned, undo_own_cancel
+from harness.kernel._isolated import awaiting, own, owned, ran
 from harness.kernel._told import told
 from harness.providers._base import Request, Response
 
@@ -115,14 +114,11 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
         crash = await told(exc, _crash)
         _record(state, index, request, None, started, t0, error=crash)
         raise ProviderError("unknown", f"provider crashed: {crash}") from exc
-    mark = cancels()
-    try:
-        taken = _misfit(response, owned(provider))  # a subclass's properties: its code
-    except BaseException:  # goes on up (the loop's rule), its cancel undone (round 19, A)
-        await undo_own_cancel(mark)
-        raise
-    if await undo_own_cancel(mark):
+    read, taken = await ran(_misfit, response, owned(provider))  # its properties: its code
+    if own(taken):
         taken = f"a Response that, read, {_OWN_CANCEL}"
+    elif not read:  # what _misfit does not catch: a GeneratorExit of its own, say
+        taken = f"a Response whose fields cannot be read: {await told(taken, _crash)}"
     if isinstance(taken, str):
         reason = f"the provider answered {taken}"
         _record(state, index, request, None, started, t0, error=reason)
@@ -164,19 +160,14 @@ class _Taken(NamedTuple):
 
 async def _answer(provider: Any, request: Request, on_delta: Any) -> Any:
     """``provider.complete(request, on_delta)`` awaited. A plug-in's ``complete`` may be a
-    plain function answering an awaitable: its own code runs in the run's task, and cancelling
-    that task left ``harness.run`` as a bare ``CancelledError`` (adversary round 17, part A)."""
-    mark = cancels()
-    try:
-        pending = provider.complete(request, on_delta)
-    except BaseException:
-        if await undo_own_cancel(mark):
-            raise ProviderError("unknown", f"provider crashed: it {_OWN_CANCEL}") from None
-        raise
-    if await undo_own_cancel(mark):
-        if inspect.iscoroutine(pending):
-            pending.close()
-        raise ProviderError("unknown", f"provider crashed: it {_OWN_CANCEL}")
+    plain function answering an awaitable: its own code runs in the run's task (through
+    :func:`~harness.kernel._isolated.ran`), and cancelling that task left ``harness.run`` as a
+    bare ``CancelledError`` (adversary round 17, part A)."""
+    read, pending = await ran(provider.complete, request, on_delta)
+    if not read:
+        if own(pending):
+            raise ProviderError("unknown", f"provider crashed: it {_OWN_CANCEL}")
+        raise pending
     return await awaiting(provider, pending)
 
 

@@ -14,7 +14,7 @@ import asyncio
 import copy
 import difflib
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ from harness.core._messages import INVALID_JSON_KEY, ToolCall, ToolResult, UIPay
 from harness.errors import ToolError, ToolSafetyNet
 from harness.events import ToolCallEvent, ToolResultEvent, ToolUI
 from harness.kernel._hooks import HaltRun, HookEvent
-from harness.kernel._isolated import awaiting, called, cancels, owned, undo_own_cancel
+from harness.kernel._isolated import awaiting, called, own, owned, ran, unawaited
 from harness.kernel._permissions import Denial
 from harness.kernel._told import told
 from harness.tools._base import Submit, ToolContext, ToolOutput, merge_assigns, render
@@ -212,41 +212,37 @@ async def _run_one(state: State, call: ToolCall) -> ToolResult:
 
 async def _taken(state: State, call: ToolCall, value: Any) -> ToolResult:
     """The result of a tool's value (raises :class:`_Stop` for a ``Submit`` or ``HaltRun``).
-    Its class is ``type(value)``, and its text (or a subclass's field) is taken in a guard:
-    ``isinstance`` reads a value's ``__class__``, ``render`` its ``__str__``, the plug-in's
-    code run in the run's task: one cancelling that task left ``harness.run`` as
-    ``CancelledError`` (adversary round 18, part A)."""
+    Its class is ``type(value)``, and its text (or a subclass's field) is read through
+    :func:`~harness.kernel._isolated.ran`: ``isinstance`` reads a value's ``__class__``,
+    ``render`` its ``__str__``, the plug-in's code run in the run's task: one cancelling that
+    task left ``harness.run`` as ``CancelledError`` (adversary round 18, part A). Whatever
+    reading it raises (a ``GeneratorExit`` too), or its cancel, is the tool's crash, told to
+    the model."""
     kind = type(value)
     if issubclass(kind, ToolOutput):
         return await _output(state, call, value)
-    mark = cancels()
-    failure: BaseException | None = None
-    try:
-        if issubclass(kind, Submit):  # a subclass's deliverable read once, here
-            plain = Submit(value.deliverable)
-            stop = _Stop(ToolResult(call.id, "submitted", False), "submitted", plain)
-        elif issubclass(kind, HaltRun):
-            why = render(value.reason)
-            stop = _Stop(ToolResult(call.id, f"run halted: {why}", True), why, None)
-        elif issubclass(kind, Coroutine):  # its repr told the model a memory address
-            value.close()  # never run: Python said "never awaited" on the terminal
-            raise TypeError("it is a coroutine the tool did not await")
-        else:
-            text = render(value)
-    except Exception as exc:  # its str() raises, a cycle, nesting too deep for JSON
-        failure = exc
-    except BaseException:  # goes on up (the loop's rule), its cancel undone (round 19, A)
-        await undo_own_cancel(mark)
-        raise
-    if await undo_own_cancel(mark):
-        failure = asyncio.CancelledError("it cancelled its run's task")
-    if failure is not None:
-        reason = f"tool crashed: its result cannot be shown as text: {await told(failure, _crash)}"
+    read, got = await ran(_read, call, kind, value)
+    if not read:
+        reason = f"tool crashed: its result cannot be shown as text: {await told(got, _crash)}"
         await _fire_failure(state, call, reason)
         return ToolResult(call.id, f"error: {reason}", True)
-    if issubclass(kind, Submit | HaltRun):
-        raise stop
-    return ToolResult(call.id, text, False)
+    if isinstance(got, _Stop):
+        raise got
+    return ToolResult(call.id, got, False)
+
+
+def _read(call: ToolCall, kind: type, value: Any) -> _Stop | str:
+    """A tool's value read: a ``Submit`` or ``HaltRun`` as the stop it asks for, else its
+    text (a coroutine the tool did not await: its ``repr`` told the model a memory address)."""
+    if issubclass(kind, Submit):  # a subclass's deliverable read once, here
+        plain = Submit(value.deliverable)
+        return _Stop(ToolResult(call.id, "submitted", False), "submitted", plain)
+    if issubclass(kind, HaltRun):
+        why = render(value.reason)
+        return _Stop(ToolResult(call.id, f"run halted: {why}", True), why, None)
+    if unawaited(value):
+        raise TypeError("it is a coroutine the tool did not await")
+    return render(value)
 
 
 async def _output(state: State, call: ToolCall, value: ToolOutput) -> ToolResult:
@@ -257,36 +253,37 @@ async def _output(state: State, call: ToolCall, value: ToolOutput) -> ToolResult
     Its fields are checked here, not only in ``ToolOutput.__post_init__``, which a subclass
     can replace: a subclass's ``content`` of ``None`` ended the run as an internal error, an
     ``int`` lost the cell, and a ``ui`` that is not a :class:`UIPayload` printed the tracer's
-    traceback (adversary round 16, part A)."""
-    stage = "its ToolOutput cannot be taken"
-    failure: BaseException | None = None
-    merged: dict[str, Any] | None = None
-    mark = cancels()  # its fields are read in the run's task (round 17, part A: they cancelled it)
-    try:
-        content, ui, updates = value.content, value.ui, value.assigns
-        text = content if type(content) is str else render(content)
-        if ui is not None and (type(ui) is not UIPayload or type(ui.kind) is not str):
-            raise TypeError(f"its ui is a {type(ui).__name__}, not a UIPayload with a str kind")
-        stage = "its state updates cannot be merged"
-        if updates:
-            merged = dict(state.ctx.assigns)
-            merge_assigns(merged, updates)
-    except Exception as exc:
-        failure = exc
-    except BaseException:
-        await undo_own_cancel(mark)
-        raise
-    if await undo_own_cancel(mark):
-        stage = "its ToolOutput cannot be taken"
-        failure = asyncio.CancelledError("it cancelled its run's task")
-    if failure is not None:
-        reason = f"tool crashed: {stage}: {await told(failure, _crash)}"
+    traceback (adversary round 16, part A). Its fields are read in the run's task, through
+    :func:`~harness.kernel._isolated.ran` (round 17, part A: they cancelled it)."""
+    stages = ["its ToolOutput cannot be taken"]
+    read, got = await ran(_fields, value, state.ctx.assigns, stages)
+    if not read:
+        stage = stages[0] if own(got) else stages[-1]
+        reason = f"tool crashed: {stage}: {await told(got, _crash)}"
         await _fire_failure(state, call, reason)
         return ToolResult(call.id, f"error: {reason}", True)
+    text, ui, merged = got
     if merged is not None:
         state.ctx.assigns.clear()
         state.ctx.assigns.update(merged)
     return ToolResult(call.id, text, False, ui)
+
+
+def _fields(
+    value: ToolOutput, assigns: dict[str, Any], stages: list[str]
+) -> tuple[str, UIPayload | None, dict[str, Any] | None]:
+    """A ``ToolOutput``'s text, ui and the run's ``assigns`` with its updates merged into a
+    copy (None: no updates); ``stages`` gets the stage that failed last."""
+    content, ui, updates = value.content, value.ui, value.assigns
+    text = content if type(content) is str else render(content)
+    if ui is not None and (type(ui) is not UIPayload or type(ui.kind) is not str):
+        raise TypeError(f"its ui is a {type(ui).__name__}, not a UIPayload with a str kind")
+    stages.append("its state updates cannot be merged")
+    merged: dict[str, Any] | None = None
+    if updates:
+        merged = dict(assigns)
+        merge_assigns(merged, updates)
+    return text, ui, merged
 
 
 async def _gate(state: State, call: ToolCall, tool: Any) -> ToolResult | None:

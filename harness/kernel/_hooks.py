@@ -12,7 +12,7 @@ exception in ``halted_reason``.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -21,7 +21,7 @@ from harness._plugins import described, shown_value
 from harness.core._halt import HaltRun
 from harness.core._messages import Message, message_from_dict
 from harness.errors import ConfigError
-from harness.kernel._isolated import called
+from harness.kernel._isolated import called, unawaited
 from harness.kernel._told import told
 
 __all__ = [
@@ -211,8 +211,7 @@ def _taken(value: Any, outcome: HookOutcome) -> str | None:
         case Augment(text=t):
             outcome.augment.append(t)
         case _:
-            if isinstance(value, Coroutine):  # an async hook answering a coroutine: not run
-                value.close()  # (Python's "never awaited" warning said so on the terminal)
+            unawaited(value)  # an async hook answering a coroutine: closed, not run
             return (
                 f"unsupported return value {shown_value(value)} "
                 "(return None, Deny, HaltRun, Inject, Transform or Augment)"

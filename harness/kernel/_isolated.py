@@ -23,11 +23,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from collections.abc import Awaitable, Callable
+import types
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, NamedTuple, TypeVar
 
 __all__ = [
     "CANCEL_GRACE_S",
+    "OWN_CANCEL",
     "Mark",
     "awaiting",
     "called",
@@ -35,9 +37,12 @@ __all__ = [
     "contained",
     "isolated",
     "outcome",
+    "own",
     "own_cancel",
     "owned",
+    "ran",
     "take_pending",
+    "unawaited",
     "undo_own_cancel",
 ]
 
@@ -46,6 +51,10 @@ T = TypeVar("T")
 #: How long a cancelled plug-in (at ``tool_timeout_s``, Ctrl-C, its run ended) is waited for
 #: before it is left behind (its task keeps running; its answer is not taken).
 CANCEL_GRACE_S = 2.0
+
+#: The message of the ``CancelledError`` that names a plug-in's cancel of its run's task
+#: (:func:`ran`, :func:`called`, :func:`outcome`).
+OWN_CANCEL = "it cancelled its run's task"
 
 
 async def _boxed(awaitable: Awaitable[Any]) -> tuple[bool, Any]:
@@ -75,7 +84,7 @@ async def outcome(awaitable: Awaitable[Any]) -> tuple[bool, Any]:
         task.cancel()
         await asyncio.wait({task}, timeout=CANCEL_GRACE_S)
         if _uncancelled():  # cancel() then uncancel() of this task: only a plug-in does that
-            return False, asyncio.CancelledError("it cancelled its run's task")
+            return False, asyncio.CancelledError(OWN_CANCEL)
         raise
     except BaseException:  # the run's coroutine closed for real, say: the plug-in's too
         task.cancel()
@@ -140,21 +149,64 @@ def contained(exc: BaseException) -> bool:
     return not isinstance(exc, KeyboardInterrupt | SystemExit)
 
 
-async def called(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
-    """``(True, answer)`` or ``(False, what it raised)`` for a plug-in's callback (a hook,
-    ``can_use_tool``) ``fn(*args)``, which may answer an awaitable (awaited in a task of its
-    own: :func:`outcome`); what stops more than the plug-in (not :func:`contained`) is
-    raised."""
+async def ran(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
+    """``(True, fn(*args))`` or ``(False, what it raised)`` for a plug-in's synchronous code
+    (a callback, or the harness reading a plug-in's object: its properties, ``__class__``,
+    ``__str__`` and ``__eq__`` are its code) run in the run's task under the pending-cancel
+    mark (:func:`cancels`): code that cancelled that task answers ``(False,
+    CancelledError(OWN_CANCEL))``, the cancel undone, whatever it returned or raised (a
+    coroutine it answered closed, never run). What stops more than the plug-in
+    (not :func:`contained`: Ctrl-C, ``sys.exit``, a real cancel) is raised. The one guard for
+    such code: each place that wrote it out by hand had its own gap (a ``GeneratorExit``
+    raised up here, named there; adversary rounds 17 to 19, part A)."""
     mark = cancels()
     try:
         done, value = True, fn(*args)
-        pending = inspect.isawaitable(value)  # its answer's class is asked: its code too
     except BaseException as exc:
-        done, value, pending = False, exc, False
-    if await undo_own_cancel(mark):
-        done, value = False, asyncio.CancelledError("it cancelled its run's task")
-    if done and pending:
-        done, value = await outcome(value)  # raises only what ends the awaiting task
+        done, value = False, exc
+    if await undo_own_cancel(mark):  # named for that, whatever it did next
+        if done and type(value) is types.CoroutineType:  # its class not asked: no code of its
+            value.close()
+        done, value = False, asyncio.CancelledError(OWN_CANCEL)
+    if not done and not contained(value):
+        raise value
+    return done, value
+
+
+def unawaited(value: object) -> bool:
+    """Whether ``value`` is a coroutine a plug-in answered without awaiting it (an ``async``
+    callback's forgotten ``await``): it is closed, never run, so Python prints no "never
+    awaited" warning on the terminal; the caller names it without its ``repr``, whose memory
+    address made replays differ (adversary round 18, the lead)."""
+    if issubclass(type(value), Coroutine):  # its own ``__class__`` is not asked: its code
+        value.close()  # type: ignore[attr-defined]
+        return True
+    return False
+
+
+def own(exc: BaseException) -> bool:
+    """Whether ``exc`` is the ``CancelledError`` :func:`ran` answers for a plug-in's cancel of
+    its run's task."""
+    return type(exc) is asyncio.CancelledError and exc.args == (OWN_CANCEL,)
+
+
+def _answered(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, bool]:
+    value = fn(*args)
+    return value, inspect.isawaitable(value)  # its answer's class is asked: its code too
+
+
+async def called(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
+    """``(True, answer)`` or ``(False, what it raised)`` for a plug-in's callback (a hook,
+    ``can_use_tool``) ``fn(*args)``, which may answer an awaitable (awaited in a task of its
+    own: :func:`outcome`): :func:`ran`, then that awaitable's outcome; what stops more than
+    the plug-in (not :func:`contained`) is raised."""
+    done, value = await ran(_answered, fn, args)
+    if not done:
+        return False, value
+    answer, pending = value
+    if not pending:
+        return True, answer
+    done, value = await outcome(answer)  # raises only what ends the awaiting task
     if not done and not contained(value):
         raise value
     return done, value

@@ -34,13 +34,7 @@ from harness.kernel._conversation import (
 )
 from harness.kernel._hitl import apply_decisions
 from harness.kernel._hooks import HookEvent
-from harness.kernel._isolated import (
-    awaiting,
-    cancels,
-    contained,
-    take_pending,
-    undo_own_cancel,
-)
+from harness.kernel._isolated import awaiting, contained, own, ran, take_pending
 from harness.kernel._progress import (
     ProgressSnapshot,
     default_productivity_signal,
@@ -161,11 +155,10 @@ async def _start(state: State) -> bool:
         if out.halt is not None and state.early_halt is None:
             state.early_halt = out.halt
     # The mode primes its state last, as in ExAthena: hooks see the user's own prompt.
-    mark = cancels()
     try:
-        init = state.mode.init(state)
-        if await undo_own_cancel(mark):
-            raise asyncio.CancelledError("it cancelled its run's task")
+        done, init = await ran(_init, state)  # a plug-in's init runs in the run's task
+        if not done:
+            raise init
         if inspect.isawaitable(init):  # an async init(state) is allowed too
             await awaiting(state.mode, init)
     except BaseException as exc:
@@ -303,23 +296,13 @@ async def _taken(state: State, outcome: object) -> Halt | Continue | None:
     kind = type(outcome)
     if kind is Continue or (kind is Halt and _a_reason(cast(Halt, outcome).reason)):
         return cast(Halt | Continue, outcome)  # the built-in modes' answers: no plug-in code
-    mark = cancels()
-    taken: Halt | Continue | None = None
-    try:
-        if issubclass(kind, Halt):
-            reason = cast(Halt, outcome).reason
-            taken = Halt(reason) if _a_reason(reason) else None
-            why = f"a Halt whose reason is {shown_value(reason, 80)}, not a FinishReason"
-        else:
-            taken = Continue() if issubclass(kind, Continue) else None
-            why = shown_value(outcome)
-    except BaseException as exc:  # a GeneratorExit too: an internal error with a traceback
-        await undo_own_cancel(mark)  # (round 19, part A)
-        if _passes_through(exc, state):
-            raise
-        taken, why = None, f"a {kind.__name__} that cannot be read ({described(exc)})"
-    if await undo_own_cancel(mark):
+    read, got = await ran(_read, kind, outcome)  # a GeneratorExit too (round 19, part A)
+    if own(got):
         taken, why = None, f"a {kind.__name__} that, read, cancelled its run's task"
+    elif not read:
+        taken, why = None, f"a {kind.__name__} that cannot be read ({await told(got)})"
+    else:
+        taken, why = got
     if taken is None:
         name = getattr(state.mode, "name", type(state.mode).__name__)
         state.halt(
@@ -327,6 +310,20 @@ async def _taken(state: State, outcome: object) -> Halt | Continue | None:
             f"mode {name!r} returned {why}; expected Continue() or Halt()",
         )
     return taken
+
+
+def _read(kind: type, outcome: object) -> tuple[Halt | Continue | None, str]:
+    """A mode's answer as the loop takes it (None: neither ``Continue()`` nor a ``Halt`` with
+    a :class:`FinishReason`), and what it is, for the message naming it."""
+    if issubclass(kind, Halt):
+        reason = cast(Halt, outcome).reason
+        why = f"a Halt whose reason is {shown_value(reason, 80)}, not a FinishReason"
+        return (Halt(reason) if _a_reason(reason) else None), why
+    return (Continue() if issubclass(kind, Continue) else None), shown_value(outcome)
+
+
+def _init(state: State) -> Any:
+    return state.mode.init(state)
 
 
 def _a_reason(reason: object) -> bool:

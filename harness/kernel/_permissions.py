@@ -15,14 +15,14 @@ Deny-first; the first decisive answer wins:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
 from harness._plugins import shown_value
 from harness.kernel._hooks import Deny, HaltRun
-from harness.kernel._isolated import called
+from harness.kernel._isolated import called, unawaited
 from harness.kernel._told import told
 
 __all__ = ["Denial", "Permissions", "Phase"]
@@ -119,8 +119,7 @@ def _decision(name: str, answer: Any) -> Denial | HaltRun | None:
             return answer
         case "halt":
             return HaltRun(f"can_use_tool halted the run at tool '{name}'")
-        case Coroutine():  # an async callback answering a coroutine it did not await
-            answer.close()  # never run: Python said "never awaited" on the terminal
+        case _ if unawaited(answer):  # an async callback's coroutine it did not await
             return Denial(
                 "permission denied: can_use_tool returned a coroutine it did not await",
                 "unknown",

@@ -5,7 +5,7 @@ a tool's, a provider's or a mode's crash), one that cancelled that task left ``h
 ``CancelledError`` whatever had raised it: a tool, a provider's ``complete``, a mode's ``init``
 or ``iterate`` (adversary round 18, part A). :func:`told` makes the text under the same
 pending-cancel mark as the plug-in's other synchronous code
-(:func:`~harness.kernel._isolated.cancels`).
+(:func:`~harness.kernel._isolated.ran`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness._plugins import described
-from harness.kernel._isolated import cancels, undo_own_cancel
+from harness.kernel._isolated import own, ran
 
 __all__ = ["told"]
 
@@ -26,14 +26,9 @@ async def told(exc: BaseException, how: Callable[[BaseException], str] = describ
     ``GeneratorExit`` or ``CancelledError`` for any plug-in's) left ``harness.run`` as
     ``CancelledError``; raising ``GeneratorExit``, a mode's crash was the harness's internal
     error with a traceback (adversary round 19, part A)."""
-    mark = cancels()
-    try:
-        text = how(exc)
-    except (KeyboardInterrupt, SystemExit):
-        await undo_own_cancel(mark)
-        raise
-    except BaseException:  # its own GeneratorExit or CancelledError too
-        text = f"{type(exc).__name__} (its message could not be read)"
-    if await undo_own_cancel(mark):
+    done, text = await ran(how, exc)
+    if own(text):
         return f"{type(exc).__name__} (its message cancelled its run's task)"
-    return text
+    if not done:  # its own GeneratorExit or CancelledError too
+        return f"{type(exc).__name__} (its message could not be read)"
+    return text  # type: ignore[no-any-return]

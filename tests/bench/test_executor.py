@@ -132,11 +132,11 @@ class _RayThatDoesNotStart:
 
 
 def test_a_ray_node_that_does_not_start_is_one_line_not_a_traceback() -> None:
-    from harness.bench._ray_executor import _connect
+    from harness.bench._ray_cluster import connect
     from harness.errors import HarnessError
 
     with pytest.raises(HarnessError) as caught:
-        _connect(_RayThatDoesNotStart(), None)
+        connect(_RayThatDoesNotStart(), None)
     message = str(caught.value)
     assert message.startswith(
         "--executor ray (local cluster): Ray did not start: The current node timed out during "

@@ -79,24 +79,36 @@ def _call(name: str, arguments: dict[str, Any]) -> MockProvider:
     return MockProvider(turns=[call, {"text": "d"}])
 
 
+_STAGE = {"tool-output": "its ToolOutput cannot be taken"}
+
+
+@pytest.mark.parametrize("cancel", [False, True])
 @pytest.mark.parametrize("base", _BASES)
 @pytest.mark.parametrize("kind", sorted(_MAKE))
-def test_a_tools_value_cancelling_then_raising_ends_the_run_named(
-    kind: str, base: type[BaseException]
+def test_a_tools_value_raising_or_cancelling_is_its_crash_told_to_the_model(
+    kind: str, base: type[BaseException], cancel: bool
 ) -> None:
     @harness.tool
     async def answer(x: str) -> object:
         """Answers a hostile value."""
         value = _MAKE[kind]()
-        _Armed.base, _Armed.cancel, _Armed.field = base, True, _FIELD.get(kind, "")
+        _Armed.base, _Armed.cancel, _Armed.field = base, cancel, _FIELD.get(kind, "")
         return value
 
     try:
         result = harness.run("hi", tools=[answer], provider=_call("answer", {"x": "y"}))
     finally:
         _Armed.field = ""
-    assert result.finish_reason == "error_during_execution"  # raised CancelledError before
-    assert result.halted_reason == f"{base.__name__}: boom"  # as without the cancel
+    # raised CancelledError before round 19 A; then, until the lead's stop 46, the raised
+    # BaseException ended the run (error_during_execution): reading a tool's value goes
+    # through the one guard now (``ran``), whose rule is the same for every plug-in's code:
+    # what it raised is its crash, told to the model, and a cancel of the run's task is
+    # named for that, whatever it raised after.
+    assert result.finish_reason == "stop", result.halted_reason
+    why = "CancelledError: it cancelled its run's task" if cancel else f"{base.__name__}: boom"
+    stage = _STAGE.get(kind, "its result cannot be shown as text")
+    told = [m.content for m in result.messages if m.role == "tool"]
+    assert told == [f"error: tool crashed: {stage}: {why}"]
 
 
 class _Flagged:
@@ -130,18 +142,25 @@ def test_a_tools_flag_cancelling_then_raising_ends_the_run_named(base: type[Base
     )
 
 
+@pytest.mark.parametrize("cancel", [False, True])
 @pytest.mark.parametrize("base", _BASES)
 def test_a_providers_response_cancelling_then_raising_ends_the_run_named(
-    base: type[BaseException],
+    base: type[BaseException], cancel: bool
 ) -> None:
     reading = type("_Reading", (harness.Response,), {"__getattribute__": _reading("cost_usd")})
     answer = reading(text="x")
-    _Armed.base, _Armed.cancel, _Armed.field = base, True, "cost_usd"
+    _Armed.base, _Armed.cancel, _Armed.field = base, cancel, "cost_usd"
     try:
         result = harness.run("hi", provider=Answers(answer))
     finally:
         _Armed.field = ""
-    assert result.halted_reason == f"{base.__name__}: boom"  # raised CancelledError before
+    # raised CancelledError before round 19 A; then the raised BaseException ended the run by
+    # the loop's rule; read through the one guard (``ran``, stop 46), it is the provider's
+    # invalid response, named, a cancel of the run's task named for that
+    why = "that, read, cancelled its run's task"
+    if not cancel:
+        why = f"whose fields cannot be read: {base.__name__}: boom"
+    assert result.halted_reason == f"invalid_response: the provider answered a Response {why}"
 
 
 @pytest.mark.parametrize("cancel", [False, True])
@@ -164,9 +183,14 @@ def test_a_modes_halt_whose_reason_raises_is_the_modes_failure(
     finally:
         _Armed.field = ""
     # Before: "internal error: GeneratorExit: boom" and a traceback; with the cancel, raised.
+    # A cancel of the run's task is named for that, whatever it raised after (stop 46).
+    why = (
+        "that, read, cancelled its run's task"
+        if cancel
+        else f"that cannot be read ({base.__name__}: boom)"
+    )
     assert result.halted_reason == (
-        f"mode 'answering' returned a _ModeHalt that cannot be read ({base.__name__}: boom); "
-        "expected Continue() or Halt()"
+        f"mode 'answering' returned a _ModeHalt {why}; expected Continue() or Halt()"
     )
 
 
