@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from test_round18b_urls import _run
 
 from harness.cli import main
 from harness.providers._profiles import usable_url
@@ -32,19 +33,11 @@ _SUITE = "suite: s\ntasks:\n  - id: a\n    prompt: p\n    expect: {kind: contain
 def test_an_unusable_base_url_from_the_environment_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, why: str
 ) -> None:
-    (tmp_path / "s.yaml").write_text(_SUITE, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("OPENAI_BASE_URL", url)
-    done = CliRunner().invoke(
-        main,
-        ["run", "s.yaml", "--providers", "openai:m", "--modes", "react", "--db", "h.duckdb",
-         "--record-mode", "all", "--no-progress"],
-    )  # fmt: skip
-    assert done.exit_code == 2, done.output
-    assert f"$OPENAI_BASE_URL {url!a} is no usable address" in done.output
-    assert why in done.output
-    assert "api.openai.com" not in done.output
+    code, output = _run(tmp_path, monkeypatch, url, via="env")
+    assert code == 2, output
+    assert f"$OPENAI_BASE_URL {url!a} is no usable address" in output
+    assert why in output
+    assert "api.openai.com" not in output
 
 
 @pytest.mark.parametrize("url", ["http://xn--zz.com/v1", "ftp://h/v1", "http:///v1"])

@@ -23,16 +23,22 @@ _SUITE = "suite: s\ntasks:\n  - id: a\n    prompt: p\n    expect: {kind: contain
 _CLOSED = "127.0.0.1:18998"  # nothing listens there: the pre-flight's "not reachable"
 
 
-def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str) -> tuple[int, str]:
+def _run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, *, via: str = "--provider-opt"
+) -> tuple[int, str]:
+    """``harness run`` of one openai cell at ``url``, given by ``--provider-opt`` or, with
+    ``via="env"``, by ``$OPENAI_BASE_URL``: its exit code and output."""
     (tmp_path / "s.yaml").write_text(_SUITE, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setenv("HARNESS_PROVIDER_OPTS", "{}")  # --provider-opt sets it in the process
-    done = CliRunner().invoke(
-        main,
-        ["run", "s.yaml", "--providers", "openai:m", "--modes", "react", "--db", "h.duckdb",
-         "--record-mode", "all", "--no-progress", "--provider-opt", f'openai.base_url="{url}"'],
-    )  # fmt: skip
+    args = ["run", "s.yaml", "--providers", "openai:m", "--modes", "react", "--db", "h.duckdb",
+            "--record-mode", "all", "--no-progress"]  # fmt: skip
+    if via == "env":
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+    else:
+        args += ["--provider-opt", f'openai.base_url="{url}"']
+    done = CliRunner().invoke(main, args)
     return done.exit_code, done.output
 
 
@@ -74,19 +80,10 @@ def test_a_refused_address_is_named_without_its_secret(
 def test_a_secret_in_the_environment_s_address_is_not_printed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "s.yaml").write_text(_SUITE, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://u:SECRETPW@127.0.0.1:0/v1")
-    monkeypatch.setenv("HARNESS_PROVIDER_OPTS", "{}")
-    done = CliRunner().invoke(
-        main,
-        ["run", "s.yaml", "--providers", "openai:m", "--modes", "react", "--db", "h.duckdb",
-         "--record-mode", "all", "--no-progress"],
-    )  # fmt: skip
-    assert done.exit_code == 2, done.output
-    assert "$OPENAI_BASE_URL 'http://u:***@127.0.0.1:0/v1' is no usable address" in done.output
-    assert "SECRETPW" not in done.output
+    code, output = _run(tmp_path, monkeypatch, "http://u:SECRETPW@127.0.0.1:0/v1", via="env")
+    assert code == 2, output
+    assert "$OPENAI_BASE_URL 'http://u:***@127.0.0.1:0/v1' is no usable address" in output
+    assert "SECRETPW" not in output
 
 
 @pytest.mark.parametrize("url", ["http://h/v1?api-version=2024-02-01", "http://h/v1?"])
