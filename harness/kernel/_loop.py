@@ -12,6 +12,7 @@ waiting, the loop goes on with that turn (:mod:`harness.kernel._conversation`).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import inspect
 import logging
@@ -46,7 +47,14 @@ from harness.kernel._starvation import escalate
 from harness.kernel._state import Continue, Halt, State
 from harness.kernel._told import told
 
-__all__ = ["release", "resume_loop", "run_loop"]
+__all__ = ["CANCELLED_RESULTS", "release", "resume_loop", "run_loop"]
+
+#: Where a run that a ``CancelledError`` ends (after its ``Done``) leaves its Result, for the
+#: synchronous entry points, whose callers cannot have asked for that cancel (see
+#: ``harness.api``); None (the default): nowhere.
+CANCELLED_RESULTS: contextvars.ContextVar[list[Result] | None] = contextvars.ContextVar(
+    "harness_cancelled_results", default=None
+)
 
 log = logging.getLogger("harness")
 
@@ -108,6 +116,9 @@ async def _drive(state: State, body: Callable[[], Awaitable[None]], owns_provide
     result = to_result(state)
     await _finish(state, result)
     if cancelled is not None:
+        box = CANCELLED_RESULTS.get()
+        if box is not None:
+            box.append(result)
         raise cancelled
     if state.meta.pop("own_cancel", False):  # an on_event subscriber's, still pending
         await take_pending(state.driver)
