@@ -158,8 +158,14 @@ def open_regular(
 def open_input(path: str | os.PathLike[str], *, limit: int | None = None) -> BinaryIO:
     """The regular file at ``path`` (links followed) opened for reading in binary; a FIFO, a
     device (``/dev/zero`` never ends) or a folder is refused at once (a FIFO given as an input
-    hung the harness until killed). ``limit``: refuse a file larger than that many bytes."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    hung the harness until killed). ``limit``: refuse a file larger than that many bytes. A
+    name no file can have (a NUL or a lone surrogate, from a TOML or YAML string such as an
+    ``examples_file``) is an ``OSError`` too: it was a ``ValueError`` traceback (adversary round
+    20, part B)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except ValueError as exc:  # "embedded null byte", or UnicodeEncodeError
+        raise OSError(errno.EINVAL, f"no file can have this name ({exc})") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
