@@ -41,7 +41,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from harness._files import open_regular
+from harness._files import open_input, open_regular
 from harness.store._rows import ARROW_SCHEMA
 from harness.store._spans import SPAN_ARROW_SCHEMA
 from harness.telemetry._escape import escape_controls
@@ -246,18 +246,22 @@ def _shards(runs: Path) -> Iterable[Path]:
 
 
 def _cells_of(folder: Path, shard: str) -> list[str]:
+    """The cells ``cells.jsonl`` lists for ``shard``: read line by line, a regular file only (a
+    FIFO there held ``harness compact`` for ever; a line nested 200,000 deep was a
+    ``RecursionError`` traceback: adversary round 20, part B)."""
     cells: list[str] = []
     try:
-        lines = (folder / CELLS_INDEX).read_text("utf-8", "replace").splitlines()
+        with open_input(folder / CELLS_INDEX) as lines:
+            for line in lines:
+                try:
+                    entry = json.loads(line)
+                except (ValueError, RecursionError):
+                    continue  # a torn last line, or not the harness's
+                listed = entry.get("cells") if isinstance(entry, dict) else None
+                if entry.get("shard") == shard and isinstance(listed, list):
+                    cells.extend(str(c) for c in listed)
     except OSError:
-        return cells
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue  # a torn last line
-        if isinstance(entry, dict) and entry.get("shard") == shard:
-            cells.extend(str(c) for c in entry.get("cells") or [])
+        pass
     return sorted(set(cells))
 
 
