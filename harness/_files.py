@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import itertools
+import json
 import os
 import shutil
 import stat
@@ -37,6 +38,8 @@ __all__ = [
     "MAX_INPUT_BYTES",
     "file_kind",
     "init_file_problem",
+    "json_lines",
+    "json_of",
     "module_file_problem",
     "not_a_folder",
     "open_input",
@@ -192,6 +195,33 @@ def read_regular(path: str | os.PathLike[str], *, limit: int | None = None) -> b
     if len(data) > limit:
         raise OSError(errno.EFBIG, f"{os.fspath(path)} is larger than {limit:,} bytes")
     return data
+
+
+def json_of(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) -> Any:
+    """The JSON value of the harness's own small file at ``path`` (``finish.json``, a label's
+    lock); None when it is absent, no regular file, larger than ``limit``, or no JSON Python
+    can read (a FIFO there blocked every writer for ever; a value nested 200,000 deep was a
+    ``RecursionError`` traceback: adversary round 20, part B)."""
+    try:
+        return json.loads(read_regular(path, limit=limit))
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def json_lines(path: str | os.PathLike[str]) -> Iterator[Any]:
+    """The JSON value of each line of the harness's own JSON-lines file at ``path``
+    (``cells.jsonl``, a quarantine's log), read line by line; lines that are no JSON Python can
+    read (a torn last line, one nested too deeply) are skipped; nothing when the file is absent
+    or no regular file (see :func:`json_of`)."""
+    try:
+        with open_input(path) as lines:
+            for line in lines:
+                try:
+                    yield json.loads(line)
+                except (ValueError, RecursionError):
+                    continue
+    except OSError:
+        return
 
 
 def module_file_problem(name: str, search: Iterable[str]) -> str | None:

@@ -78,7 +78,7 @@ class CommandGrader(Grader):
     def _fields(self) -> CommandGrader:
         if not self.command.strip():
             raise field_error("command", "give the command to run, e.g. 'python -m pytest -q'")
-        if "\x00" in self.command or not self.command.isascii() and _unencodable(self.command):
+        if "\x00" in self.command or _unencodable(self.command):
             raise field_error(  # every cell was an error cell (round 20 B)
                 "command", "holds a NUL or a lone surrogate, which no command line can hold"
             )

@@ -41,7 +41,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from harness._files import open_input, open_regular
+from harness._files import json_lines, open_regular
 from harness.store._rows import ARROW_SCHEMA
 from harness.store._spans import SPAN_ARROW_SCHEMA
 from harness.telemetry._escape import escape_controls
@@ -250,18 +250,10 @@ def _cells_of(folder: Path, shard: str) -> list[str]:
     FIFO there held ``harness compact`` for ever; a line nested 200,000 deep was a
     ``RecursionError`` traceback: adversary round 20, part B)."""
     cells: list[str] = []
-    try:
-        with open_input(folder / CELLS_INDEX) as lines:
-            for line in lines:
-                try:
-                    entry = json.loads(line)
-                except (ValueError, RecursionError):
-                    continue  # a torn last line, or not the harness's
-                listed = entry.get("cells") if isinstance(entry, dict) else None
-                if entry.get("shard") == shard and isinstance(listed, list):
-                    cells.extend(str(c) for c in listed)
-    except OSError:
-        pass
+    for entry in json_lines(folder / CELLS_INDEX):
+        listed = entry.get("cells") if isinstance(entry, dict) else None
+        if isinstance(listed, list) and entry.get("shard") == shard:
+            cells.extend(str(c) for c in listed)
     return sorted(set(cells))
 
 
@@ -340,16 +332,10 @@ def record_damage(con: duckdb.DuckDBPyConnection, runs: Path) -> None:
     shard: a shard already named there is skipped)."""
     for log_file in runs.glob(f"*/{QUARANTINE}/{_LOG}"):
         run_id = log_file.parent.parent.name
-        try:
-            lines = log_file.read_text("utf-8", "replace").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            try:
-                entry = json.loads(line)
-            except ValueError:
+        for entry in json_lines(log_file):  # (a FIFO, a deep line, a line not an object:
+            if not isinstance(entry, dict):  # adversary round 20, part B)
                 continue
-            cells = entry.get("cells") or []
+            cells = [str(c) for c in entry.get("cells") or [] if isinstance(c, str)]
             lost = f"; lost cells: {', '.join(cells)}" if cells else ""
             note = f"damaged shard {entry.get('shard')} quarantined ({entry.get('reason')}){lost}"
             con.execute(

@@ -39,7 +39,9 @@ def _peak(action: object) -> int:
 def test_a_transcript_inflating_past_the_bound_is_unreadable_not_held() -> None:
     bomb = _bomb(4 * MAX_TRANSCRIPT_BYTES // (1 << 20))
     assert len(bomb) < 8 << 20
-    assert _peak(lambda: decode_transcript(bomb)) < 3 * MAX_TRANSCRIPT_BYTES  # (the inflated buffer grows by copies)
+    assert (
+        _peak(lambda: decode_transcript(bomb)) < 3 * MAX_TRANSCRIPT_BYTES
+    )  # (the inflated buffer grows by copies)
     assert decode_transcript(bomb) is None
 
 
@@ -59,7 +61,8 @@ def test_the_search_leaves_such_a_transcript_out(tmp_path: Path) -> None:
         peak = _peak(lambda: texts.update(transcript_texts(store, run_id)))
     finally:
         store.close()
-    assert key not in texts and len(texts) == 1
+    assert key not in texts
+    assert len(texts) == 1
     assert peak < 3 * MAX_TRANSCRIPT_BYTES
 
 
@@ -68,4 +71,5 @@ def test_an_ordinary_transcript_still_reads() -> None:
 
     blob = encode_transcript([Message(role="user", content="hi")])
     doc = decode_transcript(blob)
-    assert doc is not None and doc["messages"][0]["content"] == "hi"
+    assert doc is not None
+    assert doc["messages"][0]["content"] == "hi"

@@ -46,7 +46,8 @@ def test_a_tools_module_no_file_can_be_named_is_refused(
     suite = tmp_path / "s.yaml"
     suite.write_text(f"suite: s\ntools_module: {module}\n" + _TASKS.replace("EXPECT", _CONTAINS))
     out = _said(["suites", "validate", str(suite)], 2)
-    assert "tools_module" in out and said in out
+    assert "tools_module" in out
+    assert said in out
 
 
 @pytest.mark.parametrize("command", ['"echo \\0 hi"', '"echo \\ud800"'])
@@ -67,10 +68,13 @@ def test_an_examples_file_no_file_can_be_named_is_refused(
     monkeypatch.chdir(tmp_path)
     run = ["run", str(suite), "--modes", "react", "--db", str(tmp_path / "h.duckdb")]
     opt = 'openai.examples_file="a\\u0000b"'
-    assert "embedded null byte" in _said([*run, "--providers", "openai:m", "--provider-opt", opt], 2)
+    assert "embedded null byte" in _said(
+        [*run, "--providers", "openai:m", "--provider-opt", opt], 2
+    )
     (tmp_path / "harness.toml").write_text(
         '[providers.p]\nkind = "openai"\nbase_url = "http://127.0.0.1:18599/v1"\nmodel = "m"\n'
         'examples_file = "a\\u0000b"\n'
     )
     out = _said([*run, "--providers", "p"], 2)
-    assert "examples_file" in out and "embedded null byte" in out
+    assert "examples_file" in out
+    assert "embedded null byte" in out
