@@ -22,10 +22,10 @@ from pydantic import Field, field_validator, model_validator
 
 from harness.core._result import Result
 from harness.core._terminations import FinishReason
+from harness.grading import _patterns
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error, yaml_text
 from harness.grading._grade import Grade, one_line, show
-from harness.grading._patterns import REGEX_TIME_LIMIT_S
 from harness.grading._schema_search import NO_FETCH, bounded, patterns_problem
 from harness.grading._text import as_text, missing, subject
 
@@ -78,8 +78,8 @@ class JsonSchemaGrader(Grader):
             violation = bounded(lambda: best_match(validator.iter_errors(instance)))
         except TimeoutError:
             return Grade(False, 0.0, f"json_schema grader error: the schema's patterns took "
-                         f"over {REGEX_TIME_LIMIT_S:g} s on the {label}: simplify them",
-                         error=True)  # fmt: skip
+                         f"over {_patterns.REGEX_TIME_LIMIT_S:g} s on the {label}: simplify "
+                         "them", error=True)  # fmt: skip
         if violation is None:
             return Grade.of(True, f"{label} matches the schema")
         at = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in violation.path)

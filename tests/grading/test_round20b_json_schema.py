@@ -28,7 +28,9 @@ _GRADE = textwrap.dedent(
     """
     import json, sys, time
     import harness
+    import harness.grading._patterns as patterns
     from harness.grading import grade, parse_grader
+    patterns.REGEX_TIME_LIMIT_S = 1.0  # (regex checks its limit coarsely under load)
     schema, reply = json.loads(sys.argv[1]), sys.argv[2]
     result = harness.run("t", provider="mock", provider_opts={"turns": [{"text": reply}]})
     started = time.monotonic()
@@ -63,8 +65,8 @@ def test_a_backtracking_schema_pattern_is_stopped_at_the_time_limit(schema: str)
     reply = '"' + "a" * 44 + '!"' if "string" in schema else '{"' + "a" * 44 + '!": "x"}'
     passed, error, explanation, took = _graded(schema, reply)
     assert (passed, error) == (False, True)
-    assert "the schema's patterns took over 10 s" in str(explanation)
-    assert float(str(took)) < 45  # 10 s, and regex checks its clock coarsely under load
+    assert "the schema's patterns took over 1 s" in str(explanation)
+    assert float(str(took)) < 30  # 1 s of CPU (on 218441d: minutes, killed at 60 s)
 
 
 def test_a_remote_reference_is_never_fetched(tmp_path: Path) -> None:

@@ -66,6 +66,7 @@ def test_an_examples_file_no_file_can_be_named_is_refused(
     suite = tmp_path / "s.yaml"
     suite.write_text("suite: s\n" + _TASKS.replace("EXPECT", _CONTAINS))
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HARNESS_PROVIDER_OPTS", "")  # --provider-opt sets it in this process
     run = ["run", str(suite), "--modes", "react", "--db", str(tmp_path / "h.duckdb")]
     opt = 'openai.examples_file="a\\u0000b"'
     assert "embedded null byte" in _said(
