@@ -20,7 +20,9 @@ from tests.e2e.edited_store import store_two_cells
 def test_a_hostile_cells_index_does_not_stop_a_quarantine(tmp_path: Path, index: str) -> None:
     stored = store_two_cells(tmp_path / "s")
     con = duckdb.connect(str(stored / "h.duckdb"), read_only=True)
-    (run_id,) = con.execute("SELECT run_id FROM bench_runs").fetchone()
+    row = con.execute("SELECT run_id FROM bench_runs").fetchone()
+    assert row is not None
+    run_id = row[0]
     con.close()
     folder = stored / "runs" / run_id
     folder.mkdir(exist_ok=True)
@@ -67,7 +69,9 @@ def test_a_hostile_finish_file_of_a_stale_run_does_not_stop_a_writer(
     ``RecursionError`` traceback."""
     stored = store_two_cells(tmp_path / "s")
     con = duckdb.connect(str(stored / "h.duckdb"))
-    (run_id,) = con.execute("SELECT run_id FROM bench_runs").fetchone()
+    row = con.execute("SELECT run_id FROM bench_runs").fetchone()
+    assert row is not None
+    run_id = row[0]
     con.execute("UPDATE bench_runs SET status = 'running', pid = 999999999")
     con.close()
     _hostile(stored / "runs" / run_id / "finish.json", kind)
@@ -85,7 +89,9 @@ def test_a_hostile_quarantine_log_does_not_stop_a_writer(tmp_path: Path, kind: s
     ``AttributeError`` traceback."""
     stored = store_two_cells(tmp_path / "s")
     con = duckdb.connect(str(stored / "h.duckdb"), read_only=True)
-    (run_id,) = con.execute("SELECT run_id FROM bench_runs").fetchone()
+    row = con.execute("SELECT run_id FROM bench_runs").fetchone()
+    assert row is not None
+    run_id = row[0]
     con.close()
     _hostile(stored / "runs" / run_id / "quarantine" / "quarantined.jsonl", kind)
     done = _compact(tmp_path, stored / "h.duckdb")

@@ -90,7 +90,7 @@ def test_a_schema_pattern_the_regex_grader_refuses_is_refused() -> None:
     for pattern in ("(?<=a+)b", "(?:(?:a{1000}){1000}){1000}"):
         with pytest.raises(ValueError, match="schema"):
             parse_grader({"kind": "json_schema", "schema": {"pattern": pattern}})
-    nested = {"properties": {"x": {"patternProperties": {"(?<=a+)b": {}}}}}
+    nested: dict[str, object] = {"properties": {"x": {"patternProperties": {"(?<=a+)b": {}}}}}
     with pytest.raises(ValueError, match="look-behind"):
         parse_grader({"kind": "json_schema", "schema": nested})
     data = {"enum": [{"pattern": "(?<=a+)b"}]}  # data, not a pattern: left alone

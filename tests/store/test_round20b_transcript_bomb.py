@@ -52,7 +52,9 @@ def test_the_search_leaves_such_a_transcript_out(tmp_path: Path) -> None:
     import duckdb
 
     con = duckdb.connect(str(db))
-    key, run_id = con.execute("SELECT cell_key, run_id FROM results_compacted LIMIT 1").fetchone()
+    row = con.execute("SELECT cell_key, run_id FROM results_compacted LIMIT 1").fetchone()
+    assert row is not None
+    key, run_id = row
     con.execute("UPDATE results_compacted SET transcript = ? WHERE cell_key = ?", [bomb, key])
     con.close()
     store = Store.open(db, read_only=True)
