@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import itertools
+import json
 import os
 import shutil
 import stat
@@ -37,6 +38,8 @@ __all__ = [
     "MAX_INPUT_BYTES",
     "file_kind",
     "init_file_problem",
+    "json_lines",
+    "json_of",
     "module_file_problem",
     "not_a_folder",
     "open_input",
@@ -158,8 +161,14 @@ def open_regular(
 def open_input(path: str | os.PathLike[str], *, limit: int | None = None) -> BinaryIO:
     """The regular file at ``path`` (links followed) opened for reading in binary; a FIFO, a
     device (``/dev/zero`` never ends) or a folder is refused at once (a FIFO given as an input
-    hung the harness until killed). ``limit``: refuse a file larger than that many bytes."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    hung the harness until killed). ``limit``: refuse a file larger than that many bytes. A
+    name no file can have (a NUL or a lone surrogate, from a TOML or YAML string such as an
+    ``examples_file``) is an ``OSError`` too: it was a ``ValueError`` traceback (adversary round
+    20, part B)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except ValueError as exc:  # "embedded null byte", or UnicodeEncodeError
+        raise OSError(errno.EINVAL, f"no file can have this name ({exc})") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -186,6 +195,33 @@ def read_regular(path: str | os.PathLike[str], *, limit: int | None = None) -> b
     if len(data) > limit:
         raise OSError(errno.EFBIG, f"{os.fspath(path)} is larger than {limit:,} bytes")
     return data
+
+
+def json_of(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) -> Any:
+    """The JSON value of the harness's own small file at ``path`` (``finish.json``, a label's
+    lock); None when it is absent, no regular file, larger than ``limit``, or no JSON Python
+    can read (a FIFO there blocked every writer for ever; a value nested 200,000 deep was a
+    ``RecursionError`` traceback: adversary round 20, part B)."""
+    try:
+        return json.loads(read_regular(path, limit=limit))
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def json_lines(path: str | os.PathLike[str]) -> Iterator[Any]:
+    """The JSON value of each line of the harness's own JSON-lines file at ``path``
+    (``cells.jsonl``, a quarantine's log), read line by line; lines that are no JSON Python can
+    read (a torn last line, one nested too deeply) are skipped; nothing when the file is absent
+    or no regular file (see :func:`json_of`)."""
+    try:
+        with open_input(path) as lines:
+            for line in lines:
+                try:
+                    yield json.loads(line)
+                except (ValueError, RecursionError):
+                    continue
+    except OSError:
+        return
 
 
 def module_file_problem(name: str, search: Iterable[str]) -> str | None:

@@ -5,6 +5,8 @@ Exit codes: 0 success, 2 bad input (the message names the file, run or field).
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from harness._files import written_as_stream
@@ -32,6 +34,11 @@ def baseline() -> None:
 def baseline_save_command(db: str, run: str, output: str, label: str | None) -> None:
     """Write the baseline file of a run (one line per cell; commit it)."""
 
+    for guarded_file in (db, f"{db}.wal"):  # -o the database (a slip): it was replaced by the
+        if _same_file(output, guarded_file):  # JSON, every run lost (adversary round 20, B)
+            fail(f"-o {output} is the results database ({guarded_file}); writing the baseline "
+                 "there would replace it: give another file")  # fmt: skip
+
     def action() -> int:
         from harness.report._baseline import baseline_save
         from harness.report._loader import resolved_run, unfinished
@@ -56,6 +63,13 @@ def baseline_save_command(db: str, run: str, output: str, label: str | None) -> 
         return 0
 
     raise SystemExit(guarded(action))
+
+
+def _same_file(one: str, other: str) -> bool:
+    try:
+        return os.path.samefile(one, other)
+    except (OSError, ValueError):
+        return False
 
 
 #: The commands this module adds to the root group.

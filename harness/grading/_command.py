@@ -50,6 +50,14 @@ DEFAULT_TIMEOUT_S = 60.0
 WALL_FACTOR = 5
 
 
+def _unencodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 class CommandGrader(Grader):
     """``command``: run a command in the sandboxed workspace after the run; pass on exit 0."""
 
@@ -70,6 +78,10 @@ class CommandGrader(Grader):
     def _fields(self) -> CommandGrader:
         if not self.command.strip():
             raise field_error("command", "give the command to run, e.g. 'python -m pytest -q'")
+        if "\x00" in self.command or _unencodable(self.command):
+            raise field_error(  # every cell was an error cell (round 20 B)
+                "command", "holds a NUL or a lone surrogate, which no command line can hold"
+            )
         if self.score_regex is not None:
             problem = pattern_problem(self.score_regex)
             if problem is not None:

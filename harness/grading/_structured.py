@@ -22,9 +22,11 @@ from pydantic import Field, field_validator, model_validator
 
 from harness.core._result import Result
 from harness.core._terminations import FinishReason
+from harness.grading import _patterns
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error, yaml_text
 from harness.grading._grade import Grade, one_line, show
+from harness.grading._schema_search import NO_FETCH, bounded, patterns_problem
 from harness.grading._text import as_text, missing, subject
 
 __all__ = ["FinishReasonGrader", "JsonSchemaGrader", "ToolCallsGrader", "model_calls"]
@@ -40,6 +42,9 @@ class JsonSchemaGrader(Grader):
 
     kind: Literal["json_schema"] = "json_schema"
     reads_answer: ClassVar[bool] = True
+    #: On a thread of its own: jsonschema's ``uniqueItems`` compares every pair of objects
+    #: (8,000 in a reply took 72 s on the event loop, deaf to SIGTERM; adversary round 20 B).
+    slow: ClassVar[bool] = True
     field_help: ClassVar[dict[str, str]] = {"schema": "a JSON Schema mapping"}
 
     schema_: dict[str, Any] = Field(alias="schema")
@@ -47,6 +52,9 @@ class JsonSchemaGrader(Grader):
 
     @model_validator(mode="after")
     def _valid_schema(self) -> JsonSchemaGrader:
+        problem = patterns_problem(self.schema_)  # before jsonschema compiles them with re
+        if problem is not None:
+            raise field_error("schema", problem)
         try:
             validator_for(self.schema_).check_schema(self.schema_)
         except SchemaError as exc:
@@ -65,8 +73,13 @@ class JsonSchemaGrader(Grader):
             instance, error = parse_json(as_text(value))
             if error is not None:
                 return Grade.of(False, f"{label} is not JSON ({error}): {show(as_text(value))}")
-        validator = validator_for(self.schema_)(self.schema_)
-        violation = best_match(validator.iter_errors(instance))
+        validator = validator_for(self.schema_)(self.schema_, registry=NO_FETCH)
+        try:
+            violation = bounded(lambda: best_match(validator.iter_errors(instance)))
+        except TimeoutError:
+            return Grade(False, 0.0, f"json_schema grader error: the schema's patterns took "
+                         f"over {_patterns.REGEX_TIME_LIMIT_S:g} s on the {label}: simplify "
+                         "them", error=True)  # fmt: skip
         if violation is None:
             return Grade.of(True, f"{label} matches the schema")
         at = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in violation.path)

@@ -81,6 +81,8 @@ def nice_range(low: float, high: float, count: int = 5) -> list[float]:
     if not (math.isfinite(low) and math.isfinite(high) and high > low):
         return [0.0, 1.0]
     raw = (high - low) / count
+    if not math.isfinite(raw):  # 1.7e308 - -1.7e308 (a store edited by hand; round 20 B)
+        return [low, high]
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     first = math.floor(low / step + 1e-9)

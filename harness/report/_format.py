@@ -75,6 +75,8 @@ def fmt_usd(value: Any, sign: bool = False) -> str:
     x = abs(x)
     if x == 0:
         return f"{prefix}$0"
+    if not math.isfinite(x):  # a cost edited into the store by hand: a traceback before
+        return f"{prefix}${x}"  # (OverflowError from log10; adversary round 20, part B)
     decimals = min(8, max(2, 2 - math.floor(math.log10(x))))
     return f"{prefix}${x:,.{decimals}f}"
 

@@ -172,6 +172,8 @@ def _usd(x: float, sig: int) -> str:
         return "–"
     if x == 0:
         return "$0"
+    if not math.isfinite(x):  # a cost edited into the store by hand (round 20 B)
+        return ("-" if x < 0 else "") + f"${abs(x)}"
     decimals = max(2, sig - 1 - math.floor(math.log10(abs(x))))
     if decimals > _DECIMALS_MAX:
         return ("-" if x < 0 else "") + f"${abs(x):.{sig - 1}e}"

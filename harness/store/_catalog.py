@@ -20,7 +20,7 @@ from typing import Any
 
 import duckdb
 
-from harness._files import file_kind, own_folder, write_atomic
+from harness._files import file_kind, json_of, own_folder, write_atomic
 from harness._oneline import one_line
 from harness.errors import StoreError
 from harness.store import _locking as locking
@@ -374,8 +374,8 @@ def write_finish(folder: Path, status: str, when: datetime, error: str | None) -
 
 
 def read_finish(folder: Path) -> dict[str, Any] | None:
+    data: Any = json_of(folder / "finish.json")  # (a FIFO there held every writer for ever)
     try:
-        data: Any = json.loads((folder / "finish.json").read_text(encoding="utf-8"))
         if data.get("status") in ("finished", "interrupted", "failed"):
             data["finished_at"] = datetime.fromisoformat(str(data["finished_at"]))
             return dict(data)

@@ -41,7 +41,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from harness._files import open_regular
+from harness._files import json_lines, open_regular
 from harness.store._rows import ARROW_SCHEMA
 from harness.store._spans import SPAN_ARROW_SCHEMA
 from harness.telemetry._escape import escape_controls
@@ -246,18 +246,14 @@ def _shards(runs: Path) -> Iterable[Path]:
 
 
 def _cells_of(folder: Path, shard: str) -> list[str]:
+    """The cells ``cells.jsonl`` lists for ``shard``: read line by line, a regular file only (a
+    FIFO there held ``harness compact`` for ever; a line nested 200,000 deep was a
+    ``RecursionError`` traceback: adversary round 20, part B)."""
     cells: list[str] = []
-    try:
-        lines = (folder / CELLS_INDEX).read_text("utf-8", "replace").splitlines()
-    except OSError:
-        return cells
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue  # a torn last line
-        if isinstance(entry, dict) and entry.get("shard") == shard:
-            cells.extend(str(c) for c in entry.get("cells") or [])
+    for entry in json_lines(folder / CELLS_INDEX):
+        listed = entry.get("cells") if isinstance(entry, dict) else None
+        if isinstance(listed, list) and entry.get("shard") == shard:
+            cells.extend(str(c) for c in listed)
     return sorted(set(cells))
 
 
@@ -336,16 +332,10 @@ def record_damage(con: duckdb.DuckDBPyConnection, runs: Path) -> None:
     shard: a shard already named there is skipped)."""
     for log_file in runs.glob(f"*/{QUARANTINE}/{_LOG}"):
         run_id = log_file.parent.parent.name
-        try:
-            lines = log_file.read_text("utf-8", "replace").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            try:
-                entry = json.loads(line)
-            except ValueError:
+        for entry in json_lines(log_file):  # (a FIFO, a deep line, a line not an object:
+            if not isinstance(entry, dict):  # adversary round 20, part B)
                 continue
-            cells = entry.get("cells") or []
+            cells = [str(c) for c in entry.get("cells") or [] if isinstance(c, str)]
             lost = f"; lost cells: {', '.join(cells)}" if cells else ""
             note = f"damaged shard {entry.get('shard')} quarantined ({entry.get('reason')}){lost}"
             con.execute(

@@ -34,7 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness._files import open_regular, own_folder
+from harness._files import json_of, open_regular, own_folder
 from harness.errors import LabelBusy, StoreError
 
 __all__ = ["LABELS_DIR", "LabelLock", "holder_of", "label_lock_path"]
@@ -63,10 +63,7 @@ def label_lock_path(runs: Path, label: str) -> Path:
 
 def holder_of(path: Path) -> dict[str, Any] | None:
     """What the lock file says about its holder (None when it says nothing readable)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    data = json_of(path)  # a regular file only: a FIFO blocked the read (round 20 B)
     return data if isinstance(data, dict) and "pid" in data else None
 
 

@@ -9,6 +9,7 @@ import re
 
 from harness.store._browse import latest_cells_sql
 from harness.store._queries import Source, _con
+from harness.store._transcript import inflated
 
 __all__ = ["search_keys", "transcript_texts"]
 
@@ -32,8 +33,6 @@ def transcript_texts(con: Source, run_id: str, *, latest: bool = True) -> dict[s
     (not parsed: parsing costs ten times more) without its own keys, so what is left is what
     the conversation says (contents, reasoning, tool names, arguments, results), JSON-escaped.
     Cells without a transcript are left out."""
-    import zlib
-
     rows = (
         _con(con)
         .execute(latest_cells_sql("cell_key, transcript", latest=latest), [run_id])
@@ -42,12 +41,9 @@ def transcript_texts(con: Source, run_id: str, *, latest: bool = True) -> dict[s
     out: dict[str, str] = {}
     strip = _TRANSCRIPT_KEYS.sub
     for key, blob in rows:
-        if blob:
-            try:
-                raw = zlib.decompress(blob).decode("utf-8", "replace")
-            except zlib.error:
-                continue
-            out[str(key)] = strip(" ", raw).lower()
+        raw = inflated(blob) if blob else None  # bounded: a zlib bomb edited into the store
+        if raw is not None:
+            out[str(key)] = strip(" ", raw.decode("utf-8", "replace")).lower()
     return out
 
 

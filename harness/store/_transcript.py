@@ -26,10 +26,21 @@ from typing import Any
 from harness.core._messages import Message
 from harness.store._text import utf8
 
-__all__ = ["MAX_CONTENT_CHARS", "MAX_MESSAGES", "decode_transcript", "encode_transcript"]
+__all__ = [
+    "MAX_CONTENT_CHARS",
+    "MAX_MESSAGES",
+    "MAX_TRANSCRIPT_BYTES",
+    "decode_transcript",
+    "encode_transcript",
+    "inflated",
+]
 
 MAX_CONTENT_CHARS = 20_000
 MAX_MESSAGES = 400
+#: The most bytes a stored transcript is inflated to when read (what the cuts above let a
+#: transcript hold is far less): a blob edited into the store by hand, 3 MB of zlib that
+#: inflate to 3 GB, held the viewer's cell page at 3 GB and more (adversary round 20, part B).
+MAX_TRANSCRIPT_BYTES = 128 << 20
 _HEAD = 40  # messages kept from the start of a conversation longer than MAX_MESSAGES
 
 
@@ -142,10 +153,22 @@ def encode_transcript(
 def decode_transcript(value: bytes | bytearray | memoryview | None) -> dict[str, Any] | None:
     """A stored transcript back as ``{"messages": [...], "cut": ...}`` (``None`` when absent
     or unreadable)."""
-    if value is None:
+    raw = None if value is None else inflated(value)
+    if raw is None:
         return None
     try:
-        doc = json.loads(zlib.decompress(bytes(value)).decode("utf-8"))
-    except (zlib.error, UnicodeDecodeError, ValueError):
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
         return None
     return doc if isinstance(doc, dict) else None
+
+
+def inflated(value: bytes | bytearray | memoryview) -> bytes | None:
+    """A stored transcript's JSON bytes; None when it is no zlib data or inflates past
+    :data:`MAX_TRANSCRIPT_BYTES`."""
+    inflate = zlib.decompressobj()
+    try:
+        raw = inflate.decompress(value, MAX_TRANSCRIPT_BYTES)
+    except zlib.error:
+        return None
+    return None if inflate.unconsumed_tail else raw

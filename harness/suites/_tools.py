@@ -76,8 +76,13 @@ class ToolCatalog:
             self.module_tools = self._load_module(tools_module)
 
     def _load_module(self, rel: str) -> dict[str, Tool]:
-        path = (self.folder / rel).resolve()
-        if not path.is_file():
+        try:  # a NUL, a lone surrogate or a name past 255 bytes: tracebacks before (round 20 B)
+            path = (self.folder / rel).resolve()
+            regular = path.is_file()
+        except (OSError, ValueError) as exc:
+            said = getattr(exc, "strerror", None) or exc
+            raise ConfigError(f"{rel!r} cannot name a file beside the suite ({said})") from None
+        if not regular:
             with contextlib.suppress(OSError):  # there, but a FIFO would block the import
                 kind = file_kind(path.stat().st_mode)
                 raise ConfigError(f"{path} is {kind}, not a regular file; refused") from None

@@ -1,0 +1,115 @@
+"""What the ``json_schema`` grader gives jsonschema: its patterns searched within a time limit,
+and no reference fetched from outside the schema.
+
+jsonschema searches a schema's ``pattern`` and ``patternProperties`` (also inside
+``additionalProperties`` and ``unevaluatedProperties``) with stdlib ``re``, which backtracks for
+ever holding the GIL: ``pattern: "^(a|aa)+$"`` over a reply of 46 ``a`` and a ``!`` took 284 s,
+and neither the grader's time limit nor a SIGTERM stopped it (round 14's fault of the ``regex``
+grader, through JSON Schema). Its default registry fetches a remote ``$ref``
+(``http://...``, ``file:///...``) with ``urlopen`` and no timeout, at every grading: a server
+that never answered held ``harness run`` (and its SIGTERM) until it closed (adversary round 20,
+part B).
+
+:func:`patterns_problem` checks a schema's patterns where the suite is read, as the ``regex``
+grader's are (:func:`~harness.grading._patterns.pattern_problem`); :func:`bounded` runs a
+validation with every search jsonschema makes done by ``regex`` (re's syntax:
+:func:`~harness.grading._patterns.searchable`) under one shared budget of
+:data:`~harness.grading._patterns.REGEX_TIME_LIMIT_S` (a ``TimeoutError`` past it);
+:data:`NO_FETCH` is the registry that resolves only what the schema holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import Any, TypeVar
+
+import jsonschema._keywords
+import jsonschema._legacy_keywords
+import jsonschema._utils
+import referencing
+import regex
+
+from harness.grading import _patterns
+from harness.grading._patterns import pattern_problem, searchable
+
+__all__ = ["NO_FETCH", "bounded", "patterns_problem"]
+
+T = TypeVar("T")
+
+#: A registry without retrieval: a ``$ref`` the schema does not hold is unresolvable.
+NO_FETCH: referencing.Registry[Any] = referencing.Registry()
+
+#: Keys whose values are data, not schemas (a ``pattern`` key there is no pattern).
+_DATA = frozenset({"enum", "const", "default", "examples"})
+
+_deadline = threading.local()
+
+
+def patterns_problem(schema: Any) -> str | None:
+    """Why a pattern of ``schema`` (a ``pattern`` value, a ``patternProperties`` key) cannot be
+    a grader's pattern (:func:`pattern_problem`), or None."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack += node
+        if not isinstance(node, dict):
+            continue
+        found = [node["pattern"]] if isinstance(node.get("pattern"), str) else []
+        if isinstance(node.get("patternProperties"), dict):
+            found += [k for k in node["patternProperties"] if isinstance(k, str)]
+        for pattern in found:
+            if (problem := pattern_problem(pattern)) is not None:
+                return problem
+        stack += [v for k, v in node.items() if k not in _DATA]
+    return None
+
+
+def _search(pattern: Any, string: Any, flags: int = 0) -> Any:
+    """``re.search`` as jsonschema calls it, by ``regex`` within what is left of the budget."""
+    until = getattr(_deadline, "at", None)
+    if until is None or not isinstance(pattern, str):  # not ours to bound
+        return re.search(pattern, string, flags)
+    left = until - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the schema's patterns took too long")
+    return regex.search(searchable(pattern), string, flags, timeout=left, concurrent=True)
+
+
+class _TimedRe(ModuleType):
+    """``re`` as jsonschema's keyword modules see it: ``search`` bounded, the rest as is."""
+
+    search = staticmethod(_search)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(re, name)
+
+
+_TIMED = _TimedRe("re")
+for _module in (jsonschema._keywords, jsonschema._utils, jsonschema._legacy_keywords):
+    if getattr(_module, "re", None) is re:
+        _module.re = _TIMED  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def _budget(seconds: float) -> Iterator[None]:
+    before = getattr(_deadline, "at", None)
+    _deadline.at = time.monotonic() + seconds
+    try:
+        yield
+    finally:
+        _deadline.at = before
+
+
+def bounded(run: Callable[[], T], seconds: float | None = None) -> T:
+    """``run()`` (a validation) with the patterns it searches bounded to ``seconds`` in all
+    (default: :data:`~harness.grading._patterns.REGEX_TIME_LIMIT_S`). ``regex`` checks its
+    limit coarsely: on a loaded machine the wall clock runs longer (3 s took 5.8 s at load 8,
+    10 s up to 50 s beside a test run of two workers)."""
+    with _budget(_patterns.REGEX_TIME_LIMIT_S if seconds is None else seconds):
+        return run()
