@@ -4,7 +4,7 @@ megabytes long): :func:`flat` for a text, :func:`one_line` for an exception's.""
 
 from __future__ import annotations
 
-__all__ = ["LINE_LIMIT", "flat", "one_line"]
+__all__ = ["LINE_LIMIT", "cut", "flat", "one_line"]
 
 #: The most characters of a message :func:`flat` keeps.
 LINE_LIMIT = 2000
@@ -13,7 +13,11 @@ LINE_LIMIT = 2000
 def flat(text: str, limit: int = LINE_LIMIT) -> str:
     """``text`` with its whitespace runs made single spaces, cut to ``limit`` characters (saying
     how many were left out)."""
-    text = " ".join(text.split())
+    return cut(" ".join(text.split()), limit)
+
+
+def cut(text: str, limit: int = LINE_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how many were left out."""
     if len(text) > limit:
         text = f"{text[:limit]}... ({len(text) - limit} characters more)"
     return text

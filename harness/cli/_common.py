@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from harness._oneline import one_line
+from harness._oneline import cut, one_line
 from harness.telemetry._escape import escape_controls
 
 if TYPE_CHECKING:
@@ -68,14 +68,16 @@ def echo_line(message: object = "", err: bool = False) -> None:
 
 def warn(message: object) -> None:
     """Print ``warning: message`` on standard error, on one line (see :func:`fail`)."""
-    click.echo(escape_controls(f"warning: {message}"), err=True)
+    click.echo(escape_controls(cut(f"warning: {message}")), err=True)
 
 
 def fail(message: str) -> NoReturn:
     """Print ``error: message`` on one line and exit 2: a line break in it (a run id from a
     database edited by hand, a baseline's cell) is shown escaped, as every control character
-    (``run R\nharness gate: PASSED`` printed a line of its own; adversary round 18, part B)."""
-    click.echo(escape_controls(f"error: {message}"), err=True)
+    (``run R\nharness gate: PASSED`` printed a line of its own; adversary round 18, part B),
+    and cut to :data:`~harness._oneline.LINE_LIMIT` characters (a 1 MB cell name from a
+    baseline printed whole; round 20, part B)."""
+    click.echo(escape_controls(cut(f"error: {message}")), err=True)
     raise SystemExit(2)
 
 
