@@ -51,7 +51,7 @@ def test_top_level_verdicts_that_disagree_or_hide_in_a_broken_one_are_no_verdict
         ('a: {"passed": false} b: {"passed": false}', False, 0.0),
         ('[{"passed": true, "score": 0.9}]', True, 0.9),
         ('```\n{"verdict": {"passed": true}}\n``` thanks', True, 1.0),
-        ("  {\"passed\": false}  \n", False, 0.0),
+        ('  {"passed": false}  \n', False, 0.0),
     ],
     ids=["fence-first", "agreeing", "list-of-one", "fenced-wrapper", "whole"],
 )
