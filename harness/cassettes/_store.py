@@ -317,7 +317,17 @@ class Scrubber:
             for k, values in headers.items()
             if self.kept_name(k)
         }
-        return {**response, "headers": clean, "body": {**response.get("body", {}), "string": body}}
+        scrubbed = {
+            **response,
+            "headers": clean,
+            "body": {**response.get("body", {}), "string": body},
+        }
+        status = response.get("status")
+        if isinstance(status, dict) and isinstance(status.get("message"), str):
+            # The reason phrase a server sends (``HTTP/1.1 401 bad key sk-...``) was stored as
+            # it came (adversary round 20, part A).
+            scrubbed["status"] = {**status, "message": self.text(status["message"])}
+        return scrubbed
 
 
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?([^;\s\"']+)[\"']?", re.IGNORECASE)
