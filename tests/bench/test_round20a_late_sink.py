@@ -85,3 +85,38 @@ def test_cells_handed_in_after_the_summary_are_not_stored(
     with duckdb.connect(str(tmp_path / "h.duckdb"), read_only=True) as con:
         rows = con.execute("SELECT task_id, status FROM results ORDER BY 1").fetchall()
     assert rows == []  # [("a", "passed"), ("b", "passed")] on 218441d: not what the run said
+
+
+HALF = """\
+from harness.bench import MatrixSummary
+from harness.bench._runner import Runner
+
+
+class Half:
+    def __init__(self, options, sink, context):
+        self.inner = Runner(options, sink)
+
+    def request_stop(self):
+        self.inner.request_stop()
+
+    async def run(self, cells, on_outcome=None):
+        done = await self.inner.run(cells[:1])
+        return MatrixSummary(total=len(cells), done=done.done, passed=done.passed, skipped=1)
+
+
+def factory(options, sink, context):
+    return Half(options, sink, context)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_cells_an_executor_skipped_without_an_interruption_are_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ray's summary says "skipped" for every cell it did not hand in: a batch whose worker
+    # stopped (a cell's KeyboardInterrupt) lost its cells, "0/2 cells", exit 0, `finished`.
+    args = ["run", "s.yaml", "--providers", "mock", "--modes", "react", "--db", "h.duckdb",
+            "--no-progress", "--executor", "half20:factory"]  # fmt: skip
+    done = invoke_in(tmp_path, monkeypatch, {"half20.py": HALF, "s.yaml": SUITE}, args)
+    assert done.exit_code == 3, done.output  # 0 on 218441d: "1/2 cells, 1 passed"
+    assert "s/b/react/mock/e0: the executor 'half20:factory' never handed in" in done.output
