@@ -27,7 +27,7 @@ def test_a_timed_out_call_is_told_without_the_loops_cancel(monkeypatch: pytest.M
                 "timeout_s": 0.5,
                 "max_retries": 0,
                 "stream": False,
-            },  # fmt: skip
+            },
         )
     why = result.halted_reason or ""
     assert "ReadTimeout" in why, why
