@@ -305,6 +305,11 @@ class Scrubber:
         stored = body
         if "content-encoding" in names and isinstance(body, bytes):
             decoded = _decode(headers[names["content-encoding"]], body)
+            if decoded is None and self.redactor and body:
+                # Compressed as httpx cannot read (``bzip2``, ``zstd`` without zstandard): the
+                # client saw bytes, not JSON; a key inside was stored for any decompressor to
+                # read, unseen by the scrubbing and by the lint (adversary round 20, part A).
+                decoded = PLACEHOLDER.encode()
             if decoded is not None:
                 body = decoded
                 del headers[names["content-encoding"]]

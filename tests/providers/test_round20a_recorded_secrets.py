@@ -1,0 +1,69 @@
+"""What a hostile server puts around a key it echoes, recorded into a cassette (issue 34,
+adversary round 20, part A).
+
+The recorder scrubs a response's headers and body; the status line's reason phrase
+(``HTTP/1.1 400 Bad key sk-...``) was stored as it came (``status.message``), and a body
+compressed as httpx cannot decode (``Content-Encoding: bzip2``; ``zstd`` without zstandard) was
+stored compressed, the key inside for any ``bunzip2`` to read: the scrubbing never saw it and
+``cassettes lint`` said clean. Now the reason phrase is scrubbed, and such a body is stored as
+``REDACTED`` (the client could not read it either: the cell is an ``invalid_response`` error
+before and after). Real loopback servers, the real recorder."""
+
+from __future__ import annotations
+
+import bz2
+import json
+from pathlib import Path
+
+import pytest
+from fault_server import CHAT_REPLY, Fault, FaultServer, http_response
+
+import harness
+from harness.cassettes._transport import CassetteTransport
+
+SECRET = "sk-round20-recorded-ABCDEFGHIJ"
+
+
+def _record(tmp_path: Path, reply: bytes) -> tuple[harness.Result, bytes]:
+    cassette = tmp_path / "c.yaml"
+    transport = CassetteTransport(cassette, record_mode="all", secrets=[SECRET])
+    with FaultServer([Fault.raw(reply)], lifetime_s=60) as server:
+        result = harness.run(
+            "hi",
+            provider="openai",
+            model="m",
+            tools=None,
+            provider_opts={
+                "base_url": server.url,
+                "max_retries": 0,
+                "transport": transport,
+                "stream": False,
+            },
+        )
+    return result, cassette.read_bytes()
+
+
+@pytest.mark.timeout(120)
+def test_a_reason_phrase_holding_the_key_is_scrubbed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    reply = http_response(400, {"error": {"message": "bad"}}, reason=f"Bad key {SECRET}")
+    result, stored = _record(tmp_path, reply)
+    assert result.finish_reason == "error_during_execution"
+    assert SECRET.encode() not in stored  # "message: Bad key sk-..." on 218441d
+    assert b"Bad key REDACTED" in stored
+
+
+@pytest.mark.timeout(120)
+def test_a_body_compressed_as_the_client_cannot_read_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    body = {**CHAT_REPLY, "model": SECRET}
+    reply = http_response(200, bz2.compress(json.dumps(body).encode()),
+                          headers={"Content-Encoding": "bzip2"})  # fmt: skip
+    result, stored = _record(tmp_path, reply)
+    assert "not JSON" in (result.halted_reason or "")  # the client could not read it either
+    assert b"BZh" not in stored  # the compressed body, the key inside, on 218441d
+    assert SECRET.encode() not in stored
