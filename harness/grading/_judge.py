@@ -128,7 +128,8 @@ def _verdict(text: str) -> dict[str, Any] | None:
     except (ValueError, RecursionError):  # not JSON as a whole (prose, fences, ...)
         pass
     spans = _outermost(text)
-    for group in ([span for span in spans if _fenced(text, *span)], spans):
+    fenced = [span for span in spans if _fenced(text, *span)] if "```" in text else []
+    for group in (fenced, spans):
         found: list[dict[str, Any]] = []
         for start, stop in group:
             try:
