@@ -154,7 +154,7 @@ class State:
         mark = cancels()
         for subscriber in self.subscribers:
             try:
-                answer = subscriber(event)
+                answer: object = subscriber(event)
                 if type(answer) is CoroutineType:  # an async __call__, a lambda around one
                     answer.close()  # never run: Python warned "never awaited" on the terminal
                     if self.early_halt is None:  # (adversary round 20, part A)
