@@ -115,46 +115,36 @@ def judge_prompt(grader: JudgeGrader, result: Result) -> str:
 
 def _verdict(text: str) -> dict[str, Any] | None:
     """The verdict: the reply when it is JSON, else read from the objects of the text that are
-    not inside another (:func:`_outermost`), those fenced in a code block (```` ```json ````)
-    first: each object's own ``passed``/``score``, or the shallowest ones inside it
-    (:func:`_judged`). Objects of one level that disagree give no verdict. Innermost objects
-    were read before outermost ones: ``{"passed": false, "criteria": {"tone": {"passed":
-    true}}}`` with a word before or after it was stored **passed** (adversary round 17, part
-    A). A fenced object was read wherever it was, inside an outer verdict that does not parse
-    too, and of several top-level verdicts (a list of them; one per criterion in prose) the
-    first was read: stored **passed** (adversary round 20, part A)."""
+    not inside another (:func:`_outermost`; in a code block or not): each object's own
+    ``passed``/``score``, or the shallowest ones inside it (:func:`_judged`). Objects of one
+    level that disagree give no verdict, and so does an object not inside another that does
+    not parse but names ``passed`` or ``score`` (it may say otherwise). Innermost objects were
+    read before outermost ones: ``{"passed": false, "criteria": {"tone": {"passed": true}}}``
+    with a word before or after it was stored **passed** (adversary round 17, part A). A
+    fenced object was read first, wherever it was (inside an outer verdict that does not parse
+    too); of several top-level verdicts (a list of them, one per criterion in prose, an example
+    before the verdict) the first was read; an example was read beside a verdict that did not
+    parse: stored **passed** (adversary round 20, part A)."""
     try:
         return _judged(json.loads(text))
     except (ValueError, RecursionError):  # not JSON as a whole (prose, fences, ...)
         pass
-    spans = _outermost(text)
-    fenced = [span for span in spans if _fenced(text, *span)] if "```" in text else []
-    for group in (fenced, spans):
-        found: list[dict[str, Any]] = []
-        for start, stop in group:
-            try:
-                value = json.loads(text[start:stop])
-            except (ValueError, RecursionError):  # nested past the parser: the next object
-                continue
-            verdict = _judged(value)
-            if verdict is not None:
-                found.append(verdict)
-        if found:
-            return _agreed(found)
-    return None
+    found: list[dict[str, Any]] = []
+    for start, stop in _outermost(text):
+        try:
+            value = json.loads(text[start:stop])
+        except (ValueError, RecursionError):  # nested past the parser, a trailing comma, ...
+            if _NAMES_VERDICT.search(text, start, stop):
+                return None  # an unreadable verdict: whatever else is read may contradict it
+            continue
+        verdict = _judged(value)
+        if verdict is not None:
+            found.append(verdict)
+    return _agreed(found) if found else None
 
 
-def _fenced(text: str, start: int, stop: int) -> bool:
-    """Whether ``text[start:stop]`` is alone in a code block: ```` ``` ```` or ```` ```json ````
-    before it and ```` ``` ```` after it, whitespace between (linear over all the objects of a
-    text: the whitespace between two of them is walked once each way)."""
-    before, after = start, stop
-    while before > 0 and text[before - 1].isspace():
-        before -= 1
-    while after < len(text) and text[after].isspace():
-        after += 1
-    opened = text.endswith("```", 0, before) or text.endswith("```json", 0, before)
-    return opened and text.startswith("```", after)
+#: A key ``passed`` or ``score`` in an object's text (quoted as JSON or Python writes it).
+_NAMES_VERDICT = re.compile(r"""["']?\b(?:passed|score)\b["']?\s*:""")
 
 
 def _agreed(found: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -6,8 +6,10 @@ was read first-wins: a JSON list of per-criterion verdicts, per-criterion object
 {"passed": true} b: {"passed": false}``) and an example verdict before the real one were
 stored **passed**. A fenced object was read wherever it was: inside a failing verdict that does
 not parse (unescaped quotes, a trailing comma) too, which round 18 made hide every object inside
-it: stored **passed**. Now the fenced objects that are not inside another come first, then all
-the objects not inside another; those holding verdicts must agree."""
+it: stored **passed**; so was an example verdict beside a failing one that does not parse. Now
+the objects not inside another that hold verdicts must agree (fenced or not), and one that does
+not parse but names ``passed`` or ``score`` leaves no verdict. A fuzz of 30,000 failing
+verdicts (broken or not) among examples, fences and prose: 10,633 stored passed on 218441d, 0 now."""
 
 from __future__ import annotations
 
@@ -28,6 +30,10 @@ NO_VERDICT = {
     "fence-in-unescaped": (
         '{"passed": false, "explanation": "it printed ```{"passed": true}``` instead"}'
     ),
+    "example-then-fence": 'Example: {"passed": true}\n```json\n{"passed": false}\n```',
+    "verdict-then-fence": '{"passed": false, "score": 0.0} ```{"passed": true}```',
+    "example-beside-broken": 'Example: {"passed": true}\n{"passed": false,}',
+    "broken-single-quoted": "{'passed': False} and {\"passed\": true}",
     "fence-in-trailing-comma": (
         '{"passed": false, "explanation": "see ```json\n{"passed": true}\n```",}'
     ),
@@ -47,13 +53,12 @@ def test_top_level_verdicts_that_disagree_or_hide_in_a_broken_one_are_no_verdict
 @pytest.mark.parametrize(
     ("reply", "passed", "score"),
     [
-        ('Example: {"passed": true}\n```json\n{"passed": false, "score": 0.2}\n```', False, 0.2),
         ('a: {"passed": false} b: {"passed": false}', False, 0.0),
         ('[{"passed": true, "score": 0.9}]', True, 0.9),
         ('```\n{"verdict": {"passed": true}}\n``` thanks', True, 1.0),
         ('  {"passed": false}  \n', False, 0.0),
     ],
-    ids=["fence-first", "agreeing", "list-of-one", "fenced-wrapper", "whole"],
+    ids=["agreeing", "list-of-one", "fenced-wrapper", "whole"],
 )
 def test_verdicts_that_agree_or_a_fenced_one_are_read(
     reply: str, passed: bool, score: float
