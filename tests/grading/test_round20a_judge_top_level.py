@@ -8,8 +8,8 @@ stored **passed**. A fenced object was read wherever it was: inside a failing ve
 not parse (unescaped quotes, a trailing comma) too, which round 18 made hide every object inside
 it: stored **passed**; so was an example verdict beside a failing one that does not parse. Now
 the objects not inside another that hold verdicts must agree (fenced or not), and one that does
-not parse but names ``passed`` or ``score`` leaves no verdict. A fuzz of 30,000 failing
-verdicts (broken or not) among examples, fences and prose: 10,633 stored passed on 218441d, 0 now."""
+not parse but names ``passed`` or ``score`` leaves no verdict. A fuzz of 30,000 failing verdicts
+(broken or not) among examples, fences and prose: 10,633 stored passed on 218441d, 0 now."""
 
 from __future__ import annotations
 
@@ -76,3 +76,27 @@ def test_many_objects_and_whitespace_are_read_quickly() -> None:
     verdict = grade(mock_judge(reply), answered())
     assert time.perf_counter() - began < 5
     assert (verdict.passed, verdict.error) == (False, False)
+
+
+def test_failing_verdicts_among_examples_and_fences_are_never_read_as_passed() -> None:
+    import random
+
+    from harness.grading._judge import _verdict
+
+    rng = random.Random(20)
+    inner = ['{"passed": true}', '{"score": 1.0}', '[{"passed": true}]']
+    said = ["ok", 'see ```{"passed": true}```', 'the answer {"passed": true} is wrong', 'x\\"y']
+    wrongly = []
+    for _ in range(3_000):
+        body = ", ".join(rng.sample(['"passed": false', '"score": 0.0'], rng.randint(1, 2)))
+        extra = rng.choice(["", f', "criteria": {rng.choice(inner)}',
+                            f', "explanation": "{rng.choice(said)}"'])  # fmt: skip
+        failing = "{" + body + extra + rng.choice(["", ",", " ,", "\n"]) + "}"
+        pre = rng.choice(["", "Verdict: ", 'Example: {"passed": true}\n', "```json\n", "{", '"'])
+        post = rng.choice(
+            ["", "\n```", " thanks", ' {"passed": true}', "}", ' ```{"passed": true}```']
+        )
+        verdict = _verdict(pre + failing + post)
+        if verdict is not None and (verdict.get("passed") is True or verdict.get("score") == 1):
+            wrongly.append(pre + failing + post)
+    assert wrongly == []  # about a third of them on 218441d
