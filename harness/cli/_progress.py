@@ -208,7 +208,7 @@ def closing_run(*, hold: bool = False) -> Iterator[None]:
     during the process's exit (its workers stopped) left a finished run's exit status -15."""
     before = {sig: signal.getsignal(sig) for sig in _stop_signals()}
     for sig, handler in before.items():
-        if handler is signal.SIG_DFL:  # before drive() too: as Ctrl-C is (see _early)
+        if handler is signal.SIG_DFL or handler is _late:  # before drive() too: see _early
             with contextlib.suppress(ValueError, OSError):
                 signal.signal(sig, _early)
     _CLOSING.append(True)
