@@ -405,6 +405,9 @@ def percent_spellings(secret: str) -> set[str]:
     """``secret`` as an address spells it (``ab%2Fcd%2B==`` for ``ab/cd+==``, hex in either
     case): a token in a gateway's path (``http://host/<token>/v1``, given encoded as it must
     be) was stored whole in every cassette's ``uri`` (adversary round 20, part A)."""
-    found = {quote(secret, safe=""), quote(secret, safe="/"), quote_plus(secret)}
+    try:
+        found = {quote(secret, safe=""), quote(secret, safe="/"), quote_plus(secret)}
+    except UnicodeEncodeError:  # a key of undecodable bytes (surrogates): no address spells it
+        return set()
     found |= {re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), f) for f in found}
     return {f for f in found if f != secret}
