@@ -116,7 +116,14 @@ def shown_value(value: object, limit: int = 200) -> str:
         text = repr(value)
     except Exception:
         return f"<{type(value).__name__} object (its repr raised)>"
+    # Without memory addresses (``<Future at 0x7f4c86c12b10 state=pending>``): the model is told
+    # some of these (a ``can_use_tool``'s or a hook's answer), and an address made each replay
+    # of the run send other text (adversary round 20, part A).
+    text = _ADDRESS.sub("", text)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 @dataclass(frozen=True, slots=True)

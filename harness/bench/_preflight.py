@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness._files import not_a_folder, open_regular
 from harness.errors import ConfigError
-from harness.grading._base import Grader
+from harness.grading._base import Grader, walked
 from harness.grading._judge import JudgeGrader
 from harness.grading._python import check_imports, python_graders
 from harness.suites._load import suite_files
@@ -132,7 +132,7 @@ def _check_profile(profile: ProviderProfile, record_mode: str, *, base_url_given
 
 
 def _judges(grader: Grader) -> list[JudgeGrader]:
-    return [g for g in grader.walk() if isinstance(g, JudgeGrader)]
+    return [g for g in walked(grader) if isinstance(g, JudgeGrader)]
 
 
 def check_judges(suites: Sequence[Suite], record_mode: str) -> None:

@@ -166,6 +166,8 @@ class Runner:
                 # cell, never started, was lost, exit 0 (adversary round 19, part A).
                 queue.appendleft(cell)
                 return
+            if self._stop.is_set():  # it ended as the stop killed its BFCL and grader workers:
+                raise asyncio.CancelledError  # stored failed, kept by --resume (round 20, A)
             record(outcome)
             # Cells on the mock never suspend: yield for timers and signal handlers (Ctrl-C).
             await asyncio.sleep(0)
@@ -235,14 +237,15 @@ class Runner:
         # after the run; otherwise the kernel makes a temporary workspace ($TMPDIR/harness-ws-*)
         # if and when a tool touches a file, and removes it (most such cells never do).
         workspace: Path | None = None
-        if self._reads_workspace(task):
-            workspace = Path(
-                tempfile.mkdtemp(prefix="cell-" if root else "harness-cell-", dir=root)
-            )
-        cassette = cell.cassette(opts.cassettes)
+        cassette: Path | None = None
         transport: CassetteTransport | None = None
         result: Result | None = None
-        try:
+        try:  # a task source's Task or grader raising here crashed the executor (round 20, A)
+            if self._reads_workspace(task):
+                workspace = Path(
+                    tempfile.mkdtemp(prefix="cell-" if root else "harness-cell-", dir=root)
+                )
+            cassette = cell.cassette(opts.cassettes)
             if cassette is None:
                 provider_opts: dict[str, Any] = task.mock_provider_opts(cell.mode) or {}
             else:
@@ -298,8 +301,6 @@ class Runner:
             if why is None:
                 raise
             return CellOutcome(cell, cassette, error=f"CancelledError: {why}")
-        except GeneratorExit:
-            raise
         except KeyboardInterrupt:
             # Raised inside a cell (Ctrl-C reaches the CLI's runs as request_stop, so this is
             # a plug-in's own, or a Ctrl-C through the Python API): the run stops as
@@ -307,7 +308,10 @@ class Runner:
             self.request_stop()
             raise asyncio.CancelledError from None
         except BaseException as exc:  # a crashing cell is a failed outcome; the matrix goes on.
-            # A plug-in's SystemExit (it ended `harness run`: exit 0, cells lost) or its own.
+            # A plug-in's SystemExit (it ended `harness run`: exit 0, cells lost) or its own;
+            # its GeneratorExit (a task source's Task) ended the executor (round 20, part A).
+            if isinstance(exc, GeneratorExit) and _closing():
+                raise  # this coroutine is being closed (left behind, collected): not the cell's
             crashed = CellOutcome(cell, cassette, error=described(exc))
             self._verdict_to_trace(result, crashed, 0.0, task.expect.kind)
             return crashed
@@ -365,6 +369,11 @@ class Runner:
             reads = task.expect.needs("reads_workspace")
             found = self._workspace_graders[key] = (task, files or reads)
         return found[1]
+
+
+def _closing() -> bool:
+    """Is the running coroutine being closed from outside an event loop (not run by one)?"""
+    return asyncio.events._get_running_loop() is None
 
 
 async def _grade(

@@ -175,10 +175,10 @@ def run_bench(request: BenchRequest, *, drive: Drive | None = None) -> BenchRepo
         # Spans reach the store as the run goes (scrubbed piece by piece), never all at once.
         store.follow_spans(run_id, trace_file, scrub=redact if redact else None)
         ignore = _collector_hosts(request.otlp_endpoint)
-
         disk_full: list[DiskFull] = []  # the disk stayed full: the run stops, resumable
         stored = StoredCells(cells)
 
+        @stored.taking  # one at a time, none once the summary is counted
         def sink(outcome: CellOutcome) -> None:
             if not stored.admit(outcome):  # a cell twice, one this run never had, not an outcome
                 return

@@ -13,7 +13,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from harness._plugins import described
@@ -46,6 +46,26 @@ class StoredCells:
         #: When the last of the run's cells was stored (``time.monotonic()``), or None.
         self.complete_since: float | None = None
         self._lock = threading.Lock()
+        #: Held while an outcome is stored; ``closed`` once the run's summary is counted.
+        self._writing = threading.RLock()
+        self.closed = False
+
+    def taking(self, sink: Callable[[Any], None]) -> Callable[[Any], None]:
+        """``sink`` as the executor gets it: one outcome at a time (a plug-in may call it from
+        threads of its own), and none once the run's summary is counted. An executor's thread
+        handing cells in after its ``run`` returned stored rows the summary called "never
+        handed in" (exit 3), as the run closed and compacted (adversary round 20, part A)."""
+
+        def take(outcome: Any) -> None:
+            with self._writing:
+                if not self.closed:
+                    sink(outcome)
+                    return
+            cell = getattr(outcome, "cell", None)
+            what = cell.key if isinstance(cell, Cell) else type(outcome).__name__
+            log.warning("harness: the executor handed in %s after its run ended; not stored", what)
+
+        return take
 
     def admit(self, outcome: object) -> bool:
         """Whether to store ``outcome`` (a cell of this run, handed in for the first time)."""
@@ -88,6 +108,8 @@ class StoredCells:
         a cell the executor never handed in (and not left by an interruption or a full disk)
         is an error cell of the summary. ``told``, what the executor returned, is believed only
         on whether it was interrupted, and only when some cells are missing."""
+        with self._writing:  # what is stored from now on would not be counted
+            self.closed = True
         cells = self.cells
         if not isinstance(told, MatrixSummary):
             log.warning(
@@ -104,8 +126,8 @@ class StoredCells:
         for cell in cells:
             if cell.key in tallies:
                 counted.count_cell(cell.key, tallies[cell.key])
-        if counted.interrupted or (told.skipped and missing):
-            counted.skipped = len(missing)
+        if counted.interrupted:  # skipped alone: a Ray batch stopped by a cell's Ctrl-C lost
+            counted.skipped = len(missing)  # its cells, "2/4 cells", exit 0 (round 20, part A)
         elif missing:
             counted.errored += len(missing)
             counted.errors += [

@@ -23,6 +23,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
+from urllib.parse import quote, quote_plus
 
 __all__ = [
     "MANY_NEEDLES",
@@ -36,6 +37,7 @@ __all__ = [
     "leaves",
     "meets_placeholder",
     "merge_spans",
+    "percent_spellings",
     "replace_spans",
     "scrub_literals",
     "until_still",
@@ -397,3 +399,15 @@ def dump_compact(value: Any) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(value, separators=(",", ":")).encode("ascii")
+
+
+def percent_spellings(secret: str) -> set[str]:
+    """``secret`` as an address spells it (``ab%2Fcd%2B==`` for ``ab/cd+==``, hex in either
+    case): a token in a gateway's path (``http://host/<token>/v1``, given encoded as it must
+    be) was stored whole in every cassette's ``uri`` (adversary round 20, part A)."""
+    try:
+        found = {quote(secret, safe=""), quote(secret, safe="/"), quote_plus(secret)}
+    except UnicodeEncodeError:  # a key of undecodable bytes (surrogates): no address spells it
+        return set()
+    found |= {re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), f) for f in found}
+    return {f for f in found if f != secret}

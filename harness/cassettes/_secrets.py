@@ -25,9 +25,7 @@ becomes ``REDACTED`` before it is written anywhere:
   are scrubbed as they decode (``\\u0073\\u006b...`` is ``sk...``), and the body re-encoded.
 
 Each secret is also searched as a JSON string spells it (``"`` and ``\\`` escaped, non-ASCII as
-``\\uXXXX``, ``/`` as ``\\/`` or not), for text that is already encoded JSON (span lines,
-bodies).
-"""
+``\\uXXXX``, ``/`` as ``\\/`` or not: span lines, bodies) and as an address does (``%2F``)."""
 
 from __future__ import annotations
 
@@ -54,6 +52,7 @@ from harness.cassettes._scrubparts import (
     leaves,
     meets_placeholder,
     merge_spans,
+    percent_spellings,
     replace_spans,
     scrub_literals,
     until_still,
@@ -121,6 +120,7 @@ class Redactor:
         for s in self.secrets:  # as the value of a JSON string spells it
             for spelt in (json.dumps(s)[1:-1], json.dumps(s, ensure_ascii=False)[1:-1]):
                 needles.update((spelt, spelt.replace("/", "\\/")))  # PHP & co. escape "/"
+            needles.update(percent_spellings(s))
         ordered = sorted(needles, key=lambda s: (-len(s), s))
         self._needles = Needles(ordered)
         self._bytes = Needles([n.encode("utf-8", "surrogateescape") for n in ordered])

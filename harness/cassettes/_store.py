@@ -305,6 +305,11 @@ class Scrubber:
         stored = body
         if "content-encoding" in names and isinstance(body, bytes):
             decoded = _decode(headers[names["content-encoding"]], body)
+            if decoded is None and self.redactor and body:
+                # Compressed as httpx cannot read (``bzip2``, ``zstd`` without zstandard): the
+                # client saw bytes, not JSON; a key inside was stored for any decompressor to
+                # read, unseen by the scrubbing and by the lint (adversary round 20, part A).
+                decoded = PLACEHOLDER.encode()
             if decoded is not None:
                 body = decoded
                 del headers[names["content-encoding"]]
@@ -317,7 +322,17 @@ class Scrubber:
             for k, values in headers.items()
             if self.kept_name(k)
         }
-        return {**response, "headers": clean, "body": {**response.get("body", {}), "string": body}}
+        scrubbed = {
+            **response,
+            "headers": clean,
+            "body": {**response.get("body", {}), "string": body},
+        }
+        status = response.get("status")
+        if isinstance(status, dict) and isinstance(status.get("message"), str):
+            # The reason phrase a server sends (``HTTP/1.1 401 bad key sk-...``) was stored as
+            # it came (adversary round 20, part A).
+            scrubbed["status"] = {**status, "message": self.text(status["message"])}
+        return scrubbed
 
 
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?([^;\s\"']+)[\"']?", re.IGNORECASE)

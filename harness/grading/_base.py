@@ -50,6 +50,7 @@ __all__ = [
     "agrade",
     "grade",
     "parse_grader",
+    "walked",
 ]
 
 
@@ -107,27 +108,57 @@ class Grader(BaseModel):
     def with_base_dir(self, folder: Path | None) -> None:
         """Import python graders (this one and any it combines) from ``folder`` first."""
         self._base_dir = folder
-        for part in self.parts():
+        for part in self._parts():
             part.with_base_dir(folder)
 
     def parts(self) -> list[Grader]:
         """The graders this one combines (``all`` / ``any``); none for a plain kind."""
         return []
 
+    def _parts(self) -> list[Grader]:
+        """:meth:`parts`, a plug-in's, checked: one raising, or answering what is not graders,
+        ended ``suites validate`` and ``harness run`` in a traceback (adversary round 20, A)."""
+        try:
+            parts = list(self.parts())
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a plug-in's own, GeneratorExit too: said, not raised
+            why = f"raised {described(exc)}"
+        else:
+            bad = [type(p).__name__ for p in parts if not isinstance(p, Grader)]
+            if not bad:
+                return parts
+            why = f"holds a {bad[0]}, not a Grader"
+        raise ConfigError(f"grader {self.kind!r}: its parts() {why}")
+
     def walk(self) -> Iterator[Grader]:
         """This grader and every grader it combines, depth first."""
         yield self
-        for part in self.parts():
+        for part in self._parts():
             yield from part.walk()
 
     def needs(self, flag: str) -> bool:
         """Does this grader, or one it combines, declare ``flag`` (e.g. ``"reads_workspace"``)?"""
-        return any(getattr(type(g), flag) for g in self.walk())
+        return any(getattr(type(g), flag) for g in walked(self))
 
     def evaluate(self, result: Result, context: GradeContext) -> Grade | Awaitable[Grade]:
         """Judge ``result``; may raise (:func:`agrade` turns an exception into an error grade).
         Subclasses override it as ``async def`` (the usual way) or as a plain ``def``."""
         raise NotImplementedError(f"{type(self).__name__}.evaluate")
+
+
+def walked(grader: Grader) -> list[Grader]:
+    """``grader.walk()`` as a list; a plug-in's ``walk`` raising is a :class:`ConfigError` (a
+    traceback of ``harness run`` before: adversary round 20, part A)."""
+    try:
+        found = list(grader.walk())
+    except ConfigError:
+        raise
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # a plug-in's own, GeneratorExit too: said, not raised
+        raise ConfigError(f"grader {grader.kind!r}: its walk() raised {described(exc)}") from None
+    return found
 
 
 def _grader_class(obj: Any, spec: str) -> type[Grader]:

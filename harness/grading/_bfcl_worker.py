@@ -246,15 +246,17 @@ class BfclWorkers:
         A worker that dies during the call (killed from outside: an OOM killer, ``docker``) is
         replaced once, within what is left of ``timeout_s``; :class:`WorkerDied` if that one
         dies too (``fn`` must not change anything outside its worker)."""
-        deadline = time.monotonic() + timeout_s
+        left = timeout_s  # the call's own time: a fresh worker's warm-up has a limit of its own
         for attempt in range(DEATHS_RETRIED + 1):
             try:
                 with self._lease() as lease:
                     if lease.warming is not None:
                         await asyncio.wait_for(asyncio.wrap_future(lease.warming), WARM_UP_LIMIT_S)
-                    future = lease.submit(fn, *args)
-                    left = max(0.0, deadline - time.monotonic())
-                    return await asyncio.wait_for(asyncio.wrap_future(future), left)
+                    future, began = lease.submit(fn, *args), time.monotonic()
+                    try:
+                        return await asyncio.wait_for(asyncio.wrap_future(future), left)
+                    finally:
+                        left = max(0.0, left - (time.monotonic() - began))
             except WorkerDied as died:
                 if attempt == DEATHS_RETRIED:
                     raise WorkerDied(f"{died}, and so did the fresh one it ran in next") from None
@@ -262,14 +264,17 @@ class BfclWorkers:
 
     def call_sync(self, fn: Callable[..., T], *args: Any, timeout_s: float) -> T:
         """:meth:`call` for a thread: blocks until the result, the limit or :meth:`kill_all`."""
-        deadline = time.monotonic() + timeout_s
+        left = timeout_s
         for attempt in range(DEATHS_RETRIED + 1):
             try:
                 with self._lease() as lease:
                     if lease.warming is not None:
                         self._wait(lease.warming, WARM_UP_LIMIT_S)
-                    left = max(0.0, deadline - time.monotonic())
-                    return self._wait(lease.submit(fn, *args), left)
+                    future, began = lease.submit(fn, *args), time.monotonic()
+                    try:
+                        return self._wait(future, left)
+                    finally:
+                        left = max(0.0, left - (time.monotonic() - began))
             except WorkerDied as died:
                 if attempt == DEATHS_RETRIED:
                     raise WorkerDied(f"{died}, and so did the fresh one it ran in next") from None

@@ -24,7 +24,6 @@ import json
 import re
 from typing import Any, ClassVar, Literal
 
-import regex
 from pydantic import Field, model_validator
 
 from harness._plugins import shown_value
@@ -33,7 +32,6 @@ from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error
 from harness.grading._grade import PASS_THRESHOLD, Grade
-from harness.grading._patterns import timed_findall
 
 __all__ = ["JUDGE_SYSTEM_PROMPT", "JudgeGrader", "judge_prompt"]
 
@@ -116,24 +114,51 @@ def judge_prompt(grader: JudgeGrader, result: Result) -> str:
 
 
 def _verdict(text: str) -> dict[str, Any] | None:
-    """The verdict: the reply, a fenced object, else the first object of the text that is not
-    inside another (:func:`_outermost`) with ``passed`` or ``score``, or, in one without them,
-    the shallowest object that has them (``{"verdict": {"passed": true}}``). Innermost objects
-    were read before outermost ones: ``{"passed": false, "criteria": {"tone": {"passed":
-    true}}}`` with a word before or after it was stored **passed** (adversary round 17, part
-    A)."""
-    candidates = [text, *timed_findall(r"```(?:json)?\s*(\{.*?\})\s*```", text, regex.S)]
-    for index, candidate in enumerate([*candidates, *_outermost(text)]):
+    """The verdict: the reply when it is JSON, else read from the objects of the text that are
+    not inside another (:func:`_outermost`; in a code block or not): each object's own
+    ``passed``/``score``, or the shallowest ones inside it (:func:`_judged`). Objects of one
+    level that disagree give no verdict, and so does an object not inside another that does
+    not parse but names ``passed`` or ``score`` (it may say otherwise). Innermost objects were
+    read before outermost ones: ``{"passed": false, "criteria": {"tone": {"passed": true}}}``
+    with a word before or after it was stored **passed** (adversary round 17, part A). A
+    fenced object was read first, wherever it was (inside an outer verdict that does not parse
+    too); of several top-level verdicts (a list of them, one per criterion in prose, an example
+    before the verdict) the first was read; an example was read beside a verdict that did not
+    parse: stored **passed** (adversary round 20, part A)."""
+    try:
+        return _judged(json.loads(text))
+    except (ValueError, RecursionError):  # not JSON as a whole (prose, fences, ...)
+        pass
+    found: list[dict[str, Any]] = []
+    for start, stop in _outermost(text):
         try:
-            value = json.loads(candidate)
-        except (ValueError, RecursionError):  # nested past the parser: the next candidate
+            value = json.loads(text[start:stop])
+        except (ValueError, RecursionError):  # nested past the parser, a trailing comma, ...
+            if _NAMES_VERDICT.search(text, start, stop):
+                return None  # an unreadable verdict: whatever else is read may contradict it
             continue
-        found = _judged(value) if index >= len(candidates) else None
-        if isinstance(value, dict) and ("passed" in value or "score" in value):
-            return value
-        if found is not None:
-            return found
-    return None
+        verdict = _judged(value)
+        if verdict is not None:
+            found.append(verdict)
+    return _agreed(found) if found else None
+
+
+#: A key ``passed`` or ``score`` in an object's text (quoted as JSON or Python writes it).
+_NAMES_VERDICT = re.compile(r"""["']?\b(?:passed|score)\b["']?\s*:""")
+
+
+def _agreed(found: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The first of ``found`` (objects holding ``passed`` or ``score``) when all of them agree
+    on both, else None."""
+    first = found[0]
+    try:
+        same = all(
+            (n.get("passed"), n.get("score")) == (first.get("passed"), first.get("score"))
+            for n in found
+        )
+    except RecursionError:  # values nested past the comparison's depth
+        same = False
+    return first if same else None
 
 
 def _judged(value: Any) -> dict[str, Any] | None:
@@ -155,21 +180,14 @@ def _judged(value: Any) -> dict[str, Any] | None:
             elif isinstance(node, list):
                 below.extend(node)
         if found:
-            first = found[0]
-            try:
-                same = all(
-                    (n.get("passed"), n.get("score")) == (first.get("passed"), first.get("score"))
-                    for n in found
-                )
-            except RecursionError:  # values nested past the comparison's depth
-                same = False
-            return first if same else None
+            return _agreed(found)
         level = below
     return None
 
 
-def _outermost(text: str) -> list[str]:
-    """The balanced ``{...}`` stretches of ``text`` that are not inside another, in order (one
+def _outermost(text: str) -> list[tuple[int, int]]:
+    """The balanced ``{...}`` stretches of ``text`` that are not inside another, in order, as
+    ``(start, stop)`` (one
     pass; quotes are read as JSON strings only inside braces, where a brace in a string does not
     count). An object that does not parse hides every object inside it: a failing verdict with
     per-criterion ones inside was read from an inner ``{"passed": true}`` (stored **passed**)
@@ -195,11 +213,11 @@ def _outermost(text: str) -> list[str]:
         elif char == "}" and open_at:
             spans.append((open_at.pop(), at + 1))
     spans.sort()
-    found: list[str] = []
+    found: list[tuple[int, int]] = []
     end = -1
     for start, stop in spans:
         if start >= end:
-            found.append(text[start:stop])
+            found.append((start, stop))
             end = stop
     return found
 

@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from harness.core._result import Result
-from harness.grading._base import GradeContext, Grader
+from harness.grading._base import GradeContext, Grader, walked
 from harness.grading._fields import field_error
 from harness.grading._grade import Grade
 from harness.grading._pool import DEFAULT_POOL, GraderPool
@@ -115,7 +115,7 @@ class PythonGrader(Grader):
 
 def python_graders(grader: Grader) -> list[tuple[str, Path | None]]:
     """Every python grader in ``grader`` (nested ones too): ``(module:function, folder)``."""
-    return [(g.function, g.base_dir) for g in grader.walk() if isinstance(g, PythonGrader)]
+    return [(g.function, g.base_dir) for g in walked(grader) if isinstance(g, PythonGrader)]
 
 
 def run_python_grader(

@@ -28,6 +28,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from harness.core._budget import Budget
@@ -153,7 +154,11 @@ class State:
         mark = cancels()
         for subscriber in self.subscribers:
             try:
-                subscriber(event)
+                answer: object = subscriber(event)
+                if type(answer) is CoroutineType:  # an async __call__, a lambda around one
+                    answer.close()  # never run: Python warned "never awaited" on the terminal
+                    if self.early_halt is None:  # (adversary round 20, part A)
+                        self.early_halt = "on_event returned a coroutine it did not await"
             except (KeyboardInterrupt, SystemExit):
                 if own_cancel(mark):
                     self.meta["own_cancel"] = True

@@ -110,7 +110,10 @@ def load_suite(path: str | Path) -> Suite:
     suite._source = path
     for task in suite.tasks:  # python graders and custom tools import from the suite's folder
         if task._tool_factory is None and task._catalog is None:
-            task.expect.with_base_dir(folder)
+            try:
+                task.expect.with_base_dir(folder)
+            except ConfigError as exc:  # a plug-in grader's parts() (adversary round 20, A)
+                raise SuiteError([f"{path}: task {task.id!r}: {exc}"]) from None
             task._catalog = catalog
     return suite
 

@@ -27,7 +27,6 @@ NESTED = (
         (NESTED, False, 0.1),  # True, 1.0 before
         ('{"passed": false, "criteria": [{"name": "tone", "passed": true}]}\nDone.', False, 0.0),
         ('{"passed": false, "detail": {"score": 0.95}} done', False, 0.0),  # True, 0.95 before
-        ('{"score": 0.2, "notes": "x"} and {"passed": true}', False, 0.2),
         ('So: {"verdict": {"passed": true}} ok', True, 1.0),  # an inner one still counts
         (
             '{"passed": false, "explanation": "the answer {\\"passed\\": true} is wrong"} ok',
@@ -35,7 +34,7 @@ NESTED = (
             0.0,
         ),
     ],
-    ids=["criteria", "list", "inner-score", "first-wins", "only-inner", "escaped"],
+    ids=["criteria", "list", "inner-score", "only-inner", "escaped"],
 )
 def test_the_outermost_verdict_is_read_first(reply: str, passed: bool, score: float) -> None:
     verdict = grade(mock_judge(reply), answered())

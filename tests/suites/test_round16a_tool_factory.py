@@ -53,7 +53,7 @@ def _source(argument: str | None, options: dict[str, Any]) -> Suite:
     [
         ("raises", "the task's tool factory raised RuntimeError: factory boom"),
         ("base", "the task's tool factory raised _Own: its own"),
-        ("list", "the task's tool factory returned [<object object at "),
+        ("list", "the task's tool factory returned [<object object>"),
     ],
 )
 def test_a_tool_factory_failing_as_the_suite_loads_is_one_clear_error(
@@ -80,4 +80,4 @@ def test_harness_run_says_it_in_one_line(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr  # 1 with a traceback before
     assert "Traceback" not in proc.stderr
-    assert "the task's tool factory returned [<object object at" in proc.stderr
+    assert "the task's tool factory returned [<object object>" in proc.stderr
