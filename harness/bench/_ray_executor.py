@@ -123,6 +123,7 @@ class RayRunner:
         self.trace_file = trace_file
         self.otlp_endpoint = otlp_endpoint
         self._stop = asyncio.Event()
+        self._interrupted = False  # a batch's runner stopped
         #: The actors' process ids once they are up (tests kill one to check the retries).
         self.worker_pids: list[int] = []
         #: ``time.perf_counter()`` when every actor was up (benchmarks measure from there).
@@ -268,7 +269,7 @@ class RayRunner:
                         for outcome in _crashed(_Running(-1, pending.popleft()), by_key, why):
                             deliver(outcome)
                 submit()
-            summary.interrupted = bool(pending or running)
+            summary.interrupted = bool(pending or running) or self._interrupted
         finally:
             stopper.cancel()
             for fut in running:
@@ -331,6 +332,9 @@ class RayRunner:
             reason = f"Ray worker failed after {self.ray_options.max_task_retries} retries: "
             return _crashed(job, by_key, reason + f"{type(exc).__name__}: {first_line(exc)}")
         self.batches_by_worker[(batch.node, batch.pid)] += 1
+        if batch.interrupted:  # a cell's KeyboardInterrupt: the run stops as Ctrl-C stops it
+            self._interrupted = True  # (its unfinished cells were lost: round 20, part A)
+            self.request_stop()
         self._append_spans(batch.spans, f"{len(batch.outcomes)} cell(s)")
         return [r.outcome(by_key[r.key]) for r in batch.outcomes]
 

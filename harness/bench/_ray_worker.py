@@ -89,6 +89,9 @@ class Batch:
     spans: str
     pid: int
     node: str
+    #: Whether the worker's runner stopped (a cell's ``KeyboardInterrupt``): the cells it did
+    #: not finish are not in ``outcomes``; the driver stops the run as Ctrl-C does.
+    interrupted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +205,7 @@ class CellWorker:
         )
         self._active += 1
         try:
-            await runner.run(cells)
+            stopped = (await runner.run(cells)).interrupted
         finally:
             self._active -= 1
         sent = {s.key: s.cassette for s in specs}
@@ -222,7 +225,7 @@ class CellWorker:
         ]
         if specs:
             self._batches[specs[0].key] = ("finished", time.monotonic())
-        return Batch(remote, self._take_spans(), os.getpid(), _node())
+        return Batch(remote, self._take_spans(), os.getpid(), _node(), stopped)
 
     def _cell(self, spec: CellSpec) -> Cell:
         try:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from types import CoroutineType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from harness.core._budget import Budget
@@ -149,16 +148,15 @@ class State:
         next check (``error_halted``) instead of unwinding the loop mid-iteration."""
         if not self.subscribers:
             return
-        from harness.kernel._isolated import cancels, own_cancel
+        from harness.kernel._isolated import cancels, own_cancel, unawaited
 
         mark = cancels()
         for subscriber in self.subscribers:
             try:
                 answer: object = subscriber(event)
-                if type(answer) is CoroutineType:  # an async __call__, a lambda around one
-                    answer.close()  # never run: Python warned "never awaited" on the terminal
-                    if self.early_halt is None:  # (adversary round 20, part A)
-                        self.early_halt = "on_event returned a coroutine it did not await"
+                # an async __call__, a lambda around one: closed, never run (round 20, part A)
+                if unawaited(answer) and self.early_halt is None:
+                    self.early_halt = "on_event returned a coroutine it did not await"
             except (KeyboardInterrupt, SystemExit):
                 if own_cancel(mark):
                     self.meta["own_cancel"] = True

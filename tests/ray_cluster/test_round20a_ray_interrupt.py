@@ -7,11 +7,10 @@ and ``run_batch`` handed back only the cells that had finished: the cell that ra
 others of its batch never came back, the executor's summary was not interrupted, and
 ``harness run`` printed ``2/4 cells, 2 passed, 0 errored``, exit 0, the run ``finished`` (two
 cells lost without a word). Found with the real CLI (``--executor ray --workers 1
---concurrency 2``); here a real in-process Ray cluster. **Found, not fixed** (the lead's
-``harness/bench/_ray_worker.py`` and ``_ray_executor.py``): ``Batch`` says whether the worker's
-runner stopped (``(await runner.run(cells)).interrupted``), and ``RayRunner._drive`` then stops
-as ``request_stop`` does (the run ``interrupted``); or ``run_batch`` hands back every cell it
-did not finish as an error outcome."""
+--concurrency 2``); here a real in-process Ray cluster. Fixed by the lead: ``Batch``
+says whether the worker's runner stopped (``interrupted``), and ``RayRunner`` then stops the
+run as ``request_stop`` does (the run ``interrupted``, exit 130, ``--resume`` runs the rest).
+Fails on f0b3b1e."""
 
 from __future__ import annotations
 
@@ -45,7 +44,6 @@ tasks:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="round 20: lead fixes the Ray worker's stopped batch")
 def test_a_cell_interrupting_under_ray_is_not_lost_silently(
     ray_local: ModuleType, tmp_path: Path
 ) -> None:
