@@ -14,6 +14,7 @@ import pytest
 from tests.e2e.edited_store import edited, said
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # numpy's overflow line (the lead)
 @pytest.mark.parametrize("cost", ["'inf'::DOUBLE", "1.7e308", "'-inf'::DOUBLE"])
 def test_a_cost_past_the_largest_number_is_shown_not_raised(
     stored: Path, tmp_path: Path, cost: str
