@@ -16,14 +16,21 @@ import pytest
 from tests.e2e.edited_store import store_two_cells
 
 
+def _run_id(db: Path) -> str:
+    """The id of the one run stored in ``db``."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        row = con.execute("SELECT run_id FROM bench_runs").fetchone()
+    finally:
+        con.close()
+    assert row is not None
+    return str(row[0])
+
+
 @pytest.mark.parametrize("index", ["fifo", "deep"])
 def test_a_hostile_cells_index_does_not_stop_a_quarantine(tmp_path: Path, index: str) -> None:
     stored = store_two_cells(tmp_path / "s")
-    con = duckdb.connect(str(stored / "h.duckdb"), read_only=True)
-    row = con.execute("SELECT run_id FROM bench_runs").fetchone()
-    assert row is not None
-    run_id = row[0]
-    con.close()
+    run_id = _run_id(stored / "h.duckdb")
     folder = stored / "runs" / run_id
     folder.mkdir(exist_ok=True)
     (folder / "results-20260101000000-1-abcdef-000001.parquet").write_bytes(b"\0" * 100)
@@ -88,11 +95,7 @@ def test_a_hostile_quarantine_log_does_not_stop_a_writer(tmp_path: Path, kind: s
     held it for ever, a deep line was a ``RecursionError``, a line not an object an
     ``AttributeError`` traceback."""
     stored = store_two_cells(tmp_path / "s")
-    con = duckdb.connect(str(stored / "h.duckdb"), read_only=True)
-    row = con.execute("SELECT run_id FROM bench_runs").fetchone()
-    assert row is not None
-    run_id = row[0]
-    con.close()
+    run_id = _run_id(stored / "h.duckdb")
     _hostile(stored / "runs" / run_id / "quarantine" / "quarantined.jsonl", kind)
     done = _compact(tmp_path, stored / "h.duckdb")
     assert done.returncode == 0, done.stderr
