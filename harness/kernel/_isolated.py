@@ -165,8 +165,9 @@ async def ran(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
     except BaseException as exc:
         done, value = False, exc
     if await undo_own_cancel(mark):  # named for that, whatever it did next
-        if done and type(value) is types.CoroutineType:  # its class not asked: no code of its
-            value.close()
+        answer = value.value if done and type(value) is _Answer else value
+        if done and type(answer) is types.CoroutineType:  # its class not asked: no code of its
+            answer.close()
         done, value = False, asyncio.CancelledError(OWN_CANCEL)
     if not done and not contained(value):
         raise value
@@ -190,9 +191,14 @@ def own(exc: BaseException) -> bool:
     return type(exc) is asyncio.CancelledError and exc.args == (OWN_CANCEL,)
 
 
-def _answered(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, bool]:
+class _Answer(NamedTuple):
+    value: Any
+    pending: bool
+
+
+def _answered(fn: Callable[..., Any], args: tuple[Any, ...]) -> _Answer:
     value = fn(*args)
-    return value, inspect.isawaitable(value)  # its answer's class is asked: its code too
+    return _Answer(value, inspect.isawaitable(value))  # its class is asked: its code too
 
 
 async def called(fn: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
