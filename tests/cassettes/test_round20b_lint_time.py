@@ -1,14 +1,16 @@
 """A fault found by adversary round 20, part B (issue 34): ``cassettes lint`` looked for each
 string a JSON body decodes to in the whole body, quadratic in the body's size: a streamed reply
 of 16,000 chunks (``"    return x\\n"``, 3 MB) took 17 s to lint, 32,000 about a minute, a
-long live recording minutes. Fails on 218441d (the time bound)."""
+long live recording minutes. Fails on 218441d: 48,000 chunks run past the test's limit of
+100 s (about 150 s there, 6 s after the fix; a limit for a hang, not a timed assertion: the
+lead, stop 46)."""
 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from harness.cassettes._lint import lint_cassettes
@@ -36,11 +38,10 @@ def _stream(path: Path, chunks: int, extra: str = "") -> None:
     path.write_text(yaml.safe_dump(doc, width=10**9), encoding="utf-8")
 
 
+@pytest.mark.timeout(100)
 def test_a_long_stream_lints_in_linear_time(tmp_path: Path) -> None:
-    _stream(tmp_path / "a.yaml", 16_000)
-    started = time.monotonic()
+    _stream(tmp_path / "a.yaml", 48_000)
     assert lint_cassettes(tmp_path) == []
-    assert time.monotonic() - started < 6  # 17 s on 218441d
 
 
 def test_a_key_spelt_with_escapes_in_a_stream_is_still_found(tmp_path: Path) -> None:

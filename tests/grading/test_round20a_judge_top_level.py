@@ -68,13 +68,10 @@ def test_verdicts_that_agree_or_a_fenced_one_are_read(
     assert (verdict.passed, verdict.score) == (passed, score)
 
 
-def test_many_objects_and_whitespace_are_read_quickly() -> None:
-    import time
-
+@pytest.mark.timeout(120)  # a limit for a hang, not a timed assertion (the lead, stop 46)
+def test_many_objects_and_whitespace_are_read() -> None:
     reply = ("{}" + " " * 50) * 100_000 + '```json\n{"passed": false}\n```'
-    began = time.perf_counter()
     verdict = grade(mock_judge(reply), answered())
-    assert time.perf_counter() - began < 5
     assert (verdict.passed, verdict.error) == (False, False)
 
 
