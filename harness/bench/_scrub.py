@@ -37,11 +37,15 @@ def _scrubbed_blob(blob: bytes, redact: Redactor) -> bytes:
     import zlib
 
     try:
-        text = zlib.decompress(blob)  # harness.store._transcript
+        data = zlib.decompress(blob)  # harness.store._transcript: UTF-8 JSON, one line
     except zlib.error:
         return redact.data(blob)
-    clean = redact.data(text)
-    return blob if clean is text else zlib.compress(clean, 6)
+    # As text, not bytes: a head or tail a cut or a split left of a key ends or starts one of
+    # its JSON strings (a message's reasoning, its content), which only :meth:`Redactor.text`
+    # looks for.
+    text = data.decode("utf-8", "surrogateescape")
+    clean = redact.text(text)
+    return blob if clean is text else zlib.compress(clean.encode("utf-8", "surrogateescape"), 6)
 
 
 def scrub_summary(summary: MatrixSummary, redact: Redactor) -> None:

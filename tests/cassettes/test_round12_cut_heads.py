@@ -46,7 +46,9 @@ def test_a_head_a_cut_left_of_a_secret_is_redacted(text: str) -> None:
     "text",
     [
         "x" * 20 + KEY[: CUT_HEAD_CHARS - 1],  # too short to say anything of the secret
-        KEY[:12] + " is the start of another key, and the text goes on",  # not at a cut
+        # Running on into other characters: not where a cut or a split ends a text (a head
+        # that ends a word, "KEY[:12] is ...", is redacted since stop 47: a split leaves one).
+        KEY[:12] + "zz is the start of another key, and the text goes on",
         "the whole key " + KEY + " then more",  # whole: replaced as ever
     ],
     ids=["short-head", "not-at-a-cut", "whole"],
