@@ -27,10 +27,13 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.core._messages import ToolCall
+from harness.providers._fences import fenced_blocks, open_fences
 
 __all__ = ["ParsedReply", "parse_reply", "parse_tool_calls"]
 
@@ -39,24 +42,7 @@ _CALL_TAGS = frozenset({"tool_call", "tool-call", "toolcall", "tool_calls", "too
 #: Fence info strings whose blocks are calls only if their JSON has the shape of one.
 _JSON_TAGS = frozenset({"", "json", "jsonc", "json5"})
 
-# An opening fence (3+ backticks or tildes, an optional info string), a body, and the same fence
-# closing at the end of a line. Small base models often run on after the closing fence on the
-# same line ("``` mendatang", "```遷移": a stray token where an end-of-turn should be): such
-# text is tolerated unless it starts like an info string (ASCII letters or digits). Blocks of
-# other languages are matched too, so that a ``tool_call`` fence quoted inside, say, a Markdown
-# example is not taken for a call.
-# A backtick fence is taken whole (``{3,}+``): no backtick may follow it, so a shorter one from
-# the same start never matched, and trying each made a run of backticks quadratic (24 KB:
-# 23 s holding the GIL; adversary round 20, part B). Matches are unchanged.
-_FENCE = re.compile(
-    r"(?P<fence>`{3,}+|~{3,})[ \t]*(?P<tag>[^\s`~]*)[^\n`]*\n"
-    r"(?P<body>.*?)(?P=fence)(?:(?![A-Za-z0-9_`])[^\n`]*)?(?=\n|$)",
-    re.DOTALL,
-)
-_OPEN_CALL_FENCE = re.compile(
-    r"(?P<fence>`{3,}+|~{3,}+)[ \t]*(?P<tag>[\w-]+)[ \t]*\n", re.IGNORECASE
-)
-_XML_CALL = re.compile(r"<tool_call>(?P<body>.*?)</tool_call>", re.DOTALL | re.IGNORECASE)
+_XML_CLOSE = re.compile(r"</tool_call>", re.IGNORECASE)
 _XML_OPEN = re.compile(r"<tool_call>", re.IGNORECASE)
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
@@ -91,7 +77,7 @@ def parse_tool_calls(text: str) -> tuple[list[ToolCall], str, str | None]:
 
 def parse_reply(text: str) -> ParsedReply:
     """:func:`parse_tool_calls` with the repairs it made (only those of the calls it returns)."""
-    thinking = _think_spans(text)
+    thinking = _Spans(_think_spans(text))
     found: _Found = []
     error: str | None = None
     repairs: list[str] = []
@@ -108,57 +94,57 @@ def parse_reply(text: str) -> ParsedReply:
     return ParsedReply(calls, _remove(text, [span for span, _ in found]), None, repairs)
 
 
-def _parse_fenced(
-    text: str, thinking: list[_Span], repairs: list[str]
-) -> tuple[_Found, str | None]:
+def _parse_fenced(text: str, thinking: _Spans, repairs: list[str]) -> tuple[_Found, str | None]:
     found: _Found = []
     covered: list[_Span] = []
     count = 0
-    for match in _FENCE.finditer(text):
-        covered.append(match.span())
-        if _inside(match.start(), thinking):
+    for block in fenced_blocks(text):  # linear: see harness.providers._fences
+        covered.append(block.span())
+        if block.start in thinking:
             continue
-        tag = match["tag"].lower()
-        body = match["body"]
+        tag = block.tag.lower()
+        body = block.body
         if tag in _CALL_TAGS:
             count += 1
             objs, problem = _read_calls(body, strict=True, repairs=repairs, where=f"block {count}")
             if problem is not None:
                 return [], f"tool_call block {count}: {problem}"
-            found.append((match.span(), objs))
+            found.append((block.span(), objs))
         elif tag in _JSON_TAGS:
             objs, problem = _read_calls(body, strict=False, repairs=repairs, where="json block")
             if problem is not None:
                 return [], f"{tag or 'fenced'} block: {problem}"
             if objs:
-                found.append((match.span(), objs))
+                found.append((block.span(), objs))
     # An opening tool_call fence that never closes (a reply cut off by max_tokens, or a model
     # that stopped early) is not a call, whatever follows it.
-    for match in _OPEN_CALL_FENCE.finditer(text):
-        if match["tag"].lower() not in _CALL_TAGS or _inside(match.start(), covered + thinking):
+    hidden = _Spans(covered + thinking.spans)
+    for start, fence, tag in open_fences(text):
+        if tag.lower() not in _CALL_TAGS or start in hidden:
             continue
         return [], (
-            f"tool_call block opened with {match['fence']} but never closed: an unclosed block "
+            f"tool_call block opened with {fence} but never closed: an unclosed block "
             "is not a call (was the reply cut off?)"
         )
     return found, None
 
 
-def _parse_xml(text: str, thinking: list[_Span], repairs: list[str]) -> tuple[_Found, str | None]:
+def _parse_xml(text: str, thinking: _Spans, repairs: list[str]) -> tuple[_Found, str | None]:
     found: _Found = []
     covered: list[_Span] = []
-    for count, match in enumerate(_XML_CALL.finditer(text), start=1):
-        covered.append(match.span())
-        if _inside(match.start(), thinking):
+    for count, (span, body) in enumerate(_xml_calls(text), start=1):
+        covered.append(span)
+        if span[0] in thinking:
             continue
         objs, problem = _read_calls(
-            match["body"], strict=True, repairs=repairs, where=f"<tool_call> {count}"
+            body, strict=True, repairs=repairs, where=f"<tool_call> {count}"
         )
         if problem is not None:
             return [], f"<tool_call> {count}: {problem}"
-        found.append((match.span(), objs))
+        found.append((span, objs))
+    hidden = _Spans(covered + thinking.spans)
     for match in _XML_OPEN.finditer(text):
-        if _inside(match.start(), covered + thinking):
+        if match.start() in hidden:
             continue
         return [], (
             "<tool_call> never closed (no </tool_call>): an unclosed tag is not a call, "
@@ -167,7 +153,7 @@ def _parse_xml(text: str, thinking: list[_Span], repairs: list[str]) -> tuple[_F
     return found, None
 
 
-def _parse_raw(text: str, thinking: list[_Span], repairs: list[str]) -> tuple[_Found, str | None]:
+def _parse_raw(text: str, thinking: _Spans, repairs: list[str]) -> tuple[_Found, str | None]:
     start = _first_visible(text, thinking)
     if start >= len(text) or text[start] not in "{[":
         return [], None
@@ -311,25 +297,63 @@ def _think_spans(text: str) -> list[_Span]:
     before a ``</think>`` that has no opening tag (templates that open it in the prompt)."""
     spans = [m.span() for m in _THINK.finditer(text)]
     close = _THINK_CLOSE.search(text)
-    if close is not None and not _inside(close.start(), spans):
+    if close is not None and close.start() not in _Spans(spans):
         spans.append((0, close.end()))
     return spans
 
 
-def _inside(pos: int, spans: list[_Span]) -> bool:
-    return any(start <= pos < end for start, end in spans)
+def _xml_calls(text: str) -> Iterator[tuple[_Span, str]]:
+    """``(span, body)`` of each ``<tool_call>...</tool_call>``, as
+    ``<tool_call>(?P<body>.*?)</tool_call>`` (DOTALL, IGNORECASE) finds them with ``finditer``,
+    in linear time: where no closing tag follows an opening one, none follows a later one either
+    (the pattern searched the rest of the reply from each: 440 KB of opening tags took 105 s
+    holding the GIL; stop 47)."""
+    at = 0
+    while (opened := _XML_OPEN.search(text, at)) is not None:
+        closed = _XML_CLOSE.search(text, opened.end())
+        if closed is None:
+            return
+        yield (opened.start(), closed.end()), text[opened.end() : closed.start()]
+        at = closed.end()
 
 
-def _first_visible(text: str, thinking: list[_Span]) -> int:
+class _Spans:
+    """Spans of a reply (reasoning, blocks found), merged and sorted, asked by bisection
+    (asking each span in turn, for each block, was quadratic: 40,000 ``<think></think>`` took
+    32 s; stop 47)."""
+
+    __slots__ = ("_ends", "_starts", "spans")
+
+    def __init__(self, spans: list[_Span]) -> None:
+        merged: list[_Span] = []
+        for start, end in sorted(s for s in spans if s[0] < s[1]):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        self.spans = merged
+        self._starts = [start for start, _ in merged]
+        self._ends = [end for _, end in merged]
+
+    def end_at(self, pos: int) -> int | None:
+        """The end of the span holding ``pos``, or ``None``."""
+        k = bisect_right(self._starts, pos) - 1
+        return self._ends[k] if k >= 0 and pos < self._ends[k] else None
+
+    def __contains__(self, pos: int) -> bool:
+        return self.end_at(pos) is not None
+
+
+def _first_visible(text: str, thinking: _Spans) -> int:
     pos = 0
     while pos < len(text):
         if text[pos].isspace():
             pos += 1
             continue
-        ends = [end for start, end in thinking if start <= pos < end]
-        if not ends:
+        end = thinking.end_at(pos)
+        if end is None:
             return pos
-        pos = max(ends)
+        pos = end
     return pos
 
 
