@@ -324,7 +324,10 @@ def answer_number(text: str) -> float | None:
 def written_unit(text: str, start: int, end: int) -> str | None:
     """The unit written with the number at ``text[start:end]`` (the word after it, or a
     currency sign before it), when it is one of :data:`UNITS`; else None."""
-    before = text[:start].rstrip()[-1:]
+    k = start - 1  # the last character before it that is not whitespace
+    while k >= 0 and text[k].isspace():  # (a copy of text[:start] per number was quadratic)
+        k -= 1
+    before = text[k] if k >= 0 else ""
     if before in {"$", "€", "£", "¥"}:
         return before
     after = _UNIT_AFTER.match(text, end)

@@ -9,7 +9,9 @@ reply from every opening tag: 440 KB of them took 105 s. Each block was asked ag
 the runs of fence characters (``harness.providers._fences``), the tags a search for the next
 closing tag, and the spans asked by bisection; the answers are the old patterns', checked on
 seeded random replies (fences in ``test_round20_lead_fences.py``). Each reply below took
-minutes on 532b252; the limits are only there to end a hang."""
+minutes on 532b252; the limits are only there to end a hang. The same for a proxy's HTML error
+page: the title was ``<title>(.*?)</title>``, and 280 KB of opening tags took 68 s (a real
+loopback server here)."""
 
 from __future__ import annotations
 
@@ -17,11 +19,14 @@ import random
 import re
 
 import pytest
+from fault_server import Fault, FaultServer, http_response
 
-from harness.providers import _text_tool_parse
+import harness
+from harness.providers import _http, _text_tool_parse
 from harness.providers._text_tool_parse import parse_reply
 
 _OLD_XML = re.compile(r"<tool_call>(?P<body>.*?)</tool_call>", re.DOTALL | re.IGNORECASE)
+_OLD_TITLE = re.compile(r"<title>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _PIECES = ["<tool_call>", "</tool_call>", "<TOOL_CALL>", "</Tool_Call>", "x", "\n", "<", ">", "/"]
 
 
@@ -66,3 +71,31 @@ def test_a_position_is_inside_the_spans_as_before(seed: int) -> None:
         within = _text_tool_parse._Spans(spans)
         for pos in range(50):
             assert (pos in within) == any(s <= pos < e for s, e in spans), (spans, pos)
+
+
+@pytest.mark.timeout(120)
+def test_a_proxy_page_of_opening_title_tags_is_read_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    page = "<html>" + "<title>" * 400_000
+    reply = http_response(502, page, content_type="text/html")
+    with FaultServer([Fault.raw(reply)], lifetime_s=100) as server:
+        result = harness.run(
+            "hi",
+            provider="openai",
+            model="m",
+            tools=None,
+            provider_opts={"base_url": server.url, "max_retries": 0, "stream": False},
+        )
+    assert "HTML error page" in (result.halted_reason or ""), result.halted_reason
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_the_title_found_is_the_old_patterns(seed: int) -> None:
+    rng = random.Random(seed)
+    pieces = ["<title>", "</title>", "<TITLE>", "</Title>", "x", "\n", "<", "/", ">"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 20)))
+        old = _OLD_TITLE.search(text)
+        assert _http._title(text) == (old.group(1) if old else None), repr(text)
