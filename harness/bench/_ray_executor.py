@@ -301,20 +301,16 @@ class RayRunner:
         )
         given_up: list[CellOutcome] = []
         for actor, answer in zip(silent, answers, strict=True):
-            if isinstance(answer, BaseException):
-                why = f"its actor did not answer within {wait_s:g} s ({type(answer).__name__})"
-                load[actor] = _QUEUED_PER_ACTOR + 1  # no more batches for it
+            heard[actor] = time.monotonic()
+            if isinstance(answer, BaseException):  # no answer: all its batches are given up
+                load[actor] = _QUEUED_PER_ACTOR + 1  # and it gets no more
                 with contextlib.suppress(Exception):
                     ray.kill(actors[actor], no_restart=True)
-            heard[actor] = time.monotonic()
             for fut, job in jobs[actor]:
+                why = _why_given_up(answer, job, now, wait_s)
+                if why is None:
+                    continue
                 if not isinstance(answer, BaseException):
-                    state, ago = answer.get(job.specs[0].key, ("", now - job.sent))
-                    if state == "started" or ago < wait_s:
-                        continue
-                    why = f"its actor had not started it {ago:.0f} s after it was sent"
-                    if state:
-                        why = f"its actor finished it {ago:.0f} s ago; its result never came"
                     load[actor] -= 1
                 del running[fut]
                 fut.cancel()
@@ -387,3 +383,17 @@ def ray_executor(options: RunnerOptions, sink: Sink, context: ExecutorContext) -
         otlp_endpoint=context.otlp_endpoint,
         secrets=context.secrets,
     )
+
+
+def _why_given_up(answer: Any, job: _Running, now: float, wait_s: float) -> str | None:
+    """Why a silent actor's batch is given up, from the actor's answer to
+    :meth:`CellWorker.batches` (or what asking it raised); ``None`` while it runs, or was sent
+    less than ``wait_s`` ago."""
+    if isinstance(answer, BaseException):
+        return f"its actor did not answer within {wait_s:g} s ({type(answer).__name__})"
+    state, ago = answer.get(job.specs[0].key, ("", now - job.sent))
+    if state == "started" or ago < wait_s:
+        return None
+    if state:
+        return f"its actor finished it {ago:.0f} s ago; its result never came"
+    return f"its actor had not started it {ago:.0f} s after it was sent"

@@ -37,6 +37,7 @@ __all__ = [
     "leaves",
     "meets_placeholder",
     "merge_spans",
+    "parses_json_line",
     "percent_spellings",
     "replace_spans",
     "scrub_literals",
@@ -411,3 +412,15 @@ def percent_spellings(secret: str) -> set[str]:
         return set()
     found |= {re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), f) for f in found}
     return {f for f in found if f != secret}
+
+
+def parses_json_line(line: bytes) -> bool:
+    """Is ``line`` (a JSON document, or a ``data:`` line of one; a byte-order mark allowed)
+    JSON?"""
+    content = line.strip()
+    payload = content[5:] if content.startswith(b"data:") else content
+    try:
+        json.loads(payload.lstrip(b" \t").removeprefix(b"\xef\xbb\xbf"))
+    except (ValueError, RecursionError):
+        return False
+    return True

@@ -42,6 +42,7 @@ from typing import Any
 
 from harness.cassettes._cutheads import CutHeads
 from harness.cassettes._logscrub import LOGS
+from harness.cassettes._replies import OneReply
 from harness.cassettes._scrubparts import (
     Needles,
     Place,
@@ -52,6 +53,7 @@ from harness.cassettes._scrubparts import (
     leaves,
     meets_placeholder,
     merge_spans,
+    parses_json_line,
     percent_spellings,
     replace_spans,
     scrub_literals,
@@ -218,9 +220,9 @@ class Redactor:
         concatenated as the client does; each occurrence of a secret in the concatenation is
         cut out of every chunk it spans, and the chunk where it starts gets ``REDACTED``, so the
         concatenation of the new chunks is the redacted concatenation. Then the same over the
-        text fields of one reply joined in stream order (:data:`_TEXT_FIELDS` under one parent):
-        a key begun in the reasoning and ended in the answer is cut too. Changed chunks are
-        copies."""
+        text fields of one reply joined in stream order (:data:`_TEXT_FIELDS` under one parent,
+        an Anthropic message's blocks as one: :class:`OneReply`): a key begun in the reasoning
+        and ended in the answer is cut too. Changed chunks are copies."""
         scrubbed = [self.value(c) for c in chunks]
         if not self.secrets or len(scrubbed) < 2:
             return scrubbed
@@ -245,12 +247,13 @@ class Redactor:
         # One walk: (chunk, parent, key) of each string, by place and by reply.
         places: dict[Place, list[tuple[int, Any, Any]]] = {}
         replies: dict[Place, list[tuple[int, Any, Any]]] = {}
+        blocks = OneReply()
         for i, chunk in enumerate(chunks):
             for place, parent, key in leaves(chunk):
                 found = (i, parent, key)
                 places.setdefault(place, []).append(found)
                 if place and place[1] in _TEXT_FIELDS:
-                    replies.setdefault(place[0], []).append(found)
+                    replies.setdefault(blocks(place[0]), []).append(found)
         for groups in (places, replies):  # the second sees the cuts of the first
             for parts in groups.values():
                 if len(parts) > 1:
@@ -362,7 +365,7 @@ class Redactor:
             content = before.rstrip(b"\r\n")
             payload = content[5:] if content.startswith(b"data:") else content
             payload = payload.lstrip(b" \t").removeprefix(_BOM)
-            if not payload.startswith((b"{", b"[")) or _parses(after):
+            if not payload.startswith((b"{", b"[")) or parses_json_line(after):
                 continue
             try:
                 value = json.loads(payload)
@@ -426,17 +429,6 @@ class Redactor:
 
 #: The text fields of one reply a client shows one after the other (reasoning, then answer).
 _TEXT_FIELDS = frozenset({"reasoning_content", "reasoning", "thinking", "content", "text"})
-
-
-def _parses(line: bytes) -> bool:
-    """Is ``line`` (a document, or a ``data:`` line) JSON?"""
-    content = line.strip()
-    payload = content[5:] if content.startswith(b"data:") else content
-    try:
-        json.loads(payload.lstrip(b" \t").removeprefix(_BOM))
-    except (ValueError, RecursionError):
-        return False
-    return True
 
 
 def scrub_text(text: str, secrets: Iterable[str]) -> str:

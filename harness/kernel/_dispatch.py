@@ -23,7 +23,7 @@ from harness.core._messages import INVALID_JSON_KEY, ToolCall, ToolResult, UIPay
 from harness.errors import ToolError, ToolSafetyNet
 from harness.events import ToolCallEvent, ToolResultEvent, ToolUI
 from harness.kernel._hooks import HaltRun, HookEvent
-from harness.kernel._isolated import awaiting, called, own, owned, ran, unawaited
+from harness.kernel._isolated import awaiting, own, owned, ran, unawaited
 from harness.kernel._permissions import Denial
 from harness.kernel._told import told
 from harness.tools._base import Submit, ToolContext, ToolOutput, merge_assigns, render
@@ -349,7 +349,7 @@ async def _flag(tool: Any, name: str, flag: str) -> bool:
     naming it, as for a tool that breaks the run's safety net."""
     if tool is None or owned(tool):
         return bool(getattr(tool, flag, False))
-    read, value = await called(lambda: bool(getattr(tool, flag, False)))
+    read, value = await ran(lambda: bool(getattr(tool, flag, False)))  # no awaitable: ran()
     if not read:
         crash = await told(value, _crash)
         raise ToolSafetyNet(f"tool {name!r}: its {flag} cannot be read: {crash}")
