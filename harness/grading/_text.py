@@ -29,7 +29,6 @@ change was denied."), never does.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
@@ -46,6 +45,7 @@ from harness.core._terminations import FinishReason
 from harness.errors import ToolError
 from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
+from harness.grading._echo import ECHO_MIN_CHARS, repeats_prompt
 from harness.grading._fields import field_error, relative_path_ok, yaml_text
 from harness.grading._grade import Grade, show
 from harness.grading._patterns import REGEX_TIME_LIMIT_S, pattern_problem, searchable
@@ -70,8 +70,6 @@ __all__ = [
     "written_unit",
 ]
 
-#: Shared stretches shorter than this (letters and digits) do not count as repeating the prompt.
-ECHO_MIN_CHARS = 12
 #: Units of measure and currencies a number may be written with (``unit`` checks these).
 _UNIT_WORDS = """
 $ usd dollar dollars € eur euro euros £ gbp sterling ¥ yen cent cents
@@ -116,22 +114,6 @@ def missing(label: str, result: Result) -> Grade:
 def task_prompt(result: Result) -> str:
     """The run's first user message (the task's prompt)."""
     return next((m.content for m in result.messages if m.role == "user"), "") or ""
-
-
-def _letters(text: str) -> str:
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
-
-
-def repeats_prompt(text: str, prompt: str) -> bool:
-    """Does ``text`` repeat ``prompt``? Compared on letters and digits only (case-folded), so
-    separators put between short pieces change nothing: the stretches of
-    :data:`ECHO_MIN_CHARS` or more that both share cover at least half of the prompt."""
-    reply, asked = _letters(text), _letters(prompt)
-    if len(asked) < 2 * ECHO_MIN_CHARS or len(reply) < len(asked) // 2:
-        return False
-    matcher = difflib.SequenceMatcher(None, reply, asked, autojunk=False)
-    shared = sum(n for _, _, n in matcher.get_matching_blocks() if n >= ECHO_MIN_CHARS)
-    return 2 * shared >= len(asked)
 
 
 class _Values(Grader):

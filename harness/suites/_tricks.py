@@ -34,7 +34,8 @@ FAILURE_PHRASES = (
     "answer, it only says, empty, none, no PIN, no license, no match, could not find, denied, "
     "not allowed, was refused, rejected."
 )
-_PATH = re.compile(r"[\w./-]+\.\w+")
+_PATH_RUN = re.compile(r"[\w./-]++")
+_WORD = re.compile(r"\w+")
 _NUM = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
 _MASS = frozenset({"kg", "kilogram", "kilograms", "g", "gram", "grams", "lb", "lbs", "pound",
                    "pounds", "oz", "ounce", "ounces"})  # fmt: skip
@@ -86,9 +87,24 @@ def prompt_units(prompt: str) -> list[str]:
     return [w for w in words if w in UNITS and (len(w) > 1 or w in "$€£¥")]
 
 
+def _paths(text: str) -> list[str]:
+    """What ``re.findall(r"[\w./-]+\.\w+", text)`` finds, in linear time: in each run of
+    path characters, from its start to the end of the word after its last dot that a word
+    follows (the pattern tried every start in a run against the rest of it: a prompt of
+    200 KB of letters took over a minute in ``suites audit``; stop 47)."""
+    found = []
+    for run in _PATH_RUN.findall(text):
+        dot = run.rfind(".")
+        while dot > 0 and not _WORD.match(run, dot + 1):
+            dot = run.rfind(".", 0, dot)
+        if dot > 0 and (word := _WORD.match(run, dot + 1)):
+            found.append(run[: word.end()])
+    return found
+
+
 def _named_files(task: Task) -> list[str]:
     files = dict(task.workspace.files) if task.workspace is not None else {}
-    named = [p for p in _PATH.findall(task.prompt) if p in files]
+    named = [p for p in _paths(task.prompt) if p in files]
     named += [p for p in files if p not in named and p.rsplit("/", 1)[-1] in task.prompt]
     return named
 
