@@ -88,7 +88,7 @@ def prompt_units(prompt: str) -> list[str]:
 
 
 def _paths(text: str) -> list[str]:
-    """What ``re.findall(r"[\w./-]+\.\w+", text)`` finds, in linear time: in each run of
+    r"""What ``re.findall(r"[\w./-]+\.\w+", text)`` finds, in linear time: in each run of
     path characters, from its start to the end of the word after its last dot that a word
     follows (the pattern tried every start in a run against the rest of it: a prompt of
     200 KB of letters took over a minute in ``suites audit``; stop 47)."""
