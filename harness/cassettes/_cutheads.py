@@ -102,7 +102,7 @@ class _Ends:
     def spans(self, text: str, ends: list[int], present: list[str]) -> list[tuple[int, int]]:
         """The longest head of a secret ending at each of ``ends`` (sorted), for the
         ``present`` heads."""
-        found: dict[int, int] = {}  # end -> the first (so the longest) start
+        found: dict[int, int] = {}  # end -> the least (so the longest) start
         for head in present:
             self._head_spans(text, head, ends, found)
         return sorted((start, end) for end, start in found.items())
@@ -125,7 +125,7 @@ class _Ends:
             last = bisect_right(ends, reach) - 1  # the last boundary the match reaches
             end = ends[last] if last >= 0 else at
             if end - at >= CUT_HEAD_CHARS:
-                found.setdefault(end, at)
+                found[end] = min(found.get(end, at), at)  # the longest, of any head
                 # No match crosses a boundary its secrets do not hold: on past this one.
                 at = text.find(head, at + 1 if crossing else end)
             else:

@@ -183,3 +183,10 @@ def test_the_same_split_from_the_mock_reaches_no_sink(tmp_path: Path) -> None:
     run = _cli(tmp_path, {"MY_API_KEY": KEY}, "--providers", "mock")
     assert run.returncode == 0, run.stdout + run.stderr
     _assert_no_half(_every_sink(tmp_path))
+
+
+def test_the_longest_part_ending_at_a_place_wins_whatever_secret_it_is_of() -> None:
+    """Two secrets whose heads end at the same place: the longer part is cut, not the one whose
+    head was looked at first (``"0123..."`` sorts first and left the ``x`` of ``"x0123..."``)."""
+    secrets = ["0123456789abcdefgh", "x0123456789abcdefyz"]
+    assert Redactor(secrets, cut_heads=True).text("say x0123456789abc") == "say REDACTED"
