@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import re
 import subprocess
 import sys
 import zlib
@@ -190,3 +192,39 @@ def test_the_longest_part_ending_at_a_place_wins_whatever_secret_it_is_of() -> N
     head was looked at first (``"0123..."`` sorts first and left the ``x`` of ``"x0123..."``)."""
     secrets = ["0123456789abcdefgh", "x0123456789abcdefyz"]
     assert Redactor(secrets, cut_heads=True).text("say x0123456789abc") == "say REDACTED"
+
+
+def _by_definition(text: str, secrets: list[str]) -> set[int]:
+    """The characters the definition redacts: whole secrets; at each place a text, word or
+    quotation ends, the longest head (8 characters or more) of a secret ending there; at each
+    place one begins, the longest tail beginning there. Tried one slice at a time."""
+    from harness.cassettes._cutheads import _ENDS, _STARTS
+
+    spans = [(m.start(), m.start() + len(s)) for s in secrets
+             for m in re.finditer("(?=" + re.escape(s) + ")", text)]  # fmt: skip
+    for end in {m.start() for m in _ENDS.finditer(text)} | {len(text)}:
+        heads = [a for a in range(end) if end - a >= CUT_HEAD_CHARS
+                 and any(s.startswith(text[a:end]) for s in secrets)]  # fmt: skip
+        spans += [(min(heads), end)] if heads else []
+    for start in {m.end() for m in _STARTS.finditer(text)} | {0}:
+        tails = [b for b in range(start, len(text) + 1) if b - start >= CUT_HEAD_CHARS
+                 and any(s.endswith(text[start:b]) for s in secrets)]  # fmt: skip
+        spans += [(start, max(tails))] if tails else []
+    return {i for a, b in spans for i in range(a, b)}
+
+
+@pytest.mark.parametrize("alphabet", ["ab-", "ab '", "a…\\", 'a"b'])
+def test_what_is_cut_is_what_the_definition_says(alphabet: str) -> None:
+    from harness.cassettes._cutheads import CutHeads
+
+    rng = random.Random(alphabet)
+    for _ in range(3_000):
+        secrets = ["".join(rng.choice(alphabet) for _ in range(rng.randint(9, 14)))
+                   for _ in range(rng.randint(1, 3))]  # fmt: skip
+        pieces = [s[: rng.randint(0, len(s))] for s in secrets]
+        pieces += [s[rng.randint(0, len(s)) :] for s in secrets] + [" ", '"', "'", "…", "x"]
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        whole = [(m.start(), m.start() + len(s)) for s in secrets
+                 for m in re.finditer("(?=" + re.escape(s) + ")", text)]  # fmt: skip
+        cut = {i for a, b in [*CutHeads(secrets).spans(text), *whole] for i in range(a, b)}
+        assert cut == _by_definition(text, secrets), (text, secrets)
