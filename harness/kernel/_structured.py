@@ -14,6 +14,7 @@ as in any run; calls are tagged ``structured``.
 from __future__ import annotations
 
 import bisect
+import heapq
 import json
 import re
 from typing import Any
@@ -176,12 +177,12 @@ class StructuredMode:
                 return self.model_cls.model_validate(value)
             except ValidationError as exc:
                 raise ValueError(_pydantic_problems(exc)) from None
-        errors = sorted(self._validator.iter_errors(value), key=lambda e: list(e.path))
+        # The first five by path, as sorted() would give them, without holding every error:
+        # a reply of 300,000 wrong items (1.4 MB) held 1 GB of them (adversary round 21, A).
+        errors = heapq.nsmallest(5, self._validator.iter_errors(value), key=lambda e: list(e.path))
         if errors:
             raise ValueError(
-                "; ".join(
-                    f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors[:5]
-                )
+                "; ".join(f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors)
             )
         return value
 
