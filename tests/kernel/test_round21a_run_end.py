@@ -178,3 +178,32 @@ def test_a_plug_in_kind_whose_close_raises_generator_exit_keeps_its_cells(
     # on 84cec7a: exit 3, "s/a/react/pp/e0: GeneratorExit: close boom"
     assert out.exit_code == 0, out.output
     assert "1/1 cells, 1 passed" in out.output
+
+
+def test_discarding_a_paused_run_whose_transport_close_raises_is_quiet(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-round21a")
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "calculator", "arguments": '{"expression": "1+1"}'}}  # fmt: skip
+    reply = {**_REPLY, "choices": [{"index": 0, "finish_reason": "tool_calls",
+             "message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}  # fmt: skip
+
+    class Calling(_Transport):
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, content=json.dumps(reply).encode(),
+                                  headers={"content-type": "application/json"})  # fmt: skip
+
+    paused = harness.run(
+        "hi",
+        provider="openai:gpt-x",
+        tools=["calculator"],
+        interrupt_before=["calculator"],
+        provider_opts={
+            "transport": Calling(on_close="genexit"),
+            "stream": False,
+            "base_url": "http://127.0.0.1:18001/v1",
+        },  # fmt: skip
+    )
+    assert paused.finish_reason == "interrupted"
+    harness.discard(paused)  # raised GeneratorExit on 84cec7a
