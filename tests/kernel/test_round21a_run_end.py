@@ -203,7 +203,7 @@ def test_discarding_a_paused_run_whose_transport_close_raises_is_quiet(
             "transport": Calling(on_close="genexit"),
             "stream": False,
             "base_url": "http://127.0.0.1:18001/v1",
-        },  # fmt: skip
+        },
     )
     assert paused.finish_reason == "interrupted"
     harness.discard(paused)  # raised GeneratorExit on 84cec7a
