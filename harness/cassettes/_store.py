@@ -119,7 +119,7 @@ def normalise_body(body: bytes | None, volatile: Sequence[str] = VOLATILE_FIELDS
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     for pattern, replacement in VOLATILE_TEXT:
         text = pattern.sub(replacement, text)
-    return text.encode()
+    return text.encode("utf-8", "surrogatepass")  # a lone surrogate a reply spelt, echoed
 
 
 def _body_bytes(request: Any) -> bytes:
