@@ -189,5 +189,6 @@ class StructuredMode:
 
 def _pydantic_problems(exc: Any) -> str:
     return "; ".join(
-        f"{'/'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()[:5]
+        f"{'/'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
+        for e in exc.errors(include_url=False, include_context=False, include_input=False)[:5]
     )
