@@ -90,3 +90,28 @@ def test_the_five_reported_are_those_the_sort_gave() -> None:
         with pytest.raises(ValueError, match=r"\S") as caught:
             mode._check(json.dumps(value))
         assert str(caught.value) == old
+
+
+@pytest.mark.timeout(60)
+def test_a_remote_ref_in_the_schema_is_not_fetched() -> None:
+    import socket
+
+    import harness
+    from harness.providers import MockProvider
+
+    # A server that accepts and never answers: jsonschema's default registry fetched the $ref
+    # with urlopen and no timeout at every attempt: the run held for ever (84cec7a).
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(5)
+        port = server.getsockname()[1]
+        schema = {
+            "type": "object",
+            "properties": {"a": {"$ref": f"http://127.0.0.1:{port}/a.json"}},
+        }
+        reply = {"text": json.dumps({"a": 1}), "for": "structured"}
+        result = harness.extract_structured(
+            "x", schema=schema, max_retries=0, provider=MockProvider(turns=[reply])
+        )
+    assert result.finish_reason == "error_during_execution"
+    assert f"Unresolvable: http://127.0.0.1:{port}/a.json" in (result.halted_reason or "")
