@@ -10,6 +10,7 @@ and no registry.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, Unpack
 
@@ -188,6 +189,8 @@ def _synced(coro: Coroutine[Any, Any, Result], *, called: str, instead: str) -> 
         return box[-1]
     finally:
         CANCELLED_RESULTS.reset(token)
+        if inspect.getcoroutinestate(coro) == inspect.CORO_CREATED:  # refused unstarted (a
+            coro.close()  # running loop): closed, or Python warns "never awaited"
 
 
 async def _kept(coro: Coroutine[Any, Any, Result], box: list[Result]) -> Result:

@@ -207,3 +207,19 @@ def test_discarding_a_paused_run_whose_transport_close_raises_is_quiet(
     )
     assert paused.finish_reason == "interrupted"
     harness.discard(paused)  # raised GeneratorExit on 84cec7a
+
+
+def test_harness_run_refused_in_a_running_loop_leaves_no_unawaited_coroutine() -> None:
+    """A guard of ``_kept``: the run's coroutine, refused unstarted, is closed."""
+    import gc
+    import warnings
+
+    async def main() -> None:
+        with pytest.raises(harness.HarnessError, match="inside a running event loop"):
+            harness.run("hi", provider="mock", provider_opts={"turns": [{"text": "x"}]})
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        asyncio.run(main())
+        gc.collect()
+    assert [str(w.message) for w in seen if "never awaited" in str(w.message)] == []
