@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from suite_files import invoke_in
 
 from harness.grading import Grade
+from tests.suite_files import invoke_in
 
 _GRADER = """
 from typing import Literal

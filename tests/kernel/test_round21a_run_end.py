@@ -23,10 +23,10 @@ from typing import Any
 
 import httpx
 import pytest
-from suite_files import invoke_in
 
 import harness
 from harness.providers._base import Capabilities, Response
+from tests.suite_files import invoke_in
 
 _REPLY = {
     "id": "x",

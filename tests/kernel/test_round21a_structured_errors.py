@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,7 +58,7 @@ def test_a_reply_of_many_violations_is_reported_within_memory(tmp_path: Path) ->
     ), done.stdout
 
 
-def _old_message(mode: StructuredMode, value: object) -> str:
+def _old_message(mode: StructuredMode, value: Any) -> str:
     errors = sorted(mode._validator.iter_errors(value), key=lambda e: list(e.path))
     return "; ".join(f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors[:5])
 
