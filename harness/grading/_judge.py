@@ -181,12 +181,16 @@ def _misspelt(node: dict[Any, Any]) -> bool:
     (``"Passed"``, ``"PASS"``, ``"score "``). Such an overall verdict was passed over for a
     criterion's inside it: ``{"Passed": false, "criteria": {"a": {"passed": true}}}`` was
     stored **passed** (adversary round 21, part A)."""
-    for key in node:
-        if isinstance(key, str) and key not in _VERDICT_KEYS:
-            word = "".join(c for c in key.casefold() if c.isalpha())
-            if word in ("passed", "pass", "score"):
-                return True
-    return False
+    return any(
+        isinstance(key, str)
+        and len(key) <= 40
+        and key not in _VERDICT_KEYS
+        and _NOT_LETTERS.sub("", key.casefold()) in ("passed", "pass", "score")
+        for key in node
+    )
+
+
+_NOT_LETTERS = re.compile(r"[\W\d_]+")
 
 
 def _agreed(found: list[dict[str, Any]]) -> dict[str, Any] | None:
