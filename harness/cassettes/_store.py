@@ -49,7 +49,7 @@ from vcr.serialize import serialize  # type: ignore[import-untyped]
 from vcr.serializers import compat  # type: ignore[import-untyped]
 
 from harness._oneline import one_line
-from harness._urls import without_password
+from harness._urls import canonical_path, without_password
 from harness.cassettes._secrets import PLACEHOLDER, Redactor
 from harness.errors import CassetteCorrupt, CassetteError, CassetteMiss
 
@@ -119,7 +119,7 @@ def normalise_body(body: bytes | None, volatile: Sequence[str] = VOLATILE_FIELDS
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     for pattern, replacement in VOLATILE_TEXT:
         text = pattern.sub(replacement, text)
-    return text.encode()
+    return text.encode("utf-8", "surrogatepass")  # a lone surrogate a reply spelt, echoed
 
 
 def _body_bytes(request: Any) -> bytes:
@@ -284,6 +284,9 @@ class Scrubber:
             if self.kept_name(name):
                 headers[name] = PLACEHOLDER if low in SECRET_HEADERS else self.text(str(value))
         uri = self.text(_scrub_query(without_password(request.uri, PLACEHOLDER)))
+        spelt = canonical_path(uri)  # a token in the path, encoded only where it must be
+        if spelt != uri and self.text(spelt) != spelt:
+            uri = self.text(spelt)
         body = request.body
         if isinstance(body, bytes | str):  # a JSON body's strings decoded too (as responses):
             # a model's tool call echoed back can spell a key in escapes two JSON levels deep

@@ -117,6 +117,31 @@ class TokenUsage:
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 
 
+def _calls_from(raw: Any, where: str) -> list[ToolCall]:
+    """A message dict's ``tool_calls``: a list of ``{"name": str, "arguments": {...}, "id"?}``.
+    Anything else raised ``KeyError``, ``AttributeError`` or ``TypeError`` out of
+    ``harness.run(messages=...)``, or a ``ConfigError`` naming no place (adversary round 21,
+    part A)."""
+    if not isinstance(raw, list | tuple):
+        raise ConfigError(f"{where}: expected a list of calls, got {type(raw).__name__}")
+    calls = []
+    for i, c in enumerate(raw):
+        if not isinstance(c, dict):
+            raise ConfigError(
+                f'{where}[{i}]: expected {{"name": str, "arguments": {{...}}}}, got '
+                f"{type(c).__name__}"
+            )
+        if not isinstance(c.get("name"), str):
+            raise ConfigError(f"{where}[{i}].name: expected a string, got {c.get('name')!r:.60}")
+        arguments = c.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise ConfigError(
+                f"{where}[{i}].arguments: expected an object, got {type(arguments).__name__}"
+            )
+        calls.append(ToolCall(str(c.get("id") or f"call_{i}"), c["name"], dict(arguments)))
+    return calls
+
+
 def message_from_dict(data: Message | dict[str, Any], *, where: str = "messages") -> Message:
     """Build a :class:`Message` from a ``{"role": ..., "content": ...}`` dict (or pass one through).
 
@@ -133,14 +158,7 @@ def message_from_dict(data: Message | dict[str, Any], *, where: str = "messages"
     content = data.get("content") or ""
     if not isinstance(content, str):
         raise ConfigError(f"{where}: content must be a string, got {type(content).__name__}")
-    calls = [
-        ToolCall(
-            id=str(c.get("id") or f"call_{i}"),
-            name=str(c["name"]),
-            arguments=dict(c.get("arguments") or {}),
-        )
-        for i, c in enumerate(data.get("tool_calls") or [])
-    ]
+    calls = _calls_from(data.get("tool_calls") or [], f"{where}.tool_calls")
     result = None
     if role == "tool":
         result = ToolResult(

@@ -37,6 +37,9 @@ class Grade:
             )
         object.__setattr__(self, "score", float(score))
         object.__setattr__(self, "cost_usd", float(cost))
+        passed: object = self.passed  # a plug-in's: typed bool, may be anything
+        if isinstance(passed, str | bytes):  # bool("false") is True
+            raise ValueError(f"passed must be True or False, got {passed[:40]!r}")
         object.__setattr__(self, "passed", bool(self.passed))
         object.__setattr__(self, "error", bool(self.error))
         object.__setattr__(self, "explanation", _kept(self.explanation))

@@ -126,25 +126,71 @@ def _verdict(text: str) -> dict[str, Any] | None:
     before the verdict) the first was read; an example was read beside a verdict that did not
     parse: stored **passed** (adversary round 20, part A)."""
     try:
-        return _judged(json.loads(text))
+        return _judged(_parsed(text))
+    except _Unreadable:
+        return None
     except (ValueError, RecursionError):  # not JSON as a whole (prose, fences, ...)
         pass
     found: list[dict[str, Any]] = []
     for start, stop in _outermost(text):
         try:
-            value = json.loads(text[start:stop])
+            value = _parsed(text[start:stop])
         except (ValueError, RecursionError):  # nested past the parser, a trailing comma, ...
             if _NAMES_VERDICT.search(text, start, stop):
                 return None  # an unreadable verdict: whatever else is read may contradict it
             continue
-        verdict = _judged(value)
+        try:
+            verdict = _judged(value)
+        except _Unreadable:
+            return None
         if verdict is not None:
             found.append(verdict)
     return _agreed(found) if found else None
 
 
 #: A key ``passed`` or ``score`` in an object's text (quoted as JSON or Python writes it).
-_NAMES_VERDICT = re.compile(r"""["']?\b(?:passed|score)\b["']?\s*:""")
+_NAMES_VERDICT = re.compile(r"""(?i)["']?\b(?:passed|pass|score)\b["']?\s*:""")
+_VERDICT_KEYS = ("passed", "score")
+
+
+def _parsed(text: str) -> Any:
+    """``json.loads(text)``, but an object giving ``passed`` or ``score`` twice, not the same,
+    is a ``ValueError``: JSON's last one was read (``{"passed": false, ..., "passed": true}``
+    stored **passed**; adversary round 21, part A)."""
+    return json.loads(text, object_pairs_hook=_pairs)
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) < len(pairs):
+        for name in _VERDICT_KEYS:
+            given = [v for key, v in pairs if key == name]
+            if any(v != given[0] for v in given):
+                raise ValueError(f"{name} given twice")
+    return value
+
+
+class _Unreadable(Exception):
+    """A verdict the grader cannot read (:func:`_misspelt`): no verdict, whatever else is
+    read."""
+
+
+def _misspelt(node: dict[Any, Any]) -> bool:
+    """Whether ``node`` holds a verdict the grader cannot read: a key that reads as
+    ``passed``, ``pass`` or ``score`` but is not spelt ``passed`` or ``score``
+    (``"Passed"``, ``"PASS"``, ``"score "``). Such an overall verdict was passed over for a
+    criterion's inside it: ``{"Passed": false, "criteria": {"a": {"passed": true}}}`` was
+    stored **passed** (adversary round 21, part A)."""
+    return any(
+        isinstance(key, str)
+        and len(key) <= 40
+        and key not in _VERDICT_KEYS
+        and _NOT_LETTERS.sub("", key.casefold()) in ("passed", "pass", "score")
+        for key in node
+    )
+
+
+_NOT_LETTERS = re.compile(r"[\W\d_]+")
 
 
 def _agreed(found: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -163,7 +209,8 @@ def _agreed(found: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def _judged(value: Any) -> dict[str, Any] | None:
     """The shallowest object holding ``passed`` or ``score`` in a parsed ``value`` (level by
-    level, no recursion), or None; None too when the objects of that level disagree: with
+    level, no recursion), or None (:class:`_Unreadable` for a verdict spelt otherwise at that
+    level or above); None too when the objects of that level disagree: with
     per-criterion verdicts and no overall one (``{"accuracy": {"passed": true},
     "completeness": {"passed": false}}``) the first criterion was the verdict, stored
     **passed** (adversary round 19, part A)."""
@@ -173,6 +220,8 @@ def _judged(value: Any) -> dict[str, Any] | None:
         found: list[dict[str, Any]] = []
         for node in level:
             if isinstance(node, dict):
+                if _misspelt(node):
+                    raise _Unreadable
                 if "passed" in node or "score" in node:
                     found.append(node)
                 else:

@@ -81,11 +81,14 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
     index = len(state.budget.calls)
     purpose = request.purpose
     streamed = False
+    calling = True
     on_delta = None
     if state.subscribers and provider.capabilities.streaming:
 
         def on_delta(kind: Literal["content", "thinking"], text: str) -> None:
             nonlocal streamed
+            if not calling:  # kept by a plug-in past its call: its text came after the run's
+                return  # Done, or as another call's (adversary round 21, part A)
             # A plug-in provider's delta of an int, None or bytes printed the tracer's
             # traceback and lost the run's spans (adversary round 17, part A): its own error.
             if kind not in ("content", "thinking") or not isinstance(text, str):
@@ -102,7 +105,10 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
     started = time.time_ns()
     t0 = time.perf_counter()
     try:
-        response = await _answer(provider, request, on_delta)
+        try:
+            response = await _answer(provider, request, on_delta)
+        finally:
+            calling = False
     except ProviderError as exc:
         _record(state, index, request, None, started, t0, error=str(exc), attempts=exc.attempts)
         raise

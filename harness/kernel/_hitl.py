@@ -24,6 +24,7 @@ from harness.core._messages import ToolCall, ToolResult
 from harness.core._terminations import FinishReason
 from harness.errors import ConfigError
 from harness.events import ToolCallEvent, ToolResultEvent
+from harness.kernel._calls import MAX_ARGUMENT_DEPTH, _deeper_than
 from harness.kernel._dispatch import dispatch
 from harness.kernel._state import Continue, Halt, State
 from harness.kernel._turns import close_turn
@@ -75,13 +76,30 @@ def parse_decisions(
             and set(value) == {"edit"}
             and isinstance(value["edit"], Mapping)
         ):
-            parsed[call.id] = ("edit", dict(value["edit"]))
+            parsed[call.id] = ("edit", _edited(call.id, value["edit"]))
         else:
             raise ConfigError(
                 f'decisions[{call.id!r}]: expected "approve", "deny" or '
                 f'{{"edit": {{...arguments}}}}, got {value!r}'
             )
     return parsed
+
+
+def _edited(call_id: str, edit: Mapping[str, Any]) -> dict[str, Any]:
+    """A reviewer's new arguments, checked as a model's are: JSON, at most
+    :data:`~harness.kernel._calls.MAX_ARGUMENT_DEPTH` deep. A tuple key or arguments nested
+    100,000 deep ended the resumed run as the harness's ``internal error`` (its traceback
+    logged), the paused run spent (adversary round 21, part A)."""
+    arguments = dict(edit)
+    try:
+        json.dumps(arguments)
+    except (TypeError, ValueError, RecursionError) as exc:
+        problem = f"not JSON ({type(exc).__name__}: {str(exc)[:200]})"
+    else:
+        if not _deeper_than(arguments, MAX_ARGUMENT_DEPTH):
+            return arguments
+        problem = f"nested more than {MAX_ARGUMENT_DEPTH} deep"
+    raise ConfigError(f"decisions[{call_id!r}]: the edited arguments are {problem}")
 
 
 async def apply_decisions(state: State, decisions: Mapping[str, Any]) -> Continue | Halt:

@@ -35,7 +35,13 @@ from harness.kernel._conversation import (
 )
 from harness.kernel._hitl import apply_decisions
 from harness.kernel._hooks import HookEvent
-from harness.kernel._isolated import awaiting, contained, own, ran, take_pending
+from harness.kernel._isolated import (
+    awaiting,
+    contained,
+    own,
+    ran,
+    take_pending,
+)
 from harness.kernel._progress import (
     ProgressSnapshot,
     default_productivity_signal,
@@ -43,6 +49,7 @@ from harness.kernel._progress import (
     last_assistant_text,
     strict_productivity_signal,
 )
+from harness.kernel._release import release
 from harness.kernel._starvation import escalate
 from harness.kernel._state import Continue, Halt, State
 from harness.kernel._told import told
@@ -123,16 +130,6 @@ async def _drive(state: State, body: Callable[[], Awaitable[None]], owns_provide
     if state.meta.pop("own_cancel", False):  # an on_event subscriber's, still pending
         await take_pending(state.driver)
     return result
-
-
-async def release(state: State, owns_provider: bool) -> None:
-    """Close the run's provider (when it owns it) and remove its temporary workspace."""
-    if owns_provider:
-        try:
-            await state.provider.aclose()
-        except Exception as exc:  # closing must not hide the result
-            state.emit(RunWarning(f"provider close failed: {exc}", "provider"))
-    state.ctx.workspace.cleanup()
 
 
 def _passes_through(exc: BaseException, state: State) -> bool:

@@ -14,6 +14,7 @@ as in any run; calls are tagged ``structured``.
 from __future__ import annotations
 
 import bisect
+import heapq
 import json
 import re
 from typing import Any
@@ -107,6 +108,7 @@ class StructuredMode:
         if not isinstance(schema, dict):
             raise ConfigError("schema: pass a JSON Schema dict or a pydantic model class")
         import jsonschema
+        import referencing
 
         try:
             cls = jsonschema.validators.validator_for(schema)
@@ -114,7 +116,11 @@ class StructuredMode:
         except jsonschema.SchemaError as exc:
             raise ConfigError(f"schema: not a valid JSON Schema: {exc.message}") from None
         self.schema = schema
-        self._validator = cls(schema)
+        # No $ref fetched from outside the schema: jsonschema's default fetched a remote one
+        # (http://, file:///) at every attempt, with urlopen and no timeout, on the event loop;
+        # a server that never answered held the run for ever (adversary round 21, part A, as
+        # round 20 B found for the json_schema grader). Unresolvable, as a dead link is.
+        self._validator = cls(schema, registry=referencing.Registry())
         self.schema_text = json.dumps(schema, indent=2)
 
     def productivity_signal(self, prev: Any, state: State) -> bool:
@@ -176,17 +182,18 @@ class StructuredMode:
                 return self.model_cls.model_validate(value)
             except ValidationError as exc:
                 raise ValueError(_pydantic_problems(exc)) from None
-        errors = sorted(self._validator.iter_errors(value), key=lambda e: list(e.path))
+        # The first five by path, as sorted() would give them, without holding every error:
+        # a reply of 300,000 wrong items (1.4 MB) held 1 GB of them (adversary round 21, A).
+        errors = heapq.nsmallest(5, self._validator.iter_errors(value), key=lambda e: list(e.path))
         if errors:
             raise ValueError(
-                "; ".join(
-                    f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors[:5]
-                )
+                "; ".join(f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors)
             )
         return value
 
 
 def _pydantic_problems(exc: Any) -> str:
     return "; ".join(
-        f"{'/'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()[:5]
+        f"{'/'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
+        for e in exc.errors(include_url=False, include_context=False, include_input=False)[:5]
     )

@@ -32,6 +32,7 @@ from typing import Any, ClassVar, Literal
 from harness.core._messages import INVALID_JSON_KEY, Message, TokenUsage, ToolCall
 from harness.errors import ErrorKind, ProviderError, kind_from_status
 from harness.providers._base import DeltaHandler, Request, Response, ToolSpec
+from harness.providers._bodies import all_finite
 from harness.providers._chat import ChatProvider, StreamState
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_MAX_TOKENS", "AnthropicProvider"]
@@ -237,7 +238,7 @@ def _opt_str(value: Any) -> str | None:
 
 
 def _arguments(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
+    if isinstance(value, dict) and all_finite(value):
         return value
     if value is None:
         return {}
@@ -427,4 +428,4 @@ def _stream_input(block: _Block) -> dict[str, Any]:
         value = json.loads(raw)
     except (ValueError, RecursionError):
         return {INVALID_JSON_KEY: raw}
-    return value if isinstance(value, dict) else {INVALID_JSON_KEY: raw}
+    return value if isinstance(value, dict) and all_finite(value) else {INVALID_JSON_KEY: raw}

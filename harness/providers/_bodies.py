@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -23,6 +24,7 @@ from harness.providers._decoding import decoded_bytes
 __all__ = [
     "MAX_ERROR_BODY_BYTES",
     "MAX_REPLY_BYTES",
+    "all_finite",
     "as_text",
     "decode_json",
     "lines",
@@ -168,3 +170,21 @@ async def ndjson(response: httpx.Response) -> AsyncGenerator[tuple[str | None, s
 def snippet(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def all_finite(value: Any) -> bool:
+    """Whether ``value`` (a decoded JSON value) holds no ``NaN`` or infinite number. Python's
+    ``json`` reads ``NaN`` and ``Infinity``, which JSON has not: a tool call's arguments given
+    as an object holding one (Anthropic's ``input``, Ollama's ``arguments``) were taken, and
+    every later request echoing them could not be written (``provider crashed: ValueError:
+    Out of range float values are not JSON compliant``; adversary round 21, part A)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return False
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return True

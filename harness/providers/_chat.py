@@ -44,9 +44,6 @@ class StreamState(Protocol):
 class ChatProvider(ABC):
     """A provider speaking one HTTP wire format for one profile."""
 
-    #: The harness's own code: the kernel awaits ``complete`` directly (kernel._isolated).
-    _harness_owned: ClassVar[bool] = True
-
     path: ClassVar[str]
     #: Where the server lists its models (GET; the live pre-flight of ``harness run``).
     models_path: ClassVar[str | None] = None
@@ -91,6 +88,15 @@ class ChatProvider(ABC):
             transport=transport,
             deadline_s=deadline_s or profile.deadline_s,
         )
+        self._own_transport = transport is None or type(transport).__module__.startswith("harness.")
+
+    @property
+    def _harness_owned(self) -> bool:
+        """The harness's own code: the kernel awaits ``complete`` directly (kernel._isolated),
+        unless it calls an httpx transport given in ``provider_opts``, a plug-in's code in the
+        run's task: one that cancelled that task lost the finished run's Result
+        (``harness.run`` raised ``CancelledError``; adversary round 21, part A)."""
+        return self._own_transport
 
     @abstractmethod
     def headers(self, api_key: str | None) -> dict[str, str]: ...

@@ -261,7 +261,13 @@ class HTTPClient:
             else httpx.USE_CLIENT_DEFAULT
         )
         with self._transport_errors():
-            request = self._client.build_request("POST", path, json=body, timeout=timeout)
+            try:
+                request = self._client.build_request("POST", path, json=body, timeout=timeout)
+            except UnicodeEncodeError:  # a lone surrogate: see _ascii_json
+                request = self._client.build_request(
+                    "POST", path, content=_ascii_json(body), timeout=timeout,
+                    headers={"Content-Type": "application/json"},
+                )  # fmt: skip
             response = await self._client.send(request, stream=True)
         return await self._checked(response)
 
@@ -290,6 +296,15 @@ class HTTPClient:
         if over:
             raise too_big(response.status_code)
         return response.status_code, response.headers.get("content-type", ""), content
+
+
+def _ascii_json(body: Mapping[str, Any]) -> bytes:
+    """``body`` as JSON with every non-ASCII character escaped: a reply may spell a lone
+    surrogate (JSON's ``\\ud800``, which Python keeps), and a request echoing it back cannot
+    be UTF-8 as httpx writes it: every later call of the run failed, ``provider crashed:
+    UnicodeEncodeError`` (a stream: ``unexpected stream shape``; adversary round 21, part A).
+    Escaped, it is sent as the server spelt it."""
+    return json.dumps(body, separators=(",", ":"), allow_nan=False).encode("ascii")
 
 
 def _describe(exc: BaseException) -> str:

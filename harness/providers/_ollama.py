@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Literal
 from harness.core._messages import INVALID_JSON_KEY, Message, TokenUsage, ToolCall
 from harness.errors import ProviderError, kind_from_status
 from harness.providers._base import DeltaHandler, Request, Response
+from harness.providers._bodies import all_finite
 from harness.providers._chat import ChatProvider, StreamState
 
 __all__ = ["OllamaProvider"]
@@ -176,7 +177,7 @@ def _usage(data: dict[str, Any]) -> TokenUsage:
 
 
 def _arguments(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
+    if isinstance(value, dict) and all_finite(value):
         return value
     if value is None:
         return {}
@@ -185,7 +186,9 @@ def _arguments(value: Any) -> dict[str, Any]:
             parsed = json.loads(value) if value.strip() else {}
         except (ValueError, RecursionError):
             return {INVALID_JSON_KEY: value}
-        return parsed if isinstance(parsed, dict) else {INVALID_JSON_KEY: value}
+        return (
+            parsed if isinstance(parsed, dict) and all_finite(parsed) else {INVALID_JSON_KEY: value}
+        )
     return {INVALID_JSON_KEY: json.dumps(value)}
 
 

@@ -102,6 +102,14 @@ def _http_opts(profile: Any, opts: Mapping[str, Any]) -> dict[str, Any]:
     from harness.providers._profiles import usable_url  # here: it imports yaml
 
     checked = _checked(opts)
+    transport = checked.get("transport")
+    if transport is not None and not callable(getattr(transport, "handle_async_request", None)):
+        # its calls failed one by one: "provider crashed: AttributeError: 'str' object has no
+        # attribute 'handle_async_request'" (adversary round 21, part A)
+        raise ConfigError(
+            "provider_opts.transport: expected an httpx async transport (with "
+            f"handle_async_request), got {type(transport).__name__}"
+        )
     try:  # a judge's passed `suites validate`, then failed every grading
         usable_url(checked.get("base_url"))
     except ValueError as exc:
