@@ -402,12 +402,19 @@ def dump_compact(value: Any) -> bytes:
         return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
+#: What a path segment may hold unencoded besides letters, digits and ``-._~`` (RFC 3986).
+_PCHAR = "!$&'()*+,;=:@"
+
+
 def percent_spellings(secret: str) -> set[str]:
     """``secret`` as an address spells it (``ab%2Fcd%2B==`` for ``ab/cd+==``, hex in either
     case): a token in a gateway's path (``http://host/<token>/v1``, given encoded as it must
     be) was stored whole in every cassette's ``uri`` (adversary round 20, part A)."""
     try:
         found = {quote(secret, safe=""), quote(secret, safe="/"), quote_plus(secret)}
+        # A path segment encodes only what it must (RFC 3986's pchar): a server echoing the
+        # path (``no such route /ab%2Fcd+ef==TOKEN/v1``) spelt it so (adversary round 21, A).
+        found |= {quote(secret, safe=_PCHAR), quote(secret, safe=_PCHAR + "/")}
     except UnicodeEncodeError:  # a key of undecodable bytes (surrogates): no address spells it
         return set()
     found |= {re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), f) for f in found}

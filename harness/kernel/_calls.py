@@ -83,7 +83,7 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
     streamed = False
     calling = True
     on_delta = None
-    if state.subscribers and provider.capabilities.streaming:
+    if state.subscribers and state.capabilities.streaming:
 
         def on_delta(kind: Literal["content", "thinking"], text: str) -> None:
             nonlocal streamed
@@ -101,7 +101,7 @@ async def call_provider(state: State, request: Request) -> tuple[Response, bool]
             state.emit(Content(text, purpose) if kind == "content" else Thinking(text, purpose))
 
     if state.subscribers:
-        state.emit(CallStarted(index, purpose, request.model, provider.name))
+        state.emit(CallStarted(index, purpose, request.model, state.provider_name))
     started = time.time_ns()
     t0 = time.perf_counter()
     try:
@@ -407,4 +407,4 @@ def _record(
             )
         if taken is not None and taken.usage is not None:
             state.emit(Usage(taken.usage, cost, request.purpose))
-        state.emit(CallFinished(record, state.provider.name))
+        state.emit(CallFinished(record, state.provider_name))

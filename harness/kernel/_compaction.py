@@ -74,9 +74,7 @@ def _estimate(state: State) -> int:
 
 def context_window(state: State) -> int:
     return (
-        state.config.context_window
-        or state.provider.capabilities.context_window
-        or DEFAULT_CONTEXT_WINDOW
+        state.config.context_window or state.capabilities.context_window or DEFAULT_CONTEXT_WINDOW
     )
 
 

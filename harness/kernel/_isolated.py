@@ -89,6 +89,8 @@ async def outcome(awaitable: Awaitable[Any]) -> tuple[bool, Any]:
     except BaseException:  # the run's coroutine closed for real, say: the plug-in's too
         task.cancel()
         raise
+    if task.cancelled():  # it cancelled its own task and returned without awaiting again: its
+        return False, asyncio.CancelledError()  # failure (the run ended on it: round 21, A)
     return task.result()
 
 

@@ -21,7 +21,7 @@ from harness.kernel._permissions import Permissions, Phase
 from harness.kernel._state import Mode, State, Subscriber
 from harness.kernel._subagents import run_subagent
 from harness.kernel._user_turns import PendingTurn, TurnLog
-from harness.providers._base import Provider, ToolSpec
+from harness.providers._base import Capabilities, Provider, ToolSpec
 from harness.tools._base import Tool, ToolContext
 from harness.tools._workspace import Workspace
 
@@ -99,6 +99,9 @@ def new_state(
         ctx=ctx,
         session_id=session_id,
         model=model,
+        provider_name=_read(provider, "name", "the provider", str),
+        mode_name=_read(mode, "name", "the mode", str),
+        capabilities=_capabilities(provider),
         messages=inputs.messages,
         subscribers=tuple(subscribers),
         turn_log=TurnLog(pending, conversation=bool(pending)),
@@ -112,3 +115,35 @@ def new_state(
 
     state.ctx.spawn = spawn
     return state
+
+
+def _read(obj: object, name: str, what: str, kind: type = object) -> Any:
+    """``obj.name``, read once as the run is made: a plug-in's attribute is its code, and read
+    wherever the kernel needed it (``to_result`` after the run's last step) one that raised
+    left ``harness.run`` with no Result and no ``Done`` (adversary round 21, part A)."""
+    try:
+        value = getattr(obj, name)
+        flag = bool(value) if kind is bool else None  # its __bool__ is its code too
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # a GeneratorExit of its own too
+        raise ConfigError(f"{what}'s {name} cannot be read: {type(exc).__name__}: {exc}") from None
+    if kind is bool:
+        return flag
+    if not isinstance(value, kind):
+        raise ConfigError(f"{what}'s {name} must be a {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _capabilities(provider: Provider) -> Capabilities:
+    """A copy of the provider's capabilities, each read once (see :func:`_read`)."""
+    caps = _read(provider, "capabilities", "the provider")
+    what = "the provider's capabilities"
+    fields = ("native_tool_calls", "streaming", "json_mode", "structured_output")
+    flags = {f: _read(caps, f, what, bool) for f in fields}
+    window = _read(caps, "context_window", what)
+    if window is not None and (type(window) is not int or window < 0):
+        raise ConfigError(
+            f"{what}.context_window must be a whole number of tokens or None, got {window!r}"
+        )
+    return Capabilities(**flags, context_window=window)

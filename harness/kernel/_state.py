@@ -39,6 +39,7 @@ from harness.kernel._hooks import Hooks
 from harness.kernel._permissions import Permissions
 from harness.kernel._progress import Fingerprint
 from harness.kernel._user_turns import TurnLog
+from harness.providers._base import Capabilities
 
 if TYPE_CHECKING:
     from harness.kernel._options import RunConfig
@@ -95,6 +96,11 @@ class State:
     ctx: ToolContext
     session_id: str
     model: str | None = None
+    #: The provider's and the mode's names and the provider's capabilities, read once as the
+    #: run is made (:func:`~harness.kernel._setup.new_state`): a plug-in's are its code.
+    provider_name: str = ""
+    mode_name: str = ""
+    capabilities: Capabilities = field(default_factory=Capabilities)
     messages: list[Message] = field(default_factory=list)
     subscribers: Sequence[Subscriber] = ()
     budget: Budget = field(default_factory=Budget)

@@ -139,7 +139,7 @@ class StructuredMode:
 
     async def iterate(self, state: State) -> Continue | Halt:
         ms = state.mode_state
-        json_mode = state.provider.capabilities.json_mode
+        json_mode = state.capabilities.json_mode
         request = build_request(state, state.messages, purpose="structured", with_tools=False)
         if json_mode and request.response_format is None:
             request.response_format = {"type": "json_object"}

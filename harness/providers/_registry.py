@@ -64,8 +64,16 @@ def resolve_provider(
             return provider, provider.model, True
         http_provider = _http_provider(profile, model, opts)
         return http_provider, http_provider.model, True
-    if isinstance(spec, Provider):
-        return spec, model or spec.model, False
+    try:  # a plug-in's attributes are its code (isinstance reads them too)
+        if isinstance(spec, Provider):
+            chosen = model or spec.model
+            if chosen is not None and not isinstance(chosen, str):
+                raise TypeError(f"its model must be a string or None, not {type(chosen).__name__}")
+            return spec, chosen, False
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # a GeneratorExit of its own too (adversary round 21, part A)
+        raise ConfigError(f"provider: {type(exc).__name__}: {exc}") from None
     raise ConfigError(
         f"provider: {type(spec).__name__} is not a Provider (needs name, model, capabilities, "
         "async complete(request, on_delta) and async aclose())"

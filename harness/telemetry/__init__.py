@@ -115,9 +115,9 @@ def _start(state: State, provider: Any) -> Subscriber | None:
         prompt = next((m.content for m in reversed(state.messages) if m.role == "user"), None)
     return RunTracer(
         tracer,
-        mode=state.mode.name,
+        mode=state.mode_name,
         session_id=state.session_id,
-        provider=state.provider.name,
+        provider=state.provider_name,
         capture_content=capture,
         content_max_chars=(
             settings.content_max_chars if settings is not None else DEFAULT_CONTENT_MAX_CHARS

@@ -19,10 +19,6 @@ import pytest
 import harness
 from harness.providers import MockProvider
 
-_LEAD = (
-    "round 21: lead fixes outcome() in harness/kernel/_isolated.py (a task cancelled as it returns)"
-)
-
 
 async def _cancel_own(sleep: bool) -> None:
     task = asyncio.current_task()
@@ -70,7 +66,6 @@ def test_a_callback_cancelling_its_own_task_then_awaiting_is_its_crash(kind: str
     assert (result.finish_reason, result.halted_reason) == ("error_halted", _CRASHED[kind])
 
 
-@pytest.mark.xfail(strict=True, reason=_LEAD)
 @pytest.mark.parametrize("kind", ["hook", "cut"])
 def test_a_callback_cancelling_its_own_task_then_returning_is_its_crash(kind: str) -> None:
     result = _run(kind, sleep=False)  # error_during_execution, "CancelledError" on 84cec7a

@@ -16,11 +16,6 @@ import pytest
 import harness
 from harness.providers._base import Capabilities, Response
 
-_LEAD = (
-    "round 21: lead reads a provider's name/model/capabilities and a mode's name once, as the "
-    "state is made (harness/kernel/_state.py, _setup.py), and the kernel uses those"
-)
-
 
 class _Renamed:
     """``name`` raises once the provider has answered."""
@@ -46,7 +41,6 @@ class _Renamed:
         pass
 
 
-@pytest.mark.xfail(strict=True, reason=_LEAD)
 @pytest.mark.parametrize("base", [ValueError, GeneratorExit])
 def test_a_provider_name_raising_late_still_ends_in_a_result(base: type[BaseException]) -> None:
     events: list[str] = []

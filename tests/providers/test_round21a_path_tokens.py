@@ -50,11 +50,6 @@ def test_the_canonical_path_keeps_an_encoded_slash_and_the_rest_of_the_address()
     assert canonical_path("http://h") == "http://h"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="round 21: lead adds a path segment's spelling to percent_spellings "
-    "(harness/cassettes/_scrubparts.py)",
-)
 def test_a_server_echoing_the_path_token_as_the_path_spells_it_is_scrubbed() -> None:
     """The real CLI: a 400 body ``no such route http://gw/ab%2Fcd+ef==TOKEN/v1`` reached the
     terminal, the cassette, the trace file and the row whole (the request's ``uri`` is
