@@ -5,7 +5,6 @@ short are skipped."""
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 from collections.abc import Iterator, Mapping
@@ -13,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness._files import open_input
+from harness._files import MAX_INPUT_BYTES, bounded_lines, open_input
 from harness.telemetry._otlpjson import KIND_NAMES, decode_attributes
 
 __all__ = ["SpanEventRecord", "SpanRecord", "iter_span_lines", "read_spans"]
@@ -88,13 +87,17 @@ class SpanRecord:
 def iter_span_lines(path: str | Path) -> Iterator[dict[str, Any]]:
     """The raw OTLP-JSON dicts of a span file; unreadable lines (a crash mid-write) skipped.
     A FIFO or a device is refused at once (``OSError``): one hung ``traces show`` forever."""
-    with io.TextIOWrapper(open_input(path), encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
+    with open_input(path) as f:
+        for n, line in enumerate(bounded_lines(f), 1):
+            if line is None:  # one endless line (3 GB of zeros) was a MemoryError traceback
+                log.warning("harness: %s:%d: a line of over %s bytes, skipped", path, n,
+                            f"{MAX_INPUT_BYTES:,}")  # fmt: skip
+                continue
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):  # 100,000 deep: a traceback before
+            try:  # (a line that is no UTF-8 stopped the whole file before)
+                obj = json.loads(line.decode("utf-8"))
+            except (ValueError, RecursionError):  # 100,000 deep: a traceback before
                 log.warning("harness: %s:%d: not a JSON span, skipped", path, n)
                 continue
             if isinstance(obj, dict) and "traceId" in obj and "spanId" in obj:
