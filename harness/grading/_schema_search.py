@@ -130,7 +130,7 @@ def endless_problem(validator: Any) -> str | None:
             bounded(lambda value=value: validator.is_valid(value))
         except RecursionError:
             return f"it refers to itself without end (validating {json.dumps(value)} never ends)"
-        except Exception:  # noqa: BLE001  (an unresolvable reference: said at grading)
+        except Exception:  # an unresolvable reference: said at grading
             continue
     return None
 
