@@ -36,6 +36,7 @@ from harness.errors import ConfigError, YAMLSyntaxError
 __all__ = [
     "BUILTIN_PROFILES",
     "DEFAULT_DEADLINE_S",
+    "MAX_PRICE_PER_MTOK",
     "OVERRIDES_ENV",
     "Example",
     "Prices",
@@ -101,15 +102,20 @@ def _header_problem(value: str) -> str | None:
     return None
 
 
+#: The highest price a profile may set (USD per million tokens): ``1e308`` or TOML's ``inf``
+#: priced calls at ``inf``, error cells blaming the provider (adversary round 21, part B).
+MAX_PRICE_PER_MTOK = 1e6
+
+
 class Prices(BaseModel):
     """USD per million tokens. Overrides the price source for a profile."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    input_per_mtok: float = Field(ge=0)
-    output_per_mtok: float = Field(ge=0)
-    cache_read_per_mtok: float | None = Field(default=None, ge=0)
-    cache_write_per_mtok: float | None = Field(default=None, ge=0)
+    input_per_mtok: float = Field(ge=0, le=MAX_PRICE_PER_MTOK)
+    output_per_mtok: float = Field(ge=0, le=MAX_PRICE_PER_MTOK)
+    cache_read_per_mtok: float | None = Field(default=None, ge=0, le=MAX_PRICE_PER_MTOK)
+    cache_write_per_mtok: float | None = Field(default=None, ge=0, le=MAX_PRICE_PER_MTOK)
 
 
 class Example(BaseModel):
