@@ -17,6 +17,12 @@ from pathlib import Path
 import pytest
 
 _LIMIT = 1 << 30
+#: One span line as the harness writes them.
+_SPAN = (
+    b'{"traceId":"' + b"ab" * 16 + b'","spanId":"' + b"cd" * 8 + b'","name":"invoke_agent x",'
+    b'"kind":1,"startTimeUnixNano":"1000","endTimeUnixNano":"2000","attributes":[],'
+    b'"status":{"code":0}}\n'
+)
 
 
 def _limited() -> None:
@@ -69,3 +75,28 @@ def test_cassettes_lint_reads_a_span_file_line_by_line(tmp_path: Path) -> None:
     assert "line 1 is longer than" in done.stdout
     assert "line 2" in done.stdout  # the key after it is still found
     assert done.returncode == 2
+
+
+def test_traces_show_reads_past_a_last_line_torn_inside_a_character(tmp_path: Path) -> None:
+    """A crash mid-write can cut a line inside a character (``é`` is two bytes): the whole file
+    was refused, ``cannot read ...: 'utf-8' codec can't decode``, exit 2, though unreadable
+    lines are to be skipped."""
+    path = tmp_path / "torn.jsonl"
+    path.write_bytes(_SPAN + b'{"traceId": "ab", "name": "caf' + "é".encode()[:1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "traces", "show", str(path)],
+                          capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "1 spans" in done.stdout
+    assert "torn.jsonl:2: not a JSON span, skipped" in done.stderr
+
+
+def test_traces_show_names_a_few_unreadable_lines_of_a_binary_file(tmp_path: Path) -> None:
+    path = tmp_path / "binary.jsonl"
+    path.write_bytes(b"\xff\xfe\x00\n" * 500)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "traces", "show", str(path)],
+                          capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
+    assert done.returncode == 2
+    assert len(done.stderr.splitlines()) <= 12, done.stderr
+    assert "490 more lines skipped" in done.stderr
