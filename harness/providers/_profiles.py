@@ -36,7 +36,6 @@ from harness.errors import ConfigError, YAMLSyntaxError
 __all__ = [
     "BUILTIN_PROFILES",
     "DEFAULT_DEADLINE_S",
-    "MAX_PRICE_PER_MTOK",
     "OVERRIDES_ENV",
     "Example",
     "Prices",
@@ -53,6 +52,9 @@ Kind = str
 #: The wall-clock bound of one call, retries included, when the profile sets none: an hour
 #: (a slow local model writes about a token a second; a completion is capped by max_tokens).
 DEFAULT_DEADLINE_S = 3600.0
+#: The highest price a profile may set (USD per million tokens): ``1e308`` or TOML's ``inf``
+#: priced calls at ``inf``, error cells blaming the provider (adversary round 21, part B).
+_MAX_PRICE = 1e6
 
 _HEADER_ONLY = "an HTTP header can carry printable ASCII only"
 
@@ -102,20 +104,15 @@ def _header_problem(value: str) -> str | None:
     return None
 
 
-#: The highest price a profile may set (USD per million tokens): ``1e308`` or TOML's ``inf``
-#: priced calls at ``inf``, error cells blaming the provider (adversary round 21, part B).
-MAX_PRICE_PER_MTOK = 1e6
-
-
 class Prices(BaseModel):
     """USD per million tokens. Overrides the price source for a profile."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    input_per_mtok: float = Field(ge=0, le=MAX_PRICE_PER_MTOK)
-    output_per_mtok: float = Field(ge=0, le=MAX_PRICE_PER_MTOK)
-    cache_read_per_mtok: float | None = Field(default=None, ge=0, le=MAX_PRICE_PER_MTOK)
-    cache_write_per_mtok: float | None = Field(default=None, ge=0, le=MAX_PRICE_PER_MTOK)
+    input_per_mtok: float = Field(ge=0, le=_MAX_PRICE)
+    output_per_mtok: float = Field(ge=0, le=_MAX_PRICE)
+    cache_read_per_mtok: float | None = Field(default=None, ge=0, le=_MAX_PRICE)
+    cache_write_per_mtok: float | None = Field(default=None, ge=0, le=_MAX_PRICE)
 
 
 class Example(BaseModel):
