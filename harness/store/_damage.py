@@ -41,7 +41,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from harness._files import json_lines, open_regular
+from harness._files import json_lines, open_regular, own_folder
+from harness.errors import StoreError
 from harness.store._rows import ARROW_SCHEMA
 from harness.store._spans import SPAN_ARROW_SCHEMA
 from harness.telemetry._escape import escape_controls
@@ -260,8 +261,10 @@ def _cells_of(folder: Path, shard: str) -> list[str]:
 def quarantine(shard: Path, reason: str) -> Damaged | None:
     """Move ``shard`` to its run's quarantine folder (None when it is gone already)."""
     folder = shard.parent
-    dest_dir = folder / QUARANTINE
-    dest_dir.mkdir(exist_ok=True)
+    try:  # a real folder only: a link planted there had the shard and the log written into
+        dest_dir = own_folder(folder / QUARANTINE)  # its target, a file or a FIFO there was a
+    except OSError as exc:  # FileExistsError traceback (adversary round 21, part B)
+        raise StoreError(f"cannot quarantine {shard} ({reason}): {exc.strerror}") from None
     dest = dest_dir / shard.name
     n = 1
     while os.path.lexists(dest):  # quarantined before (a directory would not be replaced)
