@@ -49,6 +49,7 @@ from harness.telemetry._escape import escape_controls
 
 __all__ = [
     "CELLS_INDEX",
+    "MAX_FOOTER_BYTES",
     "QUARANTINE",
     "Damaged",
     "index_cells",
@@ -209,6 +210,8 @@ def _footer_problem(path: Path) -> str | None:
         return f"{size} bytes: no Parquet footer (cut short?)"
     if length + 12 > size:
         return f"{size} bytes: the footer says {length} bytes"
+    if length > MAX_FOOTER_BYTES:  # (read whole by pyarrow: 4 GB held by each reader for 34 s)
+        return f"{size} bytes: the footer says {length} bytes (a shard's is a few KB)"
     import pyarrow.parquet as pq
 
     try:
@@ -289,6 +292,10 @@ def quarantine(shard: Path, reason: str) -> Damaged | None:
     log.warning("%s", escape_controls(said))  # one line: a folder named with a line break
     return damaged
 
+
+#: The largest Parquet footer a shard may have (a shard's is a few KB): a sparse file whose
+#: footer said 4 GB had every reader read it whole, 4.4 GB and 34 s (adversary round 21, B).
+MAX_FOOTER_BYTES = 64 << 20
 
 #: Damaged shards a reader of this process has warned about (once per file and reason).
 _WARNED: set[tuple[str, str]] = set()
