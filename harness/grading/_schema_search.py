@@ -21,6 +21,7 @@ validation with every search jsonschema makes done by ``regex`` (re's syntax:
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 import threading
@@ -127,7 +128,7 @@ def endless_problem(validator: Any) -> str | None:
     adversary round 21, part B), or None."""
     for value in _PLAIN:
         try:
-            bounded(lambda value=value: validator.is_valid(value))
+            bounded(functools.partial(validator.is_valid, value))
         except RecursionError:
             return f"it refers to itself without end (validating {json.dumps(value)} never ends)"
         except Exception:  # an unresolvable reference: said at grading
