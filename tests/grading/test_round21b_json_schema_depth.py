@@ -50,6 +50,6 @@ def test_a_schema_referring_to_itself_without_end_is_refused(schema: dict[str, o
 
 
 def test_a_recursive_schema_still_validates_shallow_answers() -> None:
-    schema = {"type": "array", "items": {"$ref": "#"}}
+    schema: dict[str, object] = {"type": "array", "items": {"$ref": "#"}}
     assert _graded(schema, "[[], [[]]]")[:2] == (True, False)
     assert _graded(schema, "[[], [1]]")[:2] == (False, False)
