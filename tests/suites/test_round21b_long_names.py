@@ -35,3 +35,15 @@ def test_a_name_of_a_hundred_characters_is_taken(tmp_path: Path) -> None:
     path.write_text(_SUITE.format(suite="s" * 100, task="a/" * 49 + "aa"))
     done = CliRunner().invoke(main, ["suites", "validate", str(path)])
     assert done.exit_code == 0, done.output
+
+
+def test_a_provider_name_no_cassette_folder_can_have_is_refused() -> None:
+    """The same for a profile named with 300 characters (``[providers."ppp..."]``): each cell
+    called the provider, then lost its recording (``File name too long``); refused before any
+    call now, in one line."""
+    from harness.cassettes._transport import cassette_path
+    from harness.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="too long to name a file or folder"):
+        cassette_path("cassettes", "s", "p" * 300, "react", "a", 0)
+    assert cassette_path("cassettes", "s", "p" * 100, "react", "a", 0).name == "a.e0.yaml"
