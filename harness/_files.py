@@ -36,6 +36,7 @@ from typing import Any, BinaryIO
 
 __all__ = [
     "MAX_INPUT_BYTES",
+    "bounded_lines",
     "file_kind",
     "init_file_problem",
     "json_lines",
@@ -208,16 +209,30 @@ def json_of(path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES) -> An
         return None
 
 
+def bounded_lines(f: BinaryIO, limit: int = MAX_INPUT_BYTES) -> Iterator[bytes | None]:
+    """Each line of the binary file ``f``, or None for a line longer than ``limit`` bytes,
+    which is read past in pieces, never held whole: a file of one endless line (3 GB of
+    zeros, as a crash can leave) was read into memory whole, a ``MemoryError`` traceback
+    (adversary round 21, part B)."""
+    while line := f.readline(limit + 1):
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        while (rest := f.readline(limit + 1)) and not rest.endswith(b"\n"):
+            pass
+        yield None
+
+
 def json_lines(path: str | os.PathLike[str]) -> Iterator[Any]:
     """The JSON value of each line of the harness's own JSON-lines file at ``path``
     (``cells.jsonl``, a quarantine's log), read line by line; lines that are no JSON Python can
-    read (a torn last line, one nested too deeply) are skipped; nothing when the file is absent
-    or no regular file (see :func:`json_of`)."""
+    read (a torn last line, one nested too deeply, one longer than :data:`MAX_INPUT_BYTES`) are
+    skipped; nothing when the file is absent or no regular file (see :func:`json_of`)."""
     try:
         with open_input(path) as lines:
-            for line in lines:
+            for line in bounded_lines(lines):
                 try:
-                    yield json.loads(line)
+                    yield json.loads(line or b"")
                 except (ValueError, RecursionError):
                     continue
     except OSError:

@@ -28,6 +28,7 @@ __all__ = [
     "MAX_ALIAS_BYTES",
     "MAX_ALIAS_NODES",
     "MAX_DEPTH",
+    "MAX_NODES",
     "check_yaml_bounds",
     "duplicate_keys",
     "safe_load_bounded",
@@ -42,6 +43,10 @@ MAX_ALIAS_NODES = 10_000
 MAX_ALIAS_BYTES = 10 * 1024 * 1024
 #: Collections nested inside one another.
 MAX_DEPTH = 100
+#: Values (scalars and collections) a document may hold, aliases aside: a 6 MB flow list of 3
+#: million one-letter items took 2.1 GB and 190 s to validate; the 64 MiB a file may have,
+#: ten times that (adversary round 21, part B). A 10,000-task suite holds about 150,000.
+MAX_NODES = 1_000_000
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -62,16 +67,22 @@ def check_yaml_bounds(
     max_alias_nodes: int = MAX_ALIAS_NODES,
     max_depth: int = MAX_DEPTH,
     max_alias_bytes: int = MAX_ALIAS_BYTES,
+    max_nodes: int = MAX_NODES,
 ) -> None:
     """Raise :class:`~harness.errors.YAMLSyntaxError` (``source:line: ...``) when ``text`` nests
-    deeper than ``max_depth``, reaches more than ``max_alias_nodes`` nodes or
-    ``max_alias_bytes`` bytes of scalar text through aliases, or holds a recursive alias (one
-    inside the anchor it names); also for malformed YAML."""
+    deeper than ``max_depth``, holds more than ``max_nodes`` values, reaches more than
+    ``max_alias_nodes`` nodes or ``max_alias_bytes`` bytes of scalar text through aliases, or
+    holds a recursive alias (one inside the anchor it names); also for malformed YAML."""
     sizes: dict[str, tuple[int, int]] = {}  # anchor -> expanded (nodes, bytes) of what it names
     frames: list[list[Any]] = []  # [anchor, nodes so far, bytes so far] of each open collection
-    expanded = expanded_bytes = 0
+    expanded = expanded_bytes = nodes = 0
     try:
         for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.ScalarEvent | yaml.CollectionStartEvent):
+                nodes += 1
+                if nodes > max_nodes:
+                    raise _error(source, f"more than {max_nodes:,} values (split the file); "
+                                 "refused", event.start_mark)  # fmt: skip
             if isinstance(event, yaml.AliasEvent):
                 if any(frame[0] == event.anchor for frame in frames):
                     raise _error(

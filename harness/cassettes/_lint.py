@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from harness._files import file_kind, read_regular
+from harness._files import MAX_INPUT_BYTES, bounded_lines, file_kind, open_input, read_regular
 from harness._oneline import one_line
 from harness.cassettes import _yaml as yamlserializer
 from harness.cassettes._transport import DROPPED_HEADERS, SECRET_HEADERS, SECRET_QUERY
@@ -277,23 +277,34 @@ def lint_trace_file(path: Path) -> list[Finding]:
 
     literal = secret_values()
     found: list[Finding] = []
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    try:  # line by line: a span file may be larger than memory (read whole, 3 GB was a
+        with open_input(path) as f:  # MemoryError traceback: adversary round 21, part B)
+            for n, raw in enumerate(bounded_lines(f), 1):
+                if raw is None:
+                    why = f"line {n} is longer than {MAX_INPUT_BYTES:,} bytes: not checked"
+                    found.append(Finding(path, "", "corrupt", why))
+                else:
+                    found += _trace_line(path, n, raw.decode("utf-8", "replace"), literal)
     except OSError as exc:
         return [Finding(path, "", "corrupt", f"not readable: {one_line(exc)}")]
-    for n, line in enumerate(lines, 1):
-        try:
-            data = json.loads(line)
-        except RecursionError:  # nested past the parser's depth (a traceback before, round 16
-            data = line  # B): its text is searched as it is
-        except ValueError:
-            continue  # not a span line; traces show reports those
-        for where, text in _strings(data, f"line {n}"):
-            found += _looks(path, where, text)
-            found += _literal(path, where, text, literal)
-            for inner, decoded in _json_strings(text):  # a body held in a span attribute
-                found += _looks(path, f"{where} {inner}", decoded, seen=text)
-                found += _literal(path, f"{where} {inner}", decoded, literal, seen=text)
+    return found
+
+
+def _trace_line(path: Path, n: int, line: str, literal: Sequence[str]) -> list[Finding]:
+    """The findings of line ``n`` of a span file."""
+    found: list[Finding] = []
+    try:
+        data = json.loads(line)
+    except RecursionError:  # nested past the parser's depth (a traceback before, round 16
+        data = line  # B): its text is searched as it is
+    except ValueError:
+        return found  # not a span line; traces show reports those
+    for where, text in _strings(data, f"line {n}"):
+        found += _looks(path, where, text)
+        found += _literal(path, where, text, literal)
+        for inner, decoded in _json_strings(text):  # a body held in a span attribute
+            found += _looks(path, f"{where} {inner}", decoded, seen=text)
+            found += _literal(path, f"{where} {inner}", decoded, literal, seen=text)
     return found
 
 

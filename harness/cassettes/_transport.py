@@ -105,7 +105,18 @@ def cassette_path(
 def _safe_name(what: str, name: str) -> str:
     if not name or name in (".", "..") or "\x00" in name:
         raise ConfigError(f"cassette {what}: {name!r} cannot name a file or folder")
-    return name.replace("/", "%2F").replace("\\", "%5C")
+    safe = name.replace("/", "%2F").replace("\\", "%5C")
+    if (size := len(safe.encode("utf-8", "surrogatepass"))) > _MAX_NAME_BYTES:  # a provider
+        raise ConfigError(  # named with 300 characters: each recording lost after the call,
+            f"cassette {what}: {name[:60]!r}... is {size} bytes long, too long to name a "
+            f"file or folder (at most {_MAX_NAME_BYTES}); give it a shorter name"
+        )  # "File name too long" (adversary round 21, part B)
+    return safe
+
+
+#: The longest name of a cassette's file or folder: the file system's 255 bytes, less the
+#: epoch's suffix and the temporary name a recording is written under first.
+_MAX_NAME_BYTES = 200
 
 
 def profile_secrets(spec: str) -> list[str]:

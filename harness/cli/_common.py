@@ -63,8 +63,9 @@ def echo(message: object = "", err: bool = False) -> None:
 def echo_line(message: object = "", err: bool = False) -> None:
     """Print ``message`` on one line: line breaks escaped too (a run id edited into the
     database, ``R\nharness gate: PASSED``, printed that line of its own after ``wrote
-    b.json: run R`` and ``run R``; adversary round 19, part B)."""
-    click.echo(escape_controls(str(message)), err=err)
+    b.json: run R`` and ``run R``; adversary round 19, part B), cut as :func:`fail` cuts (a
+    run id of 1 MB edited into the database printed a 1 MB line; round 21, part B)."""
+    click.echo(escape_controls(cut(str(message))), err=err)
 
 
 def warn(message: object) -> None:

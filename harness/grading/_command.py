@@ -34,7 +34,7 @@ from harness.core._result import Result
 from harness.errors import ToolError
 from harness.grading import _patterns
 from harness.grading._base import GradeContext, Grader
-from harness.grading._fields import field_error
+from harness.grading._fields import MAX_TIMEOUT_S, field_error
 from harness.grading._grade import Grade
 from harness.grading._patterns import pattern_problem, searchable, timed_search
 from harness.kernel._progress import normalise_output
@@ -70,7 +70,7 @@ class CommandGrader(Grader):
     }
 
     command: str
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S)
     score_regex: str | None = None
     score_max: float | None = Field(default=None, gt=0)
 

@@ -9,7 +9,12 @@ from typing import Any
 
 from pydantic_core import PydanticCustomError
 
-__all__ = ["field_error", "relative_path_ok", "yaml_text"]
+__all__ = ["MAX_TIMEOUT_S", "field_error", "relative_path_ok", "yaml_text"]
+
+#: The longest ``timeout_s`` a grader takes (a day): ``.inf`` or ``1.0e+300`` passed
+#: ``suites validate``, then made every cell an error (``OverflowError``) or, for a ``command``
+#: grader, failed every cell (``prlimit: failed to parse CPU limit``: adversary round 21, B).
+MAX_TIMEOUT_S = 86_400.0
 
 
 def field_error(field: str | tuple[str | int, ...], message: str) -> PydanticCustomError:

@@ -53,7 +53,7 @@ from harness.core._result import Result
 from harness.errors import ConfigError, ToolError
 from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
-from harness.grading._fields import field_error
+from harness.grading._fields import MAX_TIMEOUT_S, field_error
 from harness.grading._grade import Grade
 from harness.tools._sandbox import Limits, SandboxUnavailable
 
@@ -305,7 +305,10 @@ class HumanEvalGrader(Grader):
 
     problem: str
     timeout_s: float = Field(
-        default=TIMEOUT_S, gt=0, description="seconds of CPU time (HumanEval's limit: 3.0)"
+        default=TIMEOUT_S,
+        gt=0,
+        le=MAX_TIMEOUT_S,
+        description="seconds of CPU time (HumanEval's limit: 3.0)",
     )
 
     @model_validator(mode="after")

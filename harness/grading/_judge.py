@@ -30,7 +30,7 @@ from harness._plugins import shown_value
 from harness.core._result import Result
 from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
-from harness.grading._fields import field_error
+from harness.grading._fields import MAX_TIMEOUT_S, field_error
 from harness.grading._grade import PASS_THRESHOLD, Grade
 
 __all__ = ["JUDGE_SYSTEM_PROMPT", "JudgeGrader", "judge_prompt"]
@@ -62,7 +62,7 @@ class JudgeGrader(Grader):
     transcript: bool = False
     provider_opts: dict[str, Any] | None = None
     response_format: dict[str, Any] | None = None
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S)
 
     @model_validator(mode="after")
     def _fields(self) -> JudgeGrader:

@@ -37,7 +37,7 @@ from pydantic import Field, model_validator
 
 from harness.core._result import Result
 from harness.grading._base import GradeContext, Grader, walked
-from harness.grading._fields import field_error
+from harness.grading._fields import MAX_TIMEOUT_S, field_error
 from harness.grading._grade import Grade
 from harness.grading._pool import DEFAULT_POOL, GraderPool
 
@@ -92,7 +92,7 @@ class PythonGrader(Grader):
     field_help: ClassVar[dict[str, str]] = {"function": "'package.module:function'"}
 
     function: str
-    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_s: float | None = Field(default=None, gt=0, le=MAX_TIMEOUT_S)
 
     @model_validator(mode="after")
     def _reference(self) -> PythonGrader:

@@ -21,6 +21,8 @@ validation with every search jsonschema makes done by ``regex`` (re's syntax:
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import re
 import threading
 import time
@@ -37,7 +39,7 @@ import regex
 from harness.grading import _patterns
 from harness.grading._patterns import pattern_problem, searchable
 
-__all__ = ["NO_FETCH", "bounded", "patterns_problem"]
+__all__ = ["NO_FETCH", "bounded", "depth", "endless_problem", "patterns_problem"]
 
 T = TypeVar("T")
 
@@ -113,3 +115,35 @@ def bounded(run: Callable[[], T], seconds: float | None = None) -> T:
     10 s up to 50 s beside a test run of two workers)."""
     with _budget(_patterns.REGEX_TIME_LIMIT_S if seconds is None else seconds):
         return run()
+
+
+#: Plain values a schema is tried on when it is read: one that refers to itself without
+#: reading into the value (``{"$ref": "#"}``) recurses on each of them.
+_PLAIN: tuple[Any, ...] = (None, True, 0, 0.5, "", [], {})
+
+
+def endless_problem(validator: Any) -> str | None:
+    """Why the schema of ``validator`` cannot validate anything: it recurses past Python's
+    limit on a plain value (every grading was ``json_schema grader error: RecursionError``,
+    adversary round 21, part B), or None."""
+    for value in _PLAIN:
+        try:
+            bounded(functools.partial(validator.is_valid, value))
+        except RecursionError:
+            return f"it refers to itself without end (validating {json.dumps(value)} never ends)"
+        except Exception:  # an unresolvable reference: said at grading
+            continue
+    return None
+
+
+def depth(value: Any) -> int:
+    """How deeply the JSON value ``value`` nests lists and objects (a scalar: 0)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        if isinstance(node, list):
+            deepest = max(deepest, level + 1)
+            stack += [(item, level + 1) for item in node]
+    return deepest

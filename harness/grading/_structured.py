@@ -26,7 +26,13 @@ from harness.grading import _patterns
 from harness.grading._base import GradeContext, Grader
 from harness.grading._fields import field_error, yaml_text
 from harness.grading._grade import Grade, one_line, show
-from harness.grading._schema_search import NO_FETCH, bounded, patterns_problem
+from harness.grading._schema_search import (
+    NO_FETCH,
+    bounded,
+    depth,
+    endless_problem,
+    patterns_problem,
+)
 from harness.grading._text import as_text, missing, subject
 
 __all__ = ["FinishReasonGrader", "JsonSchemaGrader", "ToolCallsGrader", "model_calls"]
@@ -61,6 +67,8 @@ class JsonSchemaGrader(Grader):
             at = "/".join(str(p) for p in exc.path)
             where = f" at {at}" if at else ""
             raise field_error("schema", f"not a valid JSON Schema{where}: {exc.message}") from None
+        if problem := endless_problem(validator_for(self.schema_)(self.schema_, registry=NO_FETCH)):
+            raise field_error("schema", problem)
         return self
 
     def evaluate(self, result: Result, context: GradeContext) -> Grade:
@@ -80,6 +88,9 @@ class JsonSchemaGrader(Grader):
             return Grade(False, 0.0, f"json_schema grader error: the schema's patterns took "
                          f"over {_patterns.REGEX_TIME_LIMIT_S:g} s on the {label}: simplify "
                          "them", error=True)  # fmt: skip
+        except RecursionError:  # a model's answer nested past what jsonschema can descend
+            return Grade.of(False, f"{label} is nested {depth(instance)} levels deep: too deep "
+                            "to check against the schema")  # fmt: skip
         if violation is None:
             return Grade.of(True, f"{label} matches the schema")
         at = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in violation.path)
@@ -94,10 +105,12 @@ def parse_json(text: str) -> tuple[Any, str | None]:
         return json.loads(text), None
     except ValueError as exc:
         first = str(exc)
+    except RecursionError:  # an error cell, its fenced blocks never tried (round 21 B)
+        first = "nested too deeply to read"
     for block in re.findall(r"```[ \t]*(?:json)?[ \t]*\n(.*?)```", text, re.DOTALL | re.I):
         try:
             return json.loads(block), None
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
     return None, first
 

@@ -52,6 +52,9 @@ Kind = str
 #: The wall-clock bound of one call, retries included, when the profile sets none: an hour
 #: (a slow local model writes about a token a second; a completion is capped by max_tokens).
 DEFAULT_DEADLINE_S = 3600.0
+#: The highest price a profile may set (USD per million tokens): ``1e308`` or TOML's ``inf``
+#: priced calls at ``inf``, error cells blaming the provider (adversary round 21, part B).
+_MAX_PRICE = 1e6
 
 _HEADER_ONLY = "an HTTP header can carry printable ASCII only"
 
@@ -106,10 +109,10 @@ class Prices(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    input_per_mtok: float = Field(ge=0)
-    output_per_mtok: float = Field(ge=0)
-    cache_read_per_mtok: float | None = Field(default=None, ge=0)
-    cache_write_per_mtok: float | None = Field(default=None, ge=0)
+    input_per_mtok: float = Field(ge=0, le=_MAX_PRICE)
+    output_per_mtok: float = Field(ge=0, le=_MAX_PRICE)
+    cache_read_per_mtok: float | None = Field(default=None, ge=0, le=_MAX_PRICE)
+    cache_write_per_mtok: float | None = Field(default=None, ge=0, le=_MAX_PRICE)
 
 
 class Example(BaseModel):

@@ -49,8 +49,8 @@ class RequestedMatrix:
         if isinstance(config, str):
             try:
                 config = json.loads(config)
-            except json.JSONDecodeError:
-                config = None
+            except (ValueError, RecursionError):  # nested past the parser: a traceback from
+                config = None  # `harness gate` before (adversary round 21, part B)
         tasks = config.get("tasks") if isinstance(config, dict) else None
         epochs = row.get("epochs")
         return cls(

@@ -41,13 +41,15 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from harness._files import json_lines, open_regular
+from harness._files import json_lines, open_regular, own_folder
+from harness.errors import StoreError
 from harness.store._rows import ARROW_SCHEMA
 from harness.store._spans import SPAN_ARROW_SCHEMA
 from harness.telemetry._escape import escape_controls
 
 __all__ = [
     "CELLS_INDEX",
+    "MAX_FOOTER_BYTES",
     "QUARANTINE",
     "Damaged",
     "index_cells",
@@ -208,6 +210,8 @@ def _footer_problem(path: Path) -> str | None:
         return f"{size} bytes: no Parquet footer (cut short?)"
     if length + 12 > size:
         return f"{size} bytes: the footer says {length} bytes"
+    if length > MAX_FOOTER_BYTES:  # (read whole by pyarrow: 4 GB held by each reader for 34 s)
+        return f"{size} bytes: the footer says {length} bytes (a shard's is a few KB)"
     import pyarrow.parquet as pq
 
     try:
@@ -260,8 +264,10 @@ def _cells_of(folder: Path, shard: str) -> list[str]:
 def quarantine(shard: Path, reason: str) -> Damaged | None:
     """Move ``shard`` to its run's quarantine folder (None when it is gone already)."""
     folder = shard.parent
-    dest_dir = folder / QUARANTINE
-    dest_dir.mkdir(exist_ok=True)
+    try:  # a real folder only: a link planted there had the shard and the log written into
+        dest_dir = own_folder(folder / QUARANTINE)  # its target, a file or a FIFO there was a
+    except OSError as exc:  # FileExistsError traceback (adversary round 21, part B)
+        raise StoreError(f"cannot quarantine {shard} ({reason}): {exc.strerror}") from None
     dest = dest_dir / shard.name
     n = 1
     while os.path.lexists(dest):  # quarantined before (a directory would not be replaced)
@@ -286,6 +292,10 @@ def quarantine(shard: Path, reason: str) -> Damaged | None:
     log.warning("%s", escape_controls(said))  # one line: a folder named with a line break
     return damaged
 
+
+#: The largest Parquet footer a shard may have (a shard's is a few KB): a sparse file whose
+#: footer said 4 GB had every reader read it whole, 4.4 GB and 34 s (adversary round 21, B).
+MAX_FOOTER_BYTES = 64 << 20
 
 #: Damaged shards a reader of this process has warned about (once per file and reason).
 _WARNED: set[tuple[str, str]] = set()

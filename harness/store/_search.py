@@ -6,12 +6,23 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+from collections.abc import Mapping
 
 from harness.store._browse import latest_cells_sql
 from harness.store._queries import Source, _con
 from harness.store._transcript import inflated
 
-__all__ = ["search_keys", "transcript_texts"]
+__all__ = ["MAX_KEPT_CHARS", "search_keys", "transcript_texts"]
+
+#: The most searchable text :func:`transcript_texts` keeps for one run (the viewer keeps a few
+#: runs' for the next searches): a run whose transcripts were edited to inflate to 128 MiB each
+#: held 4.3 GB for 31 cells for the viewer's life, a larger run any machine's memory
+#: (adversary round 21, part B). Ordinary runs keep about 1 KB a cell.
+MAX_KEPT_CHARS = 256 << 20
+#: One run's transcripts inflated at a time (each may be 128 MiB): concurrent searches of many
+#: runs held them all at once.
+_INFLATING = threading.Lock()
 
 
 def _like(q: str) -> str:
@@ -28,23 +39,46 @@ _TRANSCRIPT_KEYS = re.compile(
 )
 
 
-def transcript_texts(con: Source, run_id: str, *, latest: bool = True) -> dict[str, str]:
+def transcript_texts(con: Source, run_id: str, *, latest: bool = True) -> dict[str, str | None]:
     """Each cell's transcript as searchable lower-case text, by cell key: the decompressed JSON
     (not parsed: parsing costs ten times more) without its own keys, so what is left is what
     the conversation says (contents, reasoning, tool names, arguments, results), JSON-escaped.
-    Cells without a transcript are left out."""
-    rows = (
-        _con(con)
-        .execute(latest_cells_sql("cell_key, transcript", latest=latest), [run_id])
-        .fetchall()
-    )
-    out: dict[str, str] = {}
-    strip = _TRANSCRIPT_KEYS.sub
-    for key, blob in rows:
-        raw = inflated(blob) if blob else None  # bounded: a zlib bomb edited into the store
-        if raw is not None:
-            out[str(key)] = strip(" ", raw.decode("utf-8", "replace")).lower()
+    Cells without a transcript are left out. Past :data:`MAX_KEPT_CHARS` characters in all, a
+    cell's text is not kept (None): :func:`search_keys` reads it again at each search."""
+    with _INFLATING:
+        rows = _con(con).execute(latest_cells_sql("cell_key, transcript", latest=latest), [run_id])
+        out: dict[str, str | None] = {}
+        kept = 0
+        while batch := rows.fetchmany(256):
+            for key, blob in batch:
+                text = _searchable(blob)
+                if text is not None:
+                    kept += len(text)
+                    out[str(key)] = text if kept <= MAX_KEPT_CHARS else None
     return out
+
+
+def _searchable(blob: bytes | None) -> str | None:
+    raw = inflated(blob) if blob else None  # bounded: a zlib bomb edited into the store
+    return (
+        None if raw is None else _TRANSCRIPT_KEYS.sub(" ", raw.decode("utf-8", "replace")).lower()
+    )
+
+
+def _found_again(
+    con: Source, run_id: str, keys: set[str], needles: set[str], latest: bool
+) -> set[str]:
+    """Which of the cells ``keys`` (whose text :func:`transcript_texts` did not keep) have a
+    transcript holding one of ``needles``, read one at a time."""
+    found: set[str] = set()
+    with _INFLATING:
+        rows = _con(con).execute(latest_cells_sql("cell_key, transcript", latest=latest), [run_id])
+        while batch := rows.fetchmany(256):
+            for key, blob in batch:
+                text = _searchable(blob) if str(key) in keys else None
+                if text is not None and any(n in text for n in needles):
+                    found.add(str(key))
+    return found
 
 
 def search_keys(
@@ -53,7 +87,7 @@ def search_keys(
     q: str,
     *,
     latest: bool = True,
-    transcripts: dict[str, str] | None = None,
+    transcripts: Mapping[str, str | None] | None = None,
 ) -> tuple[str, ...]:
     """The keys of the cells of a run whose answer, grader explanation, error or deliverable
     contains ``q`` (case-insensitive, DuckDB ``ILIKE``), or whose transcript does (a message,
@@ -78,4 +112,7 @@ def search_keys(
         body = transcripts.get(str(key))
         if hit or (body is not None and any(n in body for n in needles)):
             found.append(str(key))
+    again = {key for key, body in transcripts.items() if body is None} - set(found)
+    if again:
+        found += _found_again(con, run_id, again, needles, latest)
     return tuple(sorted(found))

@@ -158,7 +158,7 @@ def decode_transcript(value: bytes | bytearray | memoryview | None) -> dict[str,
         return None
     try:
         doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (ValueError, RecursionError):  # (one edited to nest 100,000 deep: a RecursionError)
         return None
     return doc if isinstance(doc, dict) else None
 

@@ -41,7 +41,7 @@ from harness.kernel._options import ProgressCheck, RunConfig, parse_options
 from harness.kernel._permissions import Phase
 from harness.providers._mock import MockProvider
 from harness.suites._tools import ToolCatalog, added_tool_clash
-from harness.suites._workspace_files import file_name_problem, workspace_clash
+from harness.suites._workspace_files import MAX_NAME, file_name_problem, workspace_clash
 from harness.tools._registry import BUILTIN_TOOLS
 
 __all__ = [
@@ -235,7 +235,8 @@ class UserTurn(BaseModel):
 class Task(RunOverrides):
     """One task; after loading, the suite's defaults are merged in (the task's own values win)."""
 
-    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*$",
+                    max_length=MAX_NAME)  # fmt: skip
     #: The first user message (or ``turns[0]`` when the task is a conversation).
     prompt: str = Field(default="", min_length=0)
     #: A conversation: the user's messages in order (the first is the prompt); each is answered
@@ -362,7 +363,7 @@ class Suite(BaseModel):
 
     model_config = _STRICT
 
-    suite: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    suite: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=MAX_NAME)
     description: str = ""
     #: A Python file beside the suite whose ``@harness.tool`` tools ``tools:`` may name.
     tools_module: str | None = Field(default=None, pattern=r"\.py$")
@@ -403,7 +404,6 @@ class Suite(BaseModel):
 
         context = info.context if isinstance(info.context, dict) else {}
         catalog = context.get("tools") or ToolCatalog(Path.cwd())
-
         for i, mode in enumerate(self.extra_modes):
             try:
                 self.extra_modes[i] = check_mode_spec(mode)

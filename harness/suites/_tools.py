@@ -24,7 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness._files import file_kind, module_file_problem
+from harness._files import MAX_INPUT_BYTES, file_kind, module_file_problem
 from harness.errors import ConfigError
 from harness.tools._base import Tool, tool
 from harness.tools._registry import BUILTIN_TOOLS, TOOLS, resolve_tools
@@ -87,6 +87,10 @@ class ToolCatalog:
                 kind = file_kind(path.stat().st_mode)
                 raise ConfigError(f"{path} is {kind}, not a regular file; refused") from None
             raise ConfigError(f"{rel!r} was not found beside the suite (looked for {path})")
+        if path.stat().st_size > MAX_INPUT_BYTES:  # read whole by the import: a sparse 3 GB
+            raise ConfigError(  # file held 3.2 GB to fail (adversary round 21, part B)
+                f"{path} is larger than {MAX_INPUT_BYTES:,} bytes; refused"
+            )
         digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
         name = f"harness_suite_tools_{path.stem}_{digest}"
         spec = importlib.util.spec_from_file_location(name, path)

@@ -1,12 +1,18 @@
 """Whether a task's ``workspace.files`` can all be made, checked where the suite is read:
-``suites validate`` said OK to names that then made every cell of the task an error cell."""
+``suites validate`` said OK to names that then made every cell of the task an error cell; and
+how long a suite name or task id may be (:data:`MAX_NAME`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
-__all__ = ["file_name_problem", "workspace_clash"]
+__all__ = ["MAX_NAME", "file_name_problem", "workspace_clash"]
+
+#: The longest suite name or task id: they name cassette folders and files (a task id of 300
+#: characters passed ``suites validate``, then every recording of it was lost, "File name too
+#: long", after the provider had been paid; adversary round 21, part B).
+MAX_NAME = 100
 
 
 def file_name_problem(rel: str) -> str | None:

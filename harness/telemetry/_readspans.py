@@ -5,7 +5,6 @@ short are skipped."""
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 from collections.abc import Iterator, Mapping
@@ -13,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness._files import open_input
+from harness._files import MAX_INPUT_BYTES, bounded_lines, open_input
 from harness.telemetry._otlpjson import KIND_NAMES, decode_attributes
 
 __all__ = ["SpanEventRecord", "SpanRecord", "iter_span_lines", "read_spans"]
@@ -86,19 +85,39 @@ class SpanRecord:
 
 
 def iter_span_lines(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The raw OTLP-JSON dicts of a span file; unreadable lines (a crash mid-write) skipped.
-    A FIFO or a device is refused at once (``OSError``): one hung ``traces show`` forever."""
-    with io.TextIOWrapper(open_input(path), encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):  # 100,000 deep: a traceback before
-                log.warning("harness: %s:%d: not a JSON span, skipped", path, n)
-                continue
-            if isinstance(obj, dict) and "traceId" in obj and "spanId" in obj:
+    """The raw OTLP-JSON dicts of a span file; unreadable lines (a crash mid-write) skipped,
+    the first :data:`_NAMED` of them named. A FIFO or a device is refused at once
+    (``OSError``): one hung ``traces show`` forever."""
+    skipped = 0
+    with open_input(path) as f:
+        for n, line in enumerate(bounded_lines(f), 1):
+            obj, why = _span_line(line)
+            if why is not None:
+                skipped += 1
+                if skipped <= _NAMED:
+                    log.warning("harness: %s:%d: %s, skipped", path, n, why)
+            elif isinstance(obj, dict) and "traceId" in obj and "spanId" in obj:
                 yield obj
+    if skipped > _NAMED:
+        log.warning("harness: %s: %d more lines skipped", path, skipped - _NAMED)
+
+
+#: Unreadable lines of a span file named one by one (a binary file has thousands).
+_NAMED = 10
+
+
+def _span_line(line: bytes | None) -> tuple[Any, str | None]:
+    """The JSON value of one line of a span file, or why it is skipped (None for a blank
+    line): one endless line (3 GB of zeros) was a ``MemoryError`` traceback, a line that is
+    no UTF-8 stopped the whole file, one nested 100,000 deep was a traceback."""
+    if line is None:
+        return None, f"a line of over {MAX_INPUT_BYTES:,} bytes"
+    if not line.strip():
+        return None, None
+    try:
+        return json.loads(line.decode("utf-8")), None
+    except (ValueError, RecursionError):
+        return None, "not a JSON span"
 
 
 def read_spans(path: str | Path, *, trace_id: str | None = None) -> list[SpanRecord]:

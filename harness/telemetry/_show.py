@@ -13,7 +13,7 @@ the grades are), never cut to the terminal's width.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -231,7 +231,9 @@ _NO_DOWNLOADS: dict[str, str | bool | int | float | list[str]] = {
 
 def grades_by_trace(db: str | Path | None, trace_ids: Sequence[str]) -> dict[str, str]:
     """``results.status`` (passed, failed, error) by trace id, from the results database when
-    it exists and can be read; {} otherwise (the pass column then shows ``?``)."""
+    it exists and can be read; {} otherwise (the pass column then shows ``?``). The file's own
+    ``results`` view is read as it is: ``harness traces show`` reads through the store instead
+    (a view edited by hand showed every trace passed; adversary round 21, part B)."""
     if db is None or not Path(db).is_file() or not trace_ids:
         return {}
     try:
@@ -259,10 +261,12 @@ def show_traces(
     console: Console | None = None,
     *,
     db: str | Path | None = None,
+    grades: Callable[[list[str]], dict[str, str]] | None = None,
 ) -> int:
     """Print the span tree(s) of ``path``; returns a process exit code (2: bad input, a file
     that holds no spans or no such run; never the gate's 1). ``db`` is the results database
-    the pass column is read from."""
+    the pass column is read from (:func:`grades_by_trace`), or ``grades`` gives each trace's
+    grade (the CLI reads them through the store, which refuses a view edited by hand)."""
     if console is None:
         # No emoji codes: a model's tool name "a:fire:" was shown "a🔥" (adversary round 14, A).
         console = Console(emoji=False)
@@ -286,7 +290,8 @@ def show_traces(
             )
             return 2
     if len(traces) > MAX_TREES:
-        console.print(_summary(traces, grades_by_trace(db, list(traces))))
+        found = grades(list(traces)) if grades is not None else grades_by_trace(db, list(traces))
+        console.print(_summary(traces, found))
         return 0
     for tid, spans in traces.items():
         console.print(render_trace(tid, spans))

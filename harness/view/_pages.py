@@ -49,7 +49,7 @@ _CACHE_SIZE = 64
 _INFLIGHT: dict[Hashable, threading.Lock] = {}
 #: Decompressed transcripts kept for text search: a few runs only (about 1 KB a cell, 10 MB
 #: for a run of 10,000 cells).
-_TEXTS: OrderedDict[Hashable, dict[str, str]] = OrderedDict()
+_TEXTS: OrderedDict[Hashable, dict[str, str | None]] = OrderedDict()
 _TEXTS_SIZE = 3
 #: The thread that builds runs' reports (one at a time: each one is CPU-bound).
 _REPORTS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="harness-view-report")
@@ -216,7 +216,7 @@ def full_report(db: Path, con: Source, run_id: str) -> str:
     )
 
 
-def _texts(con: Source, run_id: str, state: tuple[int, int], latest: bool) -> dict[str, str]:
+def _texts(con: Source, run_id: str, state: tuple[int, int], latest: bool) -> dict[str, str | None]:
     """The run's transcripts as searchable text, kept for the next search (a few runs)."""
     key = ("texts", run_id, *state)
     with _CACHE_LOCK:

@@ -59,7 +59,7 @@ def test_the_search_leaves_such_a_transcript_out(tmp_path: Path) -> None:
     con.close()
     store = Store.open(db, read_only=True)
     try:
-        texts: dict[str, str] = {}
+        texts: dict[str, str | None] = {}
         peak = _peak(lambda: texts.update(transcript_texts(store, run_id)))
     finally:
         store.close()
