@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.store._queries import Source, _con
-from harness.store._transcript import decode_transcript
+from harness.store._transcript import MAX_CONTENT_CHARS, MAX_MESSAGES, decode_transcript
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built (a run never needs it)
     import pandas as pd
@@ -308,7 +308,7 @@ def cell_detail(con: Source, run_id: str, key: str) -> dict[str, Any] | None:
     for column in ("deliverable", "error_diagnostic", "no_progress_snapshot", "calls"):
         value = row.get(column)
         row[column] = json.loads(value) if isinstance(value, str) else None
-    row["transcript"] = decode_transcript(row.get("transcript"))
+    row["transcript"] = shown_transcript(decode_transcript(row.get("transcript")))
     mode = (
         _con(con)
         .execute(
@@ -353,3 +353,62 @@ def cell_spans(con: Source, run_id: str, trace_id: str) -> list[dict[str, Any]]:
         out.append(r)
         stack.extend((c, depth + 1) for c in reversed(children.get(r["span_id"], [])))
     return out
+
+
+#: A transcript's text on the cell page: what the writer keeps, twice over (past it, the store
+#: was edited by hand).
+_SHOWN_CHARS = 2 * MAX_CONTENT_CHARS
+
+
+def shown_transcript(doc: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A stored transcript as the cell page shows it: a store edited by hand can hold what the
+    writer never keeps (one 128 MiB message made a 134 MB page; adversary round 21, part B),
+    so each message's texts past :data:`_SHOWN_CHARS` characters and the messages past
+    :data:`~harness.store._transcript.MAX_MESSAGES` are cut, as the writer cuts them, saying
+    so."""
+    messages = doc.get("messages") if doc is not None else None
+    if doc is None or not isinstance(messages, list):
+        return doc
+    notes: list[str] = []
+    if len(messages) > MAX_MESSAGES + 2:
+        half = MAX_MESSAGES // 2
+        notes.append(f"{len(messages) - 2 * half} messages not shown")
+        messages = messages[:half] + messages[-half:]
+    shown = [_shown_message(m, n, notes) for n, m in enumerate(messages)]
+    cut = [str(doc["cut"])[:_SHOWN_CHARS]] if doc.get("cut") else []
+    return {**doc, "messages": shown, "cut": "; ".join(cut + notes) or None}
+
+
+def _shown_message(message: Any, n: int, notes: list[str]) -> dict[str, Any]:
+    if not isinstance(message, dict) or len(message) > 16:  # not one the writer makes
+        text = _cut_text(_as_json(message), f"message {n}", notes)
+        return {"role": "?", "content": text}
+    shown = {}
+    for key, value in message.items():
+        if key in ("tool_calls", "tool_result"):  # their texts as JSON, cut as one
+            text = _as_json(value)
+            if len(text) > _SHOWN_CHARS:
+                shown["content"] = _cut_text(text, f"message {n} ({key})", notes)
+                continue
+        elif not isinstance(value, str | int | float | bool | None):
+            value = _cut_text(_as_json(value), f"message {n} ({key})", notes)
+        elif isinstance(value, str):
+            value = _cut_text(value, f"message {n} ({key})", notes)
+        shown[str(key)] = value
+    return shown
+
+
+def _as_json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):  # nested past the encoder
+        return "(not shown: nested too deep)"
+
+
+def _cut_text(text: str, where: str, notes: list[str]) -> str:
+    if len(text) <= _SHOWN_CHARS:
+        return text
+    dropped = len(text) - _SHOWN_CHARS
+    if where:
+        notes.append(f"{where}: {dropped} characters not shown")
+    return f"{text[:_SHOWN_CHARS]}\n[... {dropped} characters not shown ...]"
