@@ -76,7 +76,9 @@ def unfinished(db: str | Path, run_id: str) -> tuple[bool, str] | None:
     16, part B: 34 of a run's 40 cells, saved while it ran)."""
     import socket
 
+    from harness.store._alive import alive
     from harness.store._locking import pid_alive
+    from harness.store._shards import runs_dir
 
     with _reading(db) as store:
         row = store.con.execute(
@@ -86,7 +88,10 @@ def unfinished(db: str | Path, run_id: str) -> tuple[bool, str] | None:
         return None
     status, pid, host = row
     here = host == socket.gethostname()
-    if status == "running" and (not here or (pid is not None and pid_alive(int(pid)))):
+    held = alive(runs_dir(Path(db)), run_id)  # its process holds its lock (a pid is reused)
+    if held is None:
+        held = not here or (pid is not None and pid_alive(int(pid)))
+    if status == "running" and held:
         where = "" if here else f" on {host}"
         return True, f"it is still running (process {pid}{where})"
     return False, "it was interrupted" if status == "running" else f"it ended {status}"

@@ -25,6 +25,7 @@ from harness._oneline import one_line
 from harness.errors import StoreError
 from harness.store import _locking as locking
 from harness.store import _schema as schema
+from harness.store._alive import alive
 from harness.store._damage import record_damage
 from harness.store._diskfull import make_reserve
 from harness.store._shards import write_schema_files
@@ -339,7 +340,10 @@ def recover_stale_runs(con: duckdb.DuckDBPyConnection, runs: Path, live: set[str
         "SELECT run_id, pid FROM bench_runs WHERE status = 'running' AND host = ?", [host]
     ).fetchall()
     for run_id, pid in rows:
-        if run_id in live or (pid != me and pid is not None and locking.pid_alive(pid)):
+        held = alive(runs, run_id)  # a pid may be another process's now (round 21 B)
+        if run_id in live or held:
+            continue
+        if held is None and pid != me and pid is not None and locking.pid_alive(pid):
             continue
         finish = read_finish(runs / run_id)
         if finish is not None:

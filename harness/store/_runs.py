@@ -20,6 +20,7 @@ import duckdb
 from harness._version import __version__
 from harness.errors import DiskFull, StoreError, StoreLocked, UnknownRun
 from harness.store._access import CatalogAccess
+from harness.store._alive import AliveLock
 from harness.store._catalog import reopen_run, write_finish
 from harness.store._diskfull import spend_reserve
 from harness.store._labels import LabelLock
@@ -52,6 +53,7 @@ class RunLifecycle:
         self._known: set[str] = set()
         self._labels: dict[str, LabelLock] = {}  # the labels this store runs
         self._run_labels: dict[str, str] = {}  # open run -> its label
+        self._alive: dict[str, AliveLock | None] = {}  # open run -> its liveness lock
 
     def _flush(self) -> None:
         if self._shards is not None:
@@ -135,6 +137,8 @@ class RunLifecycle:
     def _opened(self, run_id: str) -> str:
         self.open.add(run_id)
         self._known.add(run_id)
+        if run_id not in self._alive:  # held until the run ends (harness.store._alive)
+            self._alive[run_id] = AliveLock.hold(self.runs, run_id)
         with contextlib.suppress(OSError):
             (run_dir(self.path, run_id) / "finish.json").unlink()
         return run_id
@@ -157,9 +161,8 @@ class RunLifecycle:
             log.warning("harness: run %s not deleted: %s", run_id, exc)
             return False
         if deleted:
-            self.open.discard(run_id)
+            self._ended(run_id)
             self._known.discard(run_id)
-            self._release_label(run_id)
             if self._shards is not None:
                 for key in [k for k in self._shards.followers if k[0] == run_id]:
                     self._shards.unfollow(*key)
@@ -223,6 +226,8 @@ class RunLifecycle:
     def _ended(self, run_id: str) -> None:
         self.open.discard(run_id)
         self._release_label(run_id)
+        if (held := self._alive.pop(run_id, None)) is not None:
+            held.release()
 
     def finish_all(self, status: RunStatus, *, error: str | None = None) -> None:
         """Finish every run still open, with ``status``; with an ``error`` (the store failed
@@ -235,10 +240,14 @@ class RunLifecycle:
                     self.finish(run_id, status, error=error)
 
     def release_labels(self) -> None:
-        """Let go of every label lock (the store is closing)."""
+        """Let go of every label lock and liveness lock (the store is closing)."""
         for lock in self._labels.values():
             lock.release()
         self._labels.clear()
+        for held in self._alive.values():
+            if held is not None:
+                held.release()
+        self._alive.clear()
 
     def check(self, run_ids: set[str]) -> None:
         """Raise :class:`UnknownRun` unless every one of ``run_ids`` is in ``bench_runs``."""
