@@ -20,10 +20,10 @@ import fcntl
 import hashlib
 import logging
 import os
-import threading
 from pathlib import Path
 
 from harness._files import open_regular, own_folder
+from harness.store._forked import dropped, kept
 
 __all__ = ["ALIVE_DIR", "AliveLock", "alive"]
 
@@ -31,8 +31,6 @@ log = logging.getLogger("harness.store")
 
 #: The folder of the lock files, under ``runs/``.
 ALIVE_DIR = "_alive"
-_HELD: set[AliveLock] = set()
-_HELD_LOCK = threading.Lock()
 
 
 def _path(runs: Path, run_id: str) -> Path:
@@ -63,8 +61,7 @@ class AliveLock:
             log.debug("harness: no liveness lock for run %s (%s)", run_id, exc.strerror)
             return None
         lock = cls(fd)
-        with _HELD_LOCK:
-            _HELD.add(lock)
+        kept(lock)
         return lock
 
     def release(self) -> None:
@@ -72,8 +69,7 @@ class AliveLock:
         fd, self._fd = self._fd, None
         if fd is None:
             return
-        with _HELD_LOCK:
-            _HELD.discard(self)
+        dropped(self)
         os.close(fd)  # closing the only descriptor drops the lock
 
     def _forget_in_child(self) -> None:
@@ -100,15 +96,3 @@ def alive(runs: Path, run_id: str) -> bool | None:
     finally:
         os.close(fd)  # (a lock it took is dropped with it)
     return False
-
-
-def _after_fork_in_child() -> None:
-    global _HELD_LOCK
-    _HELD_LOCK = threading.Lock()
-    for lock in list(_HELD):
-        lock._forget_in_child()
-    _HELD.clear()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)

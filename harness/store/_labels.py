@@ -28,7 +28,6 @@ import logging
 import os
 import re
 import socket
-import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +35,7 @@ from typing import Any
 
 from harness._files import json_of, open_regular, own_folder
 from harness.errors import LabelBusy, StoreError
+from harness.store._forked import dropped, kept
 
 __all__ = ["LABELS_DIR", "LabelLock", "holder_of", "label_lock_path"]
 
@@ -48,9 +48,6 @@ _NAME_WAIT_S = 0.5
 _NO_LOCKS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS})
 
 log = logging.getLogger("harness.store")
-
-_HELD: set[LabelLock] = set()
-_HELD_LOCK = threading.Lock()
 
 
 def label_lock_path(runs: Path, label: str) -> Path:
@@ -98,8 +95,7 @@ class LabelLock:
                 raise
             raise _busy(label, path) from None
         lock = cls(label, path, fd)
-        with _HELD_LOCK:
-            _HELD.add(lock)
+        kept(lock)
         lock._write()
         return lock
 
@@ -136,8 +132,7 @@ class LabelLock:
         fd, self._fd = self._fd, None
         if fd is None:
             return
-        with _HELD_LOCK:
-            _HELD.discard(self)
+        dropped(self)
         try:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, 0)
@@ -173,15 +168,3 @@ def _busy(label: str, path: Path) -> LabelBusy:
         f"label {label!r} is being run by pid {pid}{where} ({run}started {started}); {hint}",
         pid=pid if isinstance(pid, int) else None,
     )
-
-
-def _after_fork_in_child() -> None:
-    global _HELD_LOCK
-    _HELD_LOCK = threading.Lock()
-    for lock in list(_HELD):
-        lock._forget_in_child()
-    _HELD.clear()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -10,15 +10,20 @@ drops however the process ends; the pid is asked only without that file."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import duckdb
+import pytest
 from click.testing import CliRunner
 
 from harness.cli import main
 from harness.store import Store
 from harness.store._shards import runs_dir
 from tests.e2e.edited_store import edited, store_two_cells
+from tests.store.test_store_labels import CHILD  # a run begun, then a fork, then death
 
 
 def _run_id(db: Path) -> str:
@@ -72,3 +77,21 @@ def test_without_a_lock_file_the_pid_is_asked(tmp_path: Path) -> None:
     done = CliRunner().invoke(main, ["baseline", "save", "--db", str(db), "-o",
                                      str(tmp_path / "b.json")])  # fmt: skip
     assert "still running" in done.output, done.output  # this process is alive
+
+
+@pytest.mark.slow
+def test_a_forked_child_outliving_its_parent_does_not_keep_the_run_alive(tmp_path: Path) -> None:
+    from harness.store._alive import alive
+
+    db, done = tmp_path / "h.duckdb", tmp_path / "child-may-end"
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(CHILD), str(db), str(done)],
+        cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    try:
+        assert proc.stdout.strip() == "forked", proc.stderr
+        # The parent died with its run open; its child (a worker) lives on with a copy of
+        # every descriptor the parent had, the run's lock file's among them.
+        assert alive(runs_dir(db), _run_id(db)) is False
+    finally:
+        done.touch()
