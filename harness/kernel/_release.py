@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from harness.events import RunWarning
-from harness.kernel._isolated import called, contained, owned
+from harness.kernel._isolated import called, owned
 from harness.kernel._state import State
 from harness.kernel._told import told
 
@@ -35,12 +34,7 @@ async def _closed(provider: Any) -> tuple[bool, Any]:
         except Exception as exc:
             return False, exc
         return True, None
-    try:
-        return await called(_close, provider)
-    except asyncio.CancelledError as exc:  # its own task cancelled as it returned
-        if not contained(exc):
-            raise
-        return False, exc
+    return await called(_close, provider)  # (a task that cancelled itself: its failure)
 
 
 def _close(provider: Any) -> Any:
