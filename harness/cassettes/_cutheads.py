@@ -46,12 +46,14 @@ class CutHeads:
     many); each occurrence is extended along the secrets that share them, found by bisection
     in their sorted order, and compared at C speed."""
 
-    __slots__ = ("_heads", "_tails")
+    __slots__ = ("_heads", "_lasts", "_tails")
 
     def __init__(self, secrets: Sequence[str]) -> None:
         kept = [s for s in secrets if len(s) > CUT_HEAD_CHARS]
         self._heads = _Ends(kept)
         self._tails = _Ends([s[::-1] for s in kept])
+        #: The secrets' last characters as they stand: the text is reversed only if one is in it.
+        self._lasts = Needles(sorted({s[-CUT_HEAD_CHARS:] for s in kept}))
 
     def __bool__(self) -> bool:
         return bool(self._heads)
@@ -65,8 +67,8 @@ class CutHeads:
             ends = [m.start() for m in _ENDS.finditer(text)]
             ends.append(len(text))
             found += self._heads.spans(text, ends, present)
-        if self._tails:  # the heads of the reversed secrets in the reversed text
-            backwards = text[::-1]
+        if any(last in text for last in self._lasts.present(text)):
+            backwards = text[::-1]  # the heads of the reversed secrets in the reversed text
             if present := self._tails.present(backwards):
                 size = len(text)
                 ends = sorted({size - m.end() for m in _STARTS.finditer(text)} | {size})
