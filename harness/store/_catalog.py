@@ -340,8 +340,10 @@ def recover_stale_runs(con: duckdb.DuckDBPyConnection, runs: Path, live: set[str
         "SELECT run_id, pid FROM bench_runs WHERE status = 'running' AND host = ?", [host]
     ).fetchall()
     for run_id, pid in rows:
+        if run_id in live:
+            continue
         held = alive(runs, run_id)  # a pid may be another process's now (round 21 B)
-        if run_id in live or held:
+        if held:
             continue
         if held is None and pid != me and pid is not None and locking.pid_alive(pid):
             continue
