@@ -32,7 +32,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["Fenced", "fenced_blocks", "open_fences"]
+__all__ = ["Fenced", "fenced_blocks", "open_fences", "tagged"]
 
 _RUNS = re.compile(r"`+|~+")
 _INFO = re.compile(r"[ \t]*(?P<tag>[^\s`~]*)")
@@ -142,3 +142,20 @@ def open_fences(text: str) -> Iterator[tuple[int, str, str]]:
         start, end = m.span()
         if end - start >= 3 and (rest := _OPEN_REST.match(text, end)):
             yield start, text[start:end], rest["tag"]
+
+
+def tagged(
+    text: str, opening: re.Pattern[str], closing: re.Pattern[str]
+) -> Iterator[tuple[tuple[int, int], str]]:
+    """``(span, body)`` of each block between an ``opening`` and the first ``closing`` after it,
+    as ``OPEN(?P<body>.*?)CLOSE`` (DOTALL) finds them with ``finditer``, in linear time: where
+    no closing tag follows an opening one, none follows a later one either (the pattern searched
+    the rest of the text from each: 440 KB of ``<tool_call>`` took 105 s, a proxy's 280 KB of
+    ``<title>`` 68 s, holding the GIL; stop 47)."""
+    at = 0
+    while (opened := opening.search(text, at)) is not None:
+        closed = closing.search(text, opened.end())
+        if closed is None:
+            return
+        yield (opened.start(), closed.end()), text[opened.end() : closed.start()]
+        at = closed.end()

@@ -55,6 +55,7 @@ from harness.providers._bodies import (
     sse,
     too_big,
 )
+from harness.providers._fences import tagged
 from harness.providers._profiles import DEFAULT_DEADLINE_S
 
 T = TypeVar("T")
@@ -330,13 +331,8 @@ _TITLE_CLOSE = re.compile(r"</title>", re.IGNORECASE)
 
 
 def _title(text: str) -> str | None:
-    """What ``<title>(.*?)</title>`` (DOTALL, IGNORECASE) finds first, in linear time: when no
-    closing tag follows the first opening one, none follows a later one either (the pattern
-    searched the rest of the page from each: a proxy's 280 KB of ``<title>`` took 68 s holding
-    the GIL; stop 47)."""
-    opened = _TITLE_OPEN.search(text)
-    closed = _TITLE_CLOSE.search(text, opened.end()) if opened else None
-    return text[opened.end() : closed.start()] if opened and closed else None
+    """What ``<title>(.*?)</title>`` finds first (see :func:`tagged`: linear)."""
+    return next((body for _, body in tagged(text, _TITLE_OPEN, _TITLE_CLOSE)), None)
 
 
 def error_from_response(response: httpx.Response) -> ProviderError:

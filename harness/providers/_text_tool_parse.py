@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.core._messages import ToolCall
-from harness.providers._fences import fenced_blocks, open_fences
+from harness.providers._fences import fenced_blocks, open_fences, tagged
 
 __all__ = ["ParsedReply", "parse_reply", "parse_tool_calls"]
 
@@ -303,18 +303,8 @@ def _think_spans(text: str) -> list[_Span]:
 
 
 def _xml_calls(text: str) -> Iterator[tuple[_Span, str]]:
-    """``(span, body)`` of each ``<tool_call>...</tool_call>``, as
-    ``<tool_call>(?P<body>.*?)</tool_call>`` (DOTALL, IGNORECASE) finds them with ``finditer``,
-    in linear time: where no closing tag follows an opening one, none follows a later one either
-    (the pattern searched the rest of the reply from each: 440 KB of opening tags took 105 s
-    holding the GIL; stop 47)."""
-    at = 0
-    while (opened := _XML_OPEN.search(text, at)) is not None:
-        closed = _XML_CLOSE.search(text, opened.end())
-        if closed is None:
-            return
-        yield (opened.start(), closed.end()), text[opened.end() : closed.start()]
-        at = closed.end()
+    """``(span, body)`` of each ``<tool_call>...</tool_call>`` (see :func:`tagged`)."""
+    return tagged(text, _XML_OPEN, _XML_CLOSE)
 
 
 class _Spans:
