@@ -25,7 +25,7 @@ from harness._oneline import one_line
 from harness.errors import StoreError
 from harness.store import _locking as locking
 from harness.store import _schema as schema
-from harness.store._alive import alive
+from harness.store._alive import alive, remove_unheld
 from harness.store._damage import record_damage
 from harness.store._diskfull import make_reserve
 from harness.store._shards import write_schema_files
@@ -347,15 +347,21 @@ def recover_stale_runs(con: duckdb.DuckDBPyConnection, runs: Path, live: set[str
             continue
         if held is None and pid != me and pid is not None and locking.pid_alive(pid):
             continue
-        finish = read_finish(runs / run_id)
-        if finish is not None:
-            con.execute(
-                "UPDATE bench_runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
-                [finish["status"], finish["finished_at"], finish.get("error"), run_id],
-            )
-            continue
+        _close_dead(con, runs, run_id)
+        if held is False:
+            remove_unheld(runs, run_id)  # closed: its lock file is not needed any more
+
+
+def _close_dead(con: duckdb.DuckDBPyConnection, runs: Path, run_id: str) -> None:
+    finish = read_finish(runs / run_id)
+    if finish is not None:
         con.execute(
-            """
+            "UPDATE bench_runs SET status = ?, finished_at = ?, error = ? WHERE run_id = ?",
+            [finish["status"], finish["finished_at"], finish.get("error"), run_id],
+        )
+        return
+    con.execute(
+        """
             UPDATE bench_runs b SET status = 'interrupted',
                 finished_at = coalesce(
                     (SELECT max(r.finished_at) FROM results r WHERE r.run_id = b.run_id),
@@ -363,8 +369,8 @@ def recover_stale_runs(con: duckdb.DuckDBPyConnection, runs: Path, live: set[str
                 error = coalesce(b.error, 'the process ' || coalesce(b.pid::VARCHAR, '?')
                                  || ' stopped without closing the run')
             WHERE run_id = ?""",
-            [run_id],
-        )
+        [run_id],
+    )
 
 
 def merge(old: Sequence[str] | None, new: Sequence[str]) -> list[str]:

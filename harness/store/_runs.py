@@ -161,7 +161,7 @@ class RunLifecycle:
             log.warning("harness: run %s not deleted: %s", run_id, exc)
             return False
         if deleted:
-            self._ended(run_id)
+            self._ended(run_id, closed=True)
             self._known.discard(run_id)
             if self._shards is not None:
                 for key in [k for k in self._shards.followers if k[0] == run_id]:
@@ -217,17 +217,18 @@ class RunLifecycle:
         except BaseException:  # any other failure: the label is not held past the run
             self._ended(run_id)
             raise
-        self._ended(run_id)
+        self._ended(run_id, closed=True)
         if full is not None:
             raise full
         if not got or not got[0]:
             raise StoreError(f"no run {run_id!r} in {self.path}")
 
-    def _ended(self, run_id: str) -> None:
+    def _ended(self, run_id: str, *, closed: bool = False) -> None:
+        """``closed``: the run's end is in ``bench_runs`` (its liveness file goes with it)."""
         self.open.discard(run_id)
         self._release_label(run_id)
         if (held := self._alive.pop(run_id, None)) is not None:
-            held.release()
+            held.release(remove=closed)
 
     def finish_all(self, status: RunStatus, *, error: str | None = None) -> None:
         """Finish every run still open, with ``status``; with an ``error`` (the store failed

@@ -33,10 +33,21 @@ def _run_id(db: Path) -> str:
     return str(row[0])
 
 
+def _killed(db: Path) -> None:
+    """Leave what a run's process killed with the run open leaves: its lock file, unheld (a
+    run that ends removes it)."""
+    from harness.store._alive import AliveLock
+
+    held = AliveLock.hold(runs_dir(db), _run_id(db))
+    assert held is not None
+    held.release()
+
+
 def test_a_dead_run_whose_pid_lives_on_is_not_running(tmp_path: Path) -> None:
     stored = store_two_cells(tmp_path / "stored")
     # The process died with the run open, and pid 1 is alive (a container's init): reused.
     db = edited(stored, tmp_path / "db", "UPDATE bench_runs SET status = 'running', pid = 1")
+    _killed(db)
     done = CliRunner().invoke(main, ["baseline", "save", "--db", str(db), "-o",
                                      str(tmp_path / "b.json")])  # fmt: skip
     assert "still running" not in done.output, done.output  # "(process 1)" before
