@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,24 @@ def state(db: Path, run: str) -> dict[str, Any]:
     return {"rows": got[0], "distinct": got[1], "compacted": compacted[0], "shards_left": left}
 
 
+def _said(proc: subprocess.Popen[str]) -> tuple[list[str], threading.Event, threading.Thread]:
+    """The lines ``proc`` writes to stderr (read by the thread returned), and an event set once
+    one says the disk is full."""
+    lines: list[str] = []
+    full = threading.Event()
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            if "the disk is full" in line:
+                full.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return lines, full, reader
+
+
 def main() -> None:
     mount, out, kind, hold_s, wait_s = (
         Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], float(sys.argv[4]), float(sys.argv[5]),
@@ -105,12 +124,19 @@ def main() -> None:
     cmd, env = harness_compact(db, wait_s)
     started = time.monotonic()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    said, full, reader = _said(proc)
     if kind == "transient":
+        # Held from the moment compact says it waits (not from its start: under load its
+        # imports alone may take longer than hold_s).
+        report["said_full"] = full.wait(timeout=180)
         time.sleep(hold_s)
         report["running_when_freed"] = proc.poll() is None
         filler.free()
-    stdout, stderr = proc.communicate(timeout=240)
-    report.update(code=proc.returncode, stdout=stdout, stderr=stderr)
+    assert proc.stdout is not None
+    stdout = proc.stdout.read()
+    proc.wait(timeout=240)
+    reader.join(timeout=30)  # every line of stderr read
+    report.update(code=proc.returncode, stdout=stdout, stderr="".join(said))
     report["took_s"] = time.monotonic() - started
     if kind == "persistent":
         report["while_full"] = state(db, run)  # nothing lost, nothing twice, the disk still full

@@ -199,6 +199,7 @@ def test_compact_on_a_disk_that_stays_full_exits_3_and_loses_nothing(
 def test_compact_waits_out_a_disk_full_for_a_moment(compact_scenario: CompactScenario) -> None:
     got = compact_scenario("transient", 2.0, 30.0)
     err = got["stderr"]
+    assert got["said_full"], err  # it met the full disk (freed 2 s after it said so)
     assert got["running_when_freed"], err  # it was still waiting when the room came back
     assert got["code"] == 0, err
     assert "the disk is full" in err
