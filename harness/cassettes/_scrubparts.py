@@ -11,8 +11,9 @@
 - :func:`leaves` and :class:`Walk`: the strings of a parsed JSON value and a nested value
   rebuilt, with an explicit stack instead of recursion: a reply of 500 nested brackets made the
   recursive walk raise ``RecursionError``, which crashed the run.
-- :func:`scrub_literals`: the string literals of JSON text decoded, scrubbed and encoded again one
-  by one, without parsing the document (for documents too deep for :func:`json.loads`).
+
+:func:`~harness.cassettes._jsonliterals.scrub_literals` scrubs JSON text's string literals one
+by one, without parsing it.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ __all__ = [
     "parses_json_line",
     "percent_spellings",
     "replace_spans",
-    "scrub_literals",
     "until_still",
     "withhold_texts",
 ]
@@ -50,8 +50,6 @@ S = TypeVar("S", str, bytes)
 PREFIX = 8
 #: From how many needles on :class:`Needles` indexes them.
 MANY_NEEDLES = 32
-#: A JSON string literal (the unrolled form: no backtracking on long strings).
-_LITERAL = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 
 def find_spans(haystack: S, needles: Sequence[S] | Needles[S]) -> list[tuple[int, int]]:
@@ -234,24 +232,6 @@ def leaves(chunk: Any) -> list[tuple[Place, Any, Any]]:
         if below is not None:
             stack.extend(reversed(below))
     return found
-
-
-def scrub_literals(text: str, scrub: Callable[[str], str]) -> str:
-    """JSON text with each string literal whose decoded value ``scrub`` changes replaced by the
-    scrubbed value encoded again; everything else kept as it is. No parse: any depth."""
-
-    def one(match: re.Match[str]) -> str:
-        literal = match.group()
-        if "\\" not in literal:
-            return literal  # the raw text was scrubbed already
-        try:
-            value = json.loads(literal)
-        except ValueError:
-            return literal
-        clean = scrub(value)
-        return literal if clean is value else json.dumps(clean, ensure_ascii=False)
-
-    return _LITERAL.sub(one, text)
 
 
 class _Frame:

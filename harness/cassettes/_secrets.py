@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cassettes._cutheads import CutHeads
+from harness.cassettes._jsonliterals import scrub_literals
 from harness.cassettes._logscrub import LOGS
 from harness.cassettes._replies import OneReply
 from harness.cassettes._scrubparts import (
@@ -56,7 +57,6 @@ from harness.cassettes._scrubparts import (
     parses_json_line,
     percent_spellings,
     replace_spans,
-    scrub_literals,
     until_still,
     withhold_texts,
 )
