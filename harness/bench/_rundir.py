@@ -17,12 +17,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness._files import remove_tree, write_atomic
+from harness._files import read_regular, remove_tree, write_atomic
 
 __all__ = ["LEGACY_CELL_PREFIX", "RUN_PREFIX", "RunFolder", "remove_stale"]
 
 RUN_PREFIX = "harness-run-"
 _PID_FILE = "pid"
+#: The pid file holds a pid and a host name: anything longer is not one.
+_PID_LIMIT = 4096
 #: A folder without a pid file is left alone this long (its run may be writing it right now).
 _GRACE_S = 60.0
 #: Workspaces made outside a run folder (older versions, or a Runner used without one).
@@ -80,8 +82,9 @@ def _age_s(folder: Path) -> float:
 
 def _alive(folder: Path) -> bool:
     """Whether the run that owns ``folder`` may still be running."""
-    try:
-        pid_text, _, host = (folder / _PID_FILE).read_text().partition("\n")
+    try:  # (a FIFO there, in a temp folder any local user may write to, held every start)
+        written = read_regular(folder / _PID_FILE, limit=_PID_LIMIT).decode("utf-8")
+        pid_text, _, host = written.partition("\n")
         pid = int(pid_text)
     except (OSError, ValueError):  # no pid file: a run starting now, or one killed at start
         try:
