@@ -1,28 +1,33 @@
 """One temporary folder per run, holding every cell's workspace, removed when the run ends.
 
-``$TMPDIR/harness-run-<run_id>/`` holds a ``pid`` file (the process running it) and one
-``cell-*`` workspace per cell in flight. The runner removes each workspace when its cell is done
-and the whole folder when the run ends, however it ends short of ``kill -9``. A folder left by a
-killed run (its pid is no longer alive) is removed by :func:`remove_stale`, which ``harness run``
-calls at every start, ``--resume`` included; so are ``harness-cell-*`` folders older than a day
-(left by versions that had no run folder).
+``$TMPDIR/harness-run-<run_id>/`` holds a ``pid`` file (the process running it), an
+``alive.lock`` on which that process holds an ``flock`` for the run's life, and one ``cell-*``
+workspace per cell in flight. The runner removes each workspace when its cell is done and the
+whole folder when the run ends, however it ends short of ``kill -9``. A folder left by a killed
+run (its lock held by no one; without a lock file, its pid no longer alive) is removed by
+:func:`remove_stale`, which ``harness run`` calls at every start, ``--resume`` included; so are
+``harness-cell-*`` folders older than a day (left by versions that had no run folder).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
 import socket
 import tempfile
 import time
 from pathlib import Path
 
-from harness._files import read_regular, remove_tree, write_atomic
+from harness._files import open_regular, read_regular, remove_tree, write_atomic
 
 __all__ = ["LEGACY_CELL_PREFIX", "RUN_PREFIX", "RunFolder", "remove_stale"]
 
 RUN_PREFIX = "harness-run-"
 _PID_FILE = "pid"
+#: The file whose ``flock`` the run's process holds while the run lives.
+_LOCK_FILE = "alive.lock"
 #: The pid file holds a pid and a host name: anything longer is not one.
 _PID_LIMIT = 4096
 #: A folder without a pid file is left alone this long (its run may be writing it right now).
@@ -43,9 +48,13 @@ class RunFolder:
             remove_tree(self.path)  # left by a killed run of this id
         self.path.mkdir(parents=True, exist_ok=True)
         write_atomic(self.path / _PID_FILE, f"{os.getpid()}\n{socket.gethostname()}\n")
+        self._lock: int | None = _hold(self.path / _LOCK_FILE)
 
     def remove(self) -> None:
         remove_tree(self.path)
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            os.close(lock)
 
     def __enter__(self) -> RunFolder:
         return self
@@ -81,7 +90,11 @@ def _age_s(folder: Path) -> float:
 
 
 def _alive(folder: Path) -> bool:
-    """Whether the run that owns ``folder`` may still be running."""
+    """Whether the run that owns ``folder`` may still be running: its process holds the
+    folder's lock file; without one (a harness before it), its pid file names a live process
+    (a pid is reused: a dead run's may be another process's now)."""
+    if (held := _held(folder / _LOCK_FILE)) is not None:
+        return held
     try:  # (a FIFO there, in a temp folder any local user may write to, held every start)
         written = read_regular(folder / _PID_FILE, limit=_PID_LIMIT).decode("utf-8")
         pid_text, _, host = written.partition("\n")
@@ -102,3 +115,32 @@ def _alive(folder: Path) -> bool:
     except PermissionError:
         return True  # alive, owned by someone else
     return True
+
+
+def _hold(path: Path) -> int | None:
+    """A descriptor holding an exclusive ``flock`` on a new ``path``, or None (no ``flock``)."""
+    try:
+        fd = open_regular(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _held(path: Path) -> bool | None:
+    """Whether a process holds ``path``'s lock; None without such a file or ``flock``."""
+    try:
+        fd = open_regular(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as exc:
+        return True if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN) else None
+    finally:
+        os.close(fd)
+    return False

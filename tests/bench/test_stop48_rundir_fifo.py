@@ -51,3 +51,40 @@ def test_harness_run_starts_with_a_fifo_planted_in_the_temp_folder(tmp_path: Pat
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "1/1 cells, 1 passed" in done.stdout + done.stderr
+
+
+def test_a_killed_runs_folder_whose_pid_lives_on_is_removed(tmp_path: Path) -> None:
+    """The same folder's pid, reused: a run killed in a container whose next life gave its pid
+    to another process (pid 1 here) kept its folder, and every cell workspace in it, for ever."""
+    code = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from harness.bench._rundir import RunFolder\n"
+        "RunFolder('killed', Path(sys.argv[1]))\n"
+        "os._exit(0)\n"  # killed: nothing removed
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, check=True, timeout=60)
+    killed = tmp_path / "harness-run-killed"
+    (killed / "cell-x").mkdir()
+    (killed / "pid").write_text(f"1\n{os.uname().nodename}\n")  # pid 1 is alive
+    assert remove_stale(tmp_path) == [killed]
+    assert not killed.exists()
+
+
+def test_a_live_runs_folder_is_kept_and_a_folder_without_a_lock_file_asks_the_pid(
+    tmp_path: Path,
+) -> None:
+    from harness.bench._rundir import RunFolder
+
+    live = RunFolder("live", tmp_path)
+    older = tmp_path / "harness-run-older"  # a harness before the lock file: the pid is asked
+    older.mkdir()
+    (older / "pid").write_text(f"{os.getpid()}\n{os.uname().nodename}\n")
+    try:
+        assert remove_stale(tmp_path) == []
+        assert live.path.is_dir()
+        assert older.is_dir()
+    finally:
+        live.remove()
+    assert not live.path.exists()
