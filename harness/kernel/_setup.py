@@ -15,6 +15,7 @@ from typing import Any
 
 from harness.core._messages import Message, message_from_dict
 from harness.errors import ConfigError
+from harness.kernel._calls import MAX_ARGUMENT_DEPTH, _deeper_than
 from harness.kernel._hooks import Hooks
 from harness.kernel._options import RunConfig
 from harness.kernel._permissions import Permissions, Phase
@@ -55,6 +56,12 @@ def check_inputs(prompt: str | None, config: RunConfig, tools: Sequence[Tool]) -
             messages.append(message_from_dict(m, where=f"messages[{i}]"))
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
+        for j, call in enumerate(messages[-1].tool_calls or ()):
+            if _deeper_than(call.arguments, MAX_ARGUMENT_DEPTH):  # as a model's are refused
+                raise ConfigError(  # (the run's internal error: RecursionError; stop 48)
+                    f"messages[{i}].tool_calls[{j}].arguments: nested deeper than "
+                    f"{MAX_ARGUMENT_DEPTH} levels; give flatter arguments"
+                )
     if prompt is not None:
         if not isinstance(prompt, str):
             raise ConfigError(f"prompt: expected a string, got {type(prompt).__name__}")
