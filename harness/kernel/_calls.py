@@ -225,6 +225,14 @@ def _misfits(response: Any) -> _Taken | str:
         if isinstance(count, str):
             return f"a Response whose usage's {field.name} is {count}"
         counts.append(count)
+    for name in _TEXT_FIELDS:  # kept in the Result, the transcript and the row as text
+        value = getattr(response, name)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            return f"a Response whose {name} is a {type(value).__name__}, not a str"
+        if type(value) is not str:
+            setattr(response, name, str.__str__(value))
     notes = []
     for name in ("retries", "tool_call_repairs"):
         value = getattr(response, name)
@@ -233,6 +241,11 @@ def _misfits(response: Any) -> _Taken | str:
         notes.append([str.__str__(v) for v in value])
     return _Taken(TokenUsage(*counts) if usage is not None else None, cost, *notes)
 
+
+#: A plug-in provider's ``Response`` fields the kernel keeps as text (or None). An ``int``, or
+#: an object whose ``str()`` raised, went into the Result's ``error_diagnostic``, its calls and
+#: its transcript, which then could not be stored (stop 48).
+_TEXT_FIELDS = ("thinking", "finish_reason", "model", "id", "repaired", "tool_call_error")
 
 #: The most values a plug-in provider's tool-call arguments may hold.
 MAX_ARGUMENT_VALUES = 1_000_000

@@ -138,10 +138,10 @@ class OpenAIProvider(ChatProvider):
             text=text,
             tool_calls=calls,
             thinking=thinking or None,
-            finish_reason=choice.get("finish_reason") or ("tool_calls" if calls else "stop"),
+            finish_reason=_text(choice.get("finish_reason")) or ("tool_calls" if calls else "stop"),
             usage=_usage(usage) if isinstance(usage, dict) else None,
-            model=data.get("model"),
-            id=data.get("id"),
+            model=_text(data.get("model")),  # (a server's odd types, as the stream reads them)
+            id=_text(data.get("id")),
             raw=data,
         )
 
@@ -219,6 +219,11 @@ def _content(content: Any) -> tuple[str, str]:
                 text.append(part)
         return "".join(text), "".join(thinking)
     return "", ""
+
+
+def _text(value: Any) -> str | None:
+    """``value`` when it is non-empty text, else None."""
+    return value if isinstance(value, str) and value else None
 
 
 def _reasoning(obj: dict[str, Any]) -> str:
