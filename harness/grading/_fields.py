@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic_core import PydanticCustomError
 
-__all__ = ["MAX_TIMEOUT_S", "field_error", "relative_path_ok", "yaml_text"]
+__all__ = ["MAX_TIMEOUT_S", "field_error", "name_problem", "relative_path_ok", "yaml_text"]
 
 #: The longest ``timeout_s`` a grader takes (a day): ``.inf`` or ``1.0e+300`` passed
 #: ``suites validate``, then made every cell an error (``OverflowError``) or, for a ``command``
@@ -41,3 +41,15 @@ def relative_path_ok(rel: str) -> bool:
         and (".." not in PurePosixPath(rel.replace("\\", "/")).parts)
         and not re.match(r"^[A-Za-z]:", rel)
     )
+
+
+def name_problem(rel: str) -> str | None:
+    """Why no file can have the path ``rel``, or None: a lone surrogate (``"a\\ud800"``), or a
+    name past the file system's 255 bytes (``File name too long``)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"holds a lone surrogate at character {exc.start}, not text"
+    if any(len(part.encode("utf-8")) > 255 for part in PurePosixPath(rel.replace("\\", "/")).parts):
+        return "holds a name longer than 255 bytes (the file system's limit)"
+    return None

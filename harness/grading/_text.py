@@ -46,7 +46,7 @@ from harness.errors import ToolError
 from harness.grading._answer import final_answer
 from harness.grading._base import GradeContext, Grader
 from harness.grading._echo import ECHO_MIN_CHARS, repeats_prompt
-from harness.grading._fields import field_error, relative_path_ok, yaml_text
+from harness.grading._fields import field_error, name_problem, relative_path_ok, yaml_text
 from harness.grading._grade import Grade, show
 from harness.grading._patterns import REGEX_TIME_LIMIT_S, pattern_problem, searchable
 from harness.grading._sentences import NEGATIONS, Reading, answer_end
@@ -394,6 +394,8 @@ class FileContainsGrader(_Values):
     def _relative(self) -> FileContainsGrader:
         if not relative_path_ok(self.path):
             raise field_error("path", f"{self.path!r} must be a relative path inside the workspace")
+        if problem := name_problem(self.path):  # (an error cell at each grading before)
+            raise field_error("path", f"{show(self.path)} {problem}")
         return self
 
     def evaluate(self, result: Result, context: GradeContext) -> Grade:

@@ -280,6 +280,8 @@ def _parse_turn(raw: dict[str, Any], index: int) -> MockTurn:
         error = ProviderError.from_status(spec["status"], str(spec.get("message", "mock error")))
     elif "text" not in raw and "tool_calls" not in raw:
         raise _bad(index, "needs one of 'text', 'tool_calls' or 'error'")
+    if calls_raw is not None and not isinstance(calls_raw, list):  # (a float: a TypeError)
+        raise _bad(index, f"tool_calls must be a list, got {type(calls_raw).__name__}")
     calls: list[ToolCall] = []
     for j, c in enumerate(calls_raw or ()):
         if not isinstance(c, dict) or not isinstance(c.get("name"), str):

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
+from harness.grading._fields import name_problem
+
 __all__ = ["MAX_NAME", "file_name_problem", "workspace_clash"]
 
 #: The longest suite name or task id: they name cassette folders and files (a task id of 300
@@ -20,15 +22,11 @@ def file_name_problem(rel: str) -> str | None:
     the workspace itself (an ``AssertionError`` error cell), a name past the file system's
     255 bytes (``File name too long``), a lone surrogate (``"a\\ud800"``: a
     ``UnicodeEncodeError`` error cell)."""
-    try:
-        rel.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return f"holds a lone surrogate at character {exc.start}, not text"
+    if problem := name_problem(rel):
+        return problem
     parts = PurePosixPath(rel.replace("\\", "/")).parts
     if not [part for part in parts if part != "."]:
         return "names the workspace itself, not a file in it"
-    if any(len(part.encode("utf-8", "surrogatepass")) > 255 for part in parts):
-        return "holds a name longer than 255 bytes (the file system's limit)"
     return None
 
 
