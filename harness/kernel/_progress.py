@@ -72,7 +72,9 @@ _VOLATILE: tuple[tuple[str, str], ...] = (
         "\\1\\2<dur>",
     ),
     # Process ids: "pid 1234", "PID: 1234", "pid=1234", "process 1234".
-    (r"(?i)\b(pid|process)(\s*[:=#]?\s*)\d+\b", "\\1\\2<pid>"),
+    # (Possessive: with ``\s*[:=#]?\s*`` each split of a run of spaces was tried, quadratic:
+    # a tool result of "pid" and 30,000 spaces, a model's tool name, held a run 7 s.)
+    (r"(?i)\b(pid|process)(\s*+[:=#]?+\s*+)\d+\b", "\\1\\2<pid>"),
     # Object addresses in reprs (<Foo object at 0x7f3a2c...>).
     (r"\b0x[0-9a-fA-F]{6,}\b", "<addr>"),
 )
