@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -43,6 +44,9 @@ __all__ = [
 
 
 _LINE_CLOSE = "</tool_call>"
+#: The closing tag in any case. (``text.lower().find(...)`` gave a place in the lowered text,
+#: longer than the reply where it holds ``İ``: each one kept a character of the run-on.)
+_LINE_CLOSE_ANY_CASE = re.compile(re.escape(_LINE_CLOSE), re.IGNORECASE)
 
 #: The user turn written between two assistant turns, and after a history that ends with one (a
 #: Plan-and-Solve plan, a Reflexion critique). On a chat API a trailing assistant message is a
@@ -273,8 +277,8 @@ def drop_run_on(text: str, fmt: TextFormat) -> str:
     """
     if fmt != "line":
         return text
-    end = text.lower().find(_LINE_CLOSE)
-    return text if end < 0 else text[: end + len(_LINE_CLOSE)]
+    found = _LINE_CLOSE_ANY_CASE.search(text)
+    return text if found is None else text[: found.end()]
 
 
 def finish_response(response: Response, fmt: TextFormat = "fenced") -> None:
