@@ -56,7 +56,7 @@ def test_the_fences_found_are_the_full_parses(seed: int) -> None:
     rng = random.Random(seed)
     for _ in range(10_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
-        fences = [t.content for t in full.parse(text)
-                  if t.type == "fence" and (t.info.split() or [""])[0].lower() in PYTHON_INFO]  # fmt: skip
+        python = [t for t in full.parse(text) if (t.info.split() or [""])[0].lower() in PYTHON_INFO]
+        fences = [t.content for t in python if t.type == "fence"]
         expected = fences[-1] if fences else text
         assert extract_code(text) == (expected if expected.strip() else None), text
