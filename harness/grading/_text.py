@@ -150,9 +150,12 @@ class _Values(Grader):
         """Each match of ``value`` in ``text``, in order, as it is found (never all at once:
         a reply of a million matches is not a list of a million)."""
         hay, needle = self._fold(text), self._fold(value)
+        moved = len(hay) != len(text)  # ß folds to ss: places in the folded text are further on
+        starts, ends = _Unfolded(text), _Unfolded(text)
         at = hay.find(needle)
         while at >= 0:
-            yield at, at + len(needle)
+            last = at + len(needle) - 1
+            yield (starts.origin(at), ends.origin(last) + 1) if moved else (at, last + 1)
             at = hay.find(needle, at + 1)
 
     def _counts(self, reading: Reading, start: int, end: int) -> bool:
@@ -210,6 +213,28 @@ class _TextGrader(_Values):
         parts = ["at the end"] if self.at == "end" else []
         parts += ["in a sentence saying it is not there"] if self.negated else []
         return " ".join(parts) + " " if parts else ""
+
+
+class _Unfolded:
+    """Places of ``text.casefold()`` taken back to ``text``, asked in increasing order (one walk
+    for all; folding is per character, never to fewer): ``at: end`` failed "Die Straße heißt
+    Berlin" for ``Berlin``, and ``negated`` read a later sentence (adversary round 22, part A)."""
+
+    __slots__ = ("_folded", "_next", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._next = 0  # the text's next character, and where it starts in the folded text
+        self._folded = 0
+
+    def origin(self, place: int) -> int:
+        """The index of the text's character whose folding covers ``place``."""
+        while True:
+            width = len(self._text[self._next].casefold())
+            if self._folded + width > place:
+                return self._next
+            self._folded += width
+            self._next += 1
 
 
 def _wanted(values: list[str]) -> str:
