@@ -20,11 +20,11 @@ pytest.importorskip(
 )
 
 import harness
-from harness.grading import grade, parse_grader
+from harness.grading import Grade, grade, parse_grader
 from harness.grading._humaneval import PYTHON_INFO, extract_code
 
 
-def _graded(text: str) -> harness.Grade:
+def _graded(text: str) -> Grade:
     result = harness.run("x", provider="mock", provider_opts={"turns": [{"text": text}]})
     return grade(parse_grader({"kind": "humaneval", "problem": "HumanEval/0"}), result)
 

@@ -82,7 +82,7 @@ def test_the_merged_texts_are_the_old_ones(seed: int) -> None:
             elif kind == "tool":
                 messages.append(Message("tool", text, tool_result=ToolResult(f"c{i}", text)))
             else:
-                messages.append(Message(kind, text))
+                messages.append(Message("user" if kind == "user" else "assistant", text))
         new = [m.content for m in rewrite_history(messages) if m.role == "user"]
         old = [m.content for m in _old(messages) if m.role == "user"]
         assert new == old, messages
