@@ -154,7 +154,7 @@ class _Values(Grader):
         starts, ends = _Unfolded(text), _Unfolded(text)
         at = hay.find(needle)
         while at >= 0:
-            last = at + len(needle) - 1
+            last = at + len(needle) - 1  # (a value's last character: ß's ss may end in it)
             yield (starts.origin(at), ends.origin(last) + 1) if moved else (at, last + 1)
             at = hay.find(needle, at + 1)
 
@@ -223,12 +223,13 @@ class _Unfolded:
     __slots__ = ("_folded", "_next", "_text")
 
     def __init__(self, text: str) -> None:
-        self._text = text
-        self._next = 0  # the text's next character, and where it starts in the folded text
-        self._folded = 0
+        self._text, self._next, self._folded = text, 0, 0  # next character, its folded place
 
     def origin(self, place: int) -> int:
         """The index of the text's character whose folding covers ``place``."""
+        while place - self._folded >= 3 * 1024:  # a character folds to 3 at most: skip a block
+            self._folded += len(self._text[self._next : self._next + 1024].casefold())
+            self._next += 1024
         while True:
             width = len(self._text[self._next].casefold())
             if self._folded + width > place:

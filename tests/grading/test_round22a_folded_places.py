@@ -51,3 +51,11 @@ def test_the_places_are_the_texts(seed: int) -> None:
         value = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 3)))
         for start, end in grader._finds(text, value):
             assert value.casefold() in text[start:end].casefold(), (text, value, start, end)
+
+
+@pytest.mark.timeout(60)  # about 2 s here (a block of 1,024 characters skipped at a time)
+def test_a_long_reply_with_a_folding_letter_is_placed_in_time() -> None:
+    from harness.grading._text import ContainsGrader
+
+    grader = ContainsGrader(kind="contains", value=["berlin"], at="end")
+    assert grader.match("ß" + "x" * 20_000_000 + " Berlin", "text").passed
