@@ -49,7 +49,7 @@ from harness.grading._echo import ECHO_MIN_CHARS, repeats_prompt
 from harness.grading._fields import field_error, relative_path_ok, yaml_text
 from harness.grading._grade import Grade, show
 from harness.grading._patterns import REGEX_TIME_LIMIT_S, pattern_problem, searchable
-from harness.grading._sentences import NEGATIONS, Reading, answer_end
+from harness.grading._sentences import NEGATIONS, Reading, answer_end, unfolded_finds
 from harness.tools._beneath import Beneath, read_fd
 
 __all__ = [
@@ -150,12 +150,12 @@ class _Values(Grader):
         """Each match of ``value`` in ``text``, in order, as it is found (never all at once:
         a reply of a million matches is not a list of a million)."""
         hay, needle = self._fold(text), self._fold(value)
-        moved = len(hay) != len(text)  # ß folds to ss: places in the folded text are further on
-        starts, ends = _Unfolded(text), _Unfolded(text)
+        if len(hay) != len(text):  # ß folds to ss: places in the folded text are further on
+            yield from unfolded_finds(text, hay, needle)
+            return
         at = hay.find(needle)
         while at >= 0:
-            last = at + len(needle) - 1  # (a value's last character: ß's ss may end in it)
-            yield (starts.origin(at), ends.origin(last) + 1) if moved else (at, last + 1)
+            yield at, at + len(needle)
             at = hay.find(needle, at + 1)
 
     def _counts(self, reading: Reading, start: int, end: int) -> bool:
@@ -213,29 +213,6 @@ class _TextGrader(_Values):
         parts = ["at the end"] if self.at == "end" else []
         parts += ["in a sentence saying it is not there"] if self.negated else []
         return " ".join(parts) + " " if parts else ""
-
-
-class _Unfolded:
-    """Places of ``text.casefold()`` taken back to ``text``, asked in increasing order (one walk
-    for all; folding is per character, never to fewer): ``at: end`` failed "Die Straße heißt
-    Berlin" for ``Berlin``, and ``negated`` read a later sentence (adversary round 22, part A)."""
-
-    __slots__ = ("_folded", "_next", "_text")
-
-    def __init__(self, text: str) -> None:
-        self._text, self._next, self._folded = text, 0, 0  # next character, its folded place
-
-    def origin(self, place: int) -> int:
-        """The index of the text's character whose folding covers ``place``."""
-        while place - self._folded >= 3 * 1024:  # a character folds to 3 at most: skip a block
-            self._folded += len(self._text[self._next : self._next + 1024].casefold())
-            self._next += 1024
-        while True:
-            width = len(self._text[self._next].casefold())
-            if self._folded + width > place:
-                return self._next
-            self._folded += width
-            self._next += 1
 
 
 def _wanted(values: list[str]) -> str:
