@@ -14,8 +14,9 @@ class OneReply:
     (``content_block_delta``) names its content block by an ``index`` at its top, so a
     message's thinking block and its text block were two replies, and a key begun in one and
     ended in the other was left in halves in the cassette. OpenAI's choices keep their index
-    (below the top: each is a reply of its own). Each place is rewritten once (memoised by the
-    place, whose parents are shared): linear in the chunks, at any depth."""
+    (below the top: each is a reply of its own). A whole message's ``content`` blocks (a reply
+    not streamed) are one reply too (adversary round 22, part A). Each place is rewritten once
+    (memoised by the place, whose parents are shared): linear in the chunks, at any depth."""
 
     __slots__ = ("_done",)
 
@@ -31,7 +32,9 @@ class OneReply:
         top: Place = self._done[id(node)][1] if node else ()
         for level in reversed(chain):
             outer, key = level
-            if not outer and type(key) is str and key.startswith("#"):  # the event's index
+            event_index = not outer and type(key) is str and key.startswith("#")
+            block = type(key) is int and bool(outer) and outer[1] == "content"  # a message's
+            if event_index or block:
                 key = "#"
             top = (top, key)
             self._done[id(level)] = (level, top)  # the place kept: its id stays its own

@@ -242,7 +242,7 @@ class Redactor:
         place; returns the indices of the chunks changed. Each group's concatenation is searched
         once and its spans walked once: linear in the reply's size."""
         changed: set[int] = set()
-        if not self.secrets or len(chunks) < 2:
+        if not self.secrets or not chunks:  # one chunk: its reply's text fields, joined
             return changed
         # One walk: (chunk, parent, key) of each string, by place and by reply.
         places: dict[Place, list[tuple[int, Any, Any]]] = {}
@@ -302,7 +302,10 @@ class Redactor:
                 return self._literals(body)
             else:
                 clean_whole = self.value(whole)
-                if clean_whole is whole:
+                # A key split between one reply's reasoning and its answer (the document is
+                # this method's own: cut in place). Streams only before (round 22, part A).
+                joined = self._join([clean_whole])
+                if clean_whole is whole and not joined:
                     return body
                 try:
                     return dump_compact(clean_whole)

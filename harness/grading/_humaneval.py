@@ -48,7 +48,7 @@ from typing import ClassVar, Literal
 from markdown_it import MarkdownIt
 from pydantic import Field, model_validator
 
-from harness._sync import run_sync
+from harness._sync import in_thread, run_sync
 from harness.core._result import Result
 from harness.errors import ConfigError, ToolError
 from harness.grading._answer import final_answer
@@ -86,7 +86,9 @@ _MARK = "HUMANEVAL-VERDICT "
 _SHOWN = 300
 #: Info strings (their first word, any case) of the code blocks read as Python.
 PYTHON_INFO = frozenset({"", "python", "py", "python3"})
-_MARKDOWN = MarkdownIt("commonmark")
+#: Block rules only: a fence is a block, and reading the inline markup too cost a hostile answer
+#: about 20 microseconds a character (a megabyte of ``![``: 20 s; adversary round 22, part A).
+_MARKDOWN = MarkdownIt("commonmark").disable("inline")
 
 #: Runs program.py as ``unsafe_execute`` does; prints the verdict as its last line.
 DRIVER = f"""\
@@ -183,7 +185,7 @@ def defines(code: str, name: str) -> bool:
     """Does ``code`` define the function ``name`` at its top level?"""
     try:
         tree = ast.parse(code)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):  # nested past the parser
         return re.search(rf"^(?:async\s+)?def\s+{re.escape(name)}\s*\(", code, re.M) is not None
     kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
     return any(isinstance(node, kinds) and node.name == name for node in tree.body)
@@ -256,14 +258,9 @@ async def arun_check(
 async def _run_program(problem: dict[str, str], program: str, timeout_s: float) -> Verdict:
     from harness.tools._run_python import run_python_files
 
-    try:
-        compile(program, "program.py", "exec")  # compiling runs nothing
-    except (SyntaxError, ValueError) as exc:
-        lineno = getattr(exc, "lineno", None)
-        lines = program.splitlines()
-        line = lines[lineno - 1].strip() if lineno and 0 < lineno <= len(lines) else None
-        message = getattr(exc, "msg", None) or str(exc)
-        return _failed(type(exc).__name__, message, line)
+    failed = await in_thread(_compile_failure, program, name="humaneval's compile")
+    if failed is not None:
+        return failed
     limit = timeout_s + KILL_AFTER_S
     # CPU seconds: SIGXCPU a second past the limit (a loop in C code that the timer cannot stop).
     limits = Limits(
@@ -292,6 +289,21 @@ async def _run_program(problem: dict[str, str], program: str, timeout_s: float) 
     if verdict["result"] == "timed out":
         return timed_out
     return _failed(verdict["type"], verdict["message"], verdict["line"])
+
+
+def _compile_failure(program: str) -> Verdict | None:
+    """The verdict of a program that does not compile (compiling runs nothing), else None.
+    Code nested past the compiler (``x = ~~~...1``, ``1+1+...``) fails as it would in the
+    sandbox: it was the grader's error (``MemoryError``), an error cell (round 22, part A)."""
+    try:
+        compile(program, "program.py", "exec")
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+        lineno = getattr(exc, "lineno", None)
+        lines = program.splitlines()
+        line = lines[lineno - 1].strip() if lineno and 0 < lineno <= len(lines) else None
+        message = getattr(exc, "msg", None) or str(exc)
+        return _failed(type(exc).__name__, message, line)
+    return None
 
 
 class HumanEvalGrader(Grader):
@@ -335,13 +347,21 @@ class HumanEvalGrader(Grader):
         if problem is None:
             return Grade(False, 0.0, f"humaneval: no problem {self.problem!r}", error=True)
         answer = final_answer(result)
-        code = extract_code(answer)
-        if code is None:
+        data = problem.as_dict()
+        # Read on a thread: a model's answer may be megabytes (the loop runs the other cells).
+        completion = await in_thread(_completion, data, answer, name="humaneval's reading")
+        if completion is None:
             what = "the answer is empty" if not answer.strip() else "its code block is empty"
             return Grade.of(False, f"no code found: {what}")
-        data = problem.as_dict()
         try:
-            verdict = await arun_check(data, completion_for(data, code), timeout_s=self.timeout_s)
+            verdict = await arun_check(data, completion, timeout_s=self.timeout_s)
         except (SandboxUnavailable, ToolError) as exc:
             return Grade(False, 0.0, f"humaneval grader: {exc}", error=True)
         return Grade.of(verdict.passed, verdict.explanation)
+
+
+def _completion(problem: dict[str, str], answer: str) -> str | None:
+    """The completion of ``answer``'s code (:func:`extract_code`, :func:`completion_for`), or
+    None when it has none."""
+    code = extract_code(answer)
+    return None if code is None else completion_for(problem, code)

@@ -26,6 +26,8 @@ from typing import Any
 
 import regex
 
+from harness.tools._pattern_size import PATTERN_PARTS_MAX, SET_WIDTH, repeat_parts, set_parts
+
 __all__ = [
     "PATTERN_PARTS_MAX",
     "REGEX_TIME_LIMIT_S",
@@ -38,14 +40,9 @@ __all__ = [
 #: Seconds one search of a suite's pattern may take (catastrophic backtracking).
 REGEX_TIME_LIMIT_S = 10.0
 
-#: The most parts a pattern may repeat to (``a{1000}`` is 1,000; about 300 bytes each when
-#: ``regex`` compiles it).
-PATTERN_PARTS_MAX = 50_000
-
 _parser: Any = getattr(re, "_parser")  # noqa: B009  (re's own parser: the tree re compiles)
 _constants: Any = getattr(re, "_constants")  # noqa: B009
 _compiler: Any = getattr(re, "_compiler")  # noqa: B009
-_REPEATS = {_constants.MAX_REPEAT, _constants.MIN_REPEAT, _constants.POSSESSIVE_REPEAT}
 
 
 def pattern_problem(value: str) -> str | None:
@@ -61,13 +58,15 @@ def pattern_problem(value: str) -> str | None:
             f"regular expression {value!r}: {said[0].message}; re has no POSIX classes or set "
             "operations: write '\\[' for the character '[' in a set, '\\d' for a digit"
         )
-    parts = _parts(tree) + _set_parts(tree, bool(tree.state.flags & _constants.SRE_FLAG_IGNORECASE))
+    parts = repeat_parts(tree) + set_parts(
+        tree, bool(tree.state.flags & _constants.SRE_FLAG_IGNORECASE)
+    )
     if parts > PATTERN_PARTS_MAX:
         shown = value if len(value) <= 80 else f"{value[:80]}..."
         return (
             f"regular expression {shown!r} repeats to more than {PATTERN_PARTS_MAX:,} parts "
             "(the matcher builds each: gigabytes of memory; a set is one part per "
-            f"{_SET_WIDTH} characters of its ranges); repeat less, or use an open bound such "
+            f"{SET_WIDTH} characters of its ranges); repeat less, or use an open bound such "
             "as {1000,}"
         )
     try:  # what re refuses only when it compiles: a look-behind of varying width
@@ -199,70 +198,6 @@ def _code(value: str) -> tuple[int, ...]:
     a case-insensitive wide set costs re about ten times more; round 19, part B)."""
     tree = _parsed(value)
     return tuple(_compiler._code(tree, tree.state.flags))
-
-
-#: Code points of a set's ranges counted as one part: ``[a-z\u0100-\uffff]`` 4,000 times took
-#: re 7.8 s to compile (21 s under ``(?i)``), at validate and at each run's start; 40,000
-#: times, over 120 s (adversary round 18, part B).
-_SET_WIDTH = 100
-
-
-def _parts(items: Any) -> int:
-    """How many parts ``regex`` builds for a parsed pattern: each fixed repetition written out
-    (its least count times its body), stopping once past :data:`PATTERN_PARTS_MAX`."""
-    total = 0
-    for op, av in items:
-        if op in _REPEATS:
-            n = max(int(av[0]), 1) * _parts(av[2])
-        elif op is _constants.BRANCH:
-            n = sum(_parts(branch) for branch in av[1])
-        elif children := _children(op, av):
-            n = sum(_parts(child) for child in children)
-        else:
-            n = 1
-        total += n
-        if total > PATTERN_PARTS_MAX:
-            break
-    return total
-
-
-def _set_parts(items: Any, folded: bool) -> int:
-    """One part per :data:`_SET_WIDTH` code points of each set's ranges, which re's compiler
-    reads one by one (``folded``: ten times as many under ``(?i)``, where re folds the case
-    of each: 75 sets ``[\u0100-\uffff]`` took 1.9 s); once per set, however often the set
-    repeats (re compiles it once; ``[\u4e00-\u9fff]{300}`` was refused as 62,700 parts,
-    adversary round 19, part B)."""
-    total = 0
-    for op, av in items:
-        if op is _constants.IN:
-            width = sum(b[1] - b[0] for o, b in av if o is _constants.RANGE)
-            total += width * (10 if folded else 1) // _SET_WIDTH
-        elif op in _REPEATS:
-            total += _set_parts(av[2], folded)
-        elif op is _constants.BRANCH:
-            total += sum(_set_parts(branch, folded) for branch in av[1])
-        elif op is _constants.SUBPATTERN:  # (?i:...) and (?-i:...)
-            add, remove = (
-                av[1] & _constants.SRE_FLAG_IGNORECASE,
-                av[2] & _constants.SRE_FLAG_IGNORECASE,
-            )
-            total += _set_parts(av[-1], bool(add) or (folded and not remove))
-        else:
-            total += sum(_set_parts(child, folded) for child in _children(op, av))
-    return total
-
-
-def _children(op: Any, av: Any) -> list[Any]:
-    """The parsed sub-patterns of a group, a look-around or a conditional."""
-    if op is _constants.SUBPATTERN:
-        return [av[-1]]
-    if op in (_constants.ASSERT, _constants.ASSERT_NOT):
-        return [av[1]]
-    if op is _constants.ATOMIC_GROUP:
-        return [av]
-    if op is _constants.GROUPREF_EXISTS:
-        return [av[1], av[2]] if av[2] else [av[1]]
-    return []
 
 
 def timed_search(pattern: str, text: str, flags: int = 0) -> regex.Match[str] | None:

@@ -5,8 +5,9 @@ read in one walk of the reply however many matches it holds (adversary round 8, 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-__all__ = ["NEGATIONS", "Reading", "answer_end", "sentence"]
+__all__ = ["NEGATIONS", "Reading", "answer_end", "sentence", "unfolded_finds"]
 
 #: Words that say a thing is not there: ``negated`` matches need one in their sentence.
 NEGATIONS = re.compile(
@@ -80,3 +81,36 @@ class Reading:
             return True
         self._clean = (left, right)
         return False
+
+
+def unfolded_finds(text: str, hay: str, needle: str) -> Iterator[tuple[int, int]]:
+    """Each occurrence of ``needle`` in ``hay`` (``text.casefold()``, longer than ``text``), as
+    its ``(start, end)`` in ``text`` (see :class:`_Unfolded`)."""
+    starts, ends = _Unfolded(text), _Unfolded(text)
+    at = hay.find(needle)
+    while at >= 0:  # (its last character: ß's ss may end in it)
+        yield starts.origin(at), ends.origin(at + len(needle) - 1) + 1
+        at = hay.find(needle, at + 1)
+
+
+class _Unfolded:
+    """Places of ``text.casefold()`` taken back to ``text``, asked in increasing order (one walk
+    for all; folding is per character, never to fewer): ``at: end`` failed "Die Straße heißt
+    Berlin" for ``Berlin``, and ``negated`` read a later sentence (adversary round 22, part A)."""
+
+    __slots__ = ("_folded", "_next", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text, self._next, self._folded = text, 0, 0  # next character, its folded place
+
+    def origin(self, place: int) -> int:
+        """The index of the text's character whose folding covers ``place``."""
+        while place - self._folded >= 3 * 1024:  # a character folds to 3 at most: skip a block
+            self._folded += len(self._text[self._next : self._next + 1024].casefold())
+            self._next += 1024
+        while True:
+            width = len(self._text[self._next].casefold())
+            if self._folded + width > place:
+                return self._next
+            self._folded += width
+            self._next += 1

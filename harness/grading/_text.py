@@ -49,7 +49,7 @@ from harness.grading._echo import ECHO_MIN_CHARS, repeats_prompt
 from harness.grading._fields import field_error, name_problem, relative_path_ok, yaml_text
 from harness.grading._grade import Grade, show
 from harness.grading._patterns import REGEX_TIME_LIMIT_S, pattern_problem, searchable
-from harness.grading._sentences import NEGATIONS, Reading, answer_end
+from harness.grading._sentences import NEGATIONS, Reading, answer_end, unfolded_finds
 from harness.tools._beneath import Beneath, read_fd
 
 __all__ = [
@@ -150,6 +150,9 @@ class _Values(Grader):
         """Each match of ``value`` in ``text``, in order, as it is found (never all at once:
         a reply of a million matches is not a list of a million)."""
         hay, needle = self._fold(text), self._fold(value)
+        if len(hay) != len(text):  # ß folds to ss: places in the folded text are further on
+            yield from unfolded_finds(text, hay, needle)
+            return
         at = hay.find(needle)
         while at >= 0:
             yield at, at + len(needle)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness._plugins import described
 from harness.core._messages import Message, message_from_dict
 from harness.errors import ConfigError
 from harness.kernel._calls import MAX_ARGUMENT_DEPTH, _deeper_than
@@ -134,7 +135,8 @@ def _read(obj: object, name: str, what: str, kind: type = object) -> Any:
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # a GeneratorExit of its own too
-        raise ConfigError(f"{what}'s {name} cannot be read: {type(exc).__name__}: {exc}") from None
+        # described: an exception whose __str__ raises was raised instead (round 22, part A)
+        raise ConfigError(f"{what}'s {name} cannot be read: {described(exc)}") from None
     if kind is bool:
         return flag
     if not isinstance(value, kind):

@@ -324,6 +324,9 @@ class _ChatStream:
         self.refusal: list[str] = []
         self.thinking: list[str] = []
         self.calls: dict[int, _PartialCall] = {}
+        #: The highest index in ``calls`` (None: none yet), kept as they come: ``max(self.calls)``
+        #: per delta was quadratic (40,000 calls without an index in a 2.5 MB event: 13 s).
+        self._last: int | None = None
         self.finish_reason: str | None = None
         self.usage: TokenUsage | None = None
         self.model: str | None = None
@@ -388,10 +391,11 @@ class _ChatStream:
     def _tool_delta(self, call: dict[str, Any]) -> None:
         index = call.get("index")
         if not isinstance(index, int):  # some servers omit the index: a new id starts a call
-            last = max(self.calls, default=-1)
+            last = -1 if self._last is None else self._last
             fresh = call.get("id") and (last < 0 or self.calls[last].id not in (None, call["id"]))
             index = last + 1 if fresh or last < 0 else last
         partial = self.calls.setdefault(index, _PartialCall())
+        self._last = index if self._last is None else max(self._last, index)
         if call.get("id"):
             partial.id = str(call["id"])
         function = call.get("function")

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness._plugins import described
 from harness.errors import ConfigError
 from harness.providers._base import Provider
 
@@ -73,7 +74,7 @@ def resolve_provider(
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # a GeneratorExit of its own too (adversary round 21, part A)
-        raise ConfigError(f"provider: {type(exc).__name__}: {exc}") from None
+        raise ConfigError(f"provider: {described(exc)}") from None  # its __str__ may raise
     raise ConfigError(
         f"provider: {type(spec).__name__} is not a Provider (needs name, model, capabilities, "
         "async complete(request, on_delta) and async aclose())"

@@ -51,9 +51,17 @@ from harness.tools._file_tools import (
     shown_name,
 )
 from harness.tools._grep_worker import run_killable
+from harness.tools._pattern_size import grep_pattern_problem
 from harness.tools._workspace import Workspace
 
-__all__ = ["GLOB_MAX_NAMES", "GREP_MAX_CHARS", "GREP_TIME_LIMIT_S", "GlobTool", "GrepTool"]
+__all__ = [
+    "GLOB_MAX_NAMES",
+    "GLOB_PATTERN_CHARS",
+    "GREP_MAX_CHARS",
+    "GREP_TIME_LIMIT_S",
+    "GlobTool",
+    "GrepTool",
+]
 
 #: grep's safety net, in seconds of the search's CPU time: past it the search stops and the run
 #: ends as ``error_during_execution`` (:class:`~harness.errors.ToolSafetyNet`). Generous: a
@@ -73,6 +81,11 @@ _MAX_LINE = 300
 _MAX_DIRS = 100_000  # directories one search may list (a loop of links swapped in meanwhile)
 
 
+#: The longest glob pattern (a path's limit, PATH_MAX): fnmatch reads each ``[`` to the next
+#: ``]``, so 100,000 of them held a thread 200 s (adversary round 22, part A); 4,096, 0.9 s.
+GLOB_PATTERN_CHARS = 4096
+
+
 class GlobTool(BuiltinTool):
     name = "glob"
     description = (
@@ -89,6 +102,9 @@ class GlobTool(BuiltinTool):
         pattern = self._str(self._check(args), "pattern")
         if not pattern or "\x00" in pattern:
             raise ToolError("pattern must be a non-empty string without NUL bytes")
+        if len(pattern) > GLOB_PATTERN_CHARS:  # fnmatch reads each '[' to the next ']': quadratic
+            raise ToolError(f"pattern of {len(pattern):,} characters refused (a path has at "
+                            f"most {GLOB_PATTERN_CHARS:,})")  # fmt: skip
         if pattern.startswith(("/", "\\")) or Path(pattern).is_absolute():
             raise ToolError("pattern refused: it must be relative to the workspace root")
         if ".." in re.split(r"[/\\]", pattern):
@@ -236,6 +252,9 @@ class GrepTool(BuiltinTool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> Any:
         args = self._check(args)
         pattern = self._str(args, "pattern")
+        problem = grep_pattern_problem(pattern)  # before regex builds it: gigabytes, else
+        if problem is not None:
+            raise ToolError(problem)
         try:
             regex.compile(pattern)  # checked here; the worker process compiles its own
         except regex.error as exc:
