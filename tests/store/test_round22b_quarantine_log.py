@@ -1,0 +1,54 @@
+"""A run's quarantine log is written into its ``bench_runs.error`` by every writer that opens
+the store: one update per log line, each searching the run's growing error, took 116 s at the
+first `harness compact` and 35 s at each later one for a log of 20,000 lines, at every
+`harness run` on the database too (adversary round 22, part B). Real DuckDB, the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.e2e.edited_store import said, store_two_cells
+
+LINES = 40_000
+
+
+def _run_id(db: Path) -> str:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        ((run,),) = con.execute("SELECT run_id FROM bench_runs").fetchall()
+    finally:
+        con.close()
+    return str(run)
+
+
+def _error(db: Path) -> str:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        ((error,),) = con.execute("SELECT error FROM bench_runs").fetchall()
+    finally:
+        con.close()
+    return str(error)
+
+
+@pytest.mark.timeout(240)
+def test_a_long_quarantine_log_is_recorded_once_in_linear_time(tmp_path: Path) -> None:
+    db = store_two_cells(tmp_path) / "h.duckdb"
+    run = _run_id(db)
+    log = tmp_path / "runs" / run / "quarantine" / "quarantined.jsonl"
+    log.parent.mkdir(parents=True)
+    entries = [
+        {"shard": f"results-{i:08d}.parquet", "reason": "cut short", "cells": [f"s/t{i}/m/p/e0"]}
+        for i in range(LINES)
+    ]
+    entries.append(entries[7])  # a shard logged twice is named once
+    log.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    for _ in range(2):  # the second writer finds every shard named already
+        said(["compact", "--db", str(db)], 0)
+    error = _error(db)
+    assert error.count("damaged shard ") == LINES
+    assert error.count("results-00000007.parquet") == 1
+    assert "damaged shard results-00039999.parquet quarantined (cut short); lost cells: s/t39999/m/p/e0" in error
