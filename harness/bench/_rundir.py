@@ -17,12 +17,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness._files import remove_tree, write_atomic
+from harness._files import read_regular, remove_tree, write_atomic
 
 __all__ = ["LEGACY_CELL_PREFIX", "RUN_PREFIX", "RunFolder", "remove_stale"]
 
 RUN_PREFIX = "harness-run-"
 _PID_FILE = "pid"
+#: A pid file is a pid and a host name: anything longer is not one.
+_PID_FILE_BYTES = 4096
+#: The largest pid (Linux's ``pid_max`` is at most 2**22).
+_MAX_PID = 2**31 - 1
 #: A folder without a pid file is left alone this long (its run may be writing it right now).
 _GRACE_S = 60.0
 #: Workspaces made outside a run folder (older versions, or a Runner used without one).
@@ -79,9 +83,13 @@ def _age_s(folder: Path) -> float:
 
 
 def _alive(folder: Path) -> bool:
-    """Whether the run that owns ``folder`` may still be running."""
+    """Whether the run that owns ``folder`` may still be running. The pid file is read as a
+    small regular file only: a FIFO there (any user may make ``/tmp/harness-run-x/pid``) held
+    every ``harness run`` for ever at its start, and a pid past the C long an ``OverflowError``
+    traceback (adversary round 22, part B)."""
     try:
-        pid_text, _, host = (folder / _PID_FILE).read_text().partition("\n")
+        text = read_regular(folder / _PID_FILE, limit=_PID_FILE_BYTES)
+        pid_text, _, host = text.decode("utf-8", "replace").partition("\n")
         pid = int(pid_text)
     except (OSError, ValueError):  # no pid file: a run starting now, or one killed at start
         try:
@@ -92,6 +100,8 @@ def _alive(folder: Path) -> bool:
         return True  # another machine's run: we cannot tell, so keep it
     if pid == os.getpid():
         return True
+    if not 0 < pid <= _MAX_PID:  # no process has it (0 and -1 signal a group, all processes)
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
