@@ -91,9 +91,18 @@ class Damaged:
     cells: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
-        lost = f"; lost cells: {', '.join(self.cells)}" if self.cells else ""
+        """One line: the shard, what became of it and why, and the first cells it held (a
+        shard listed with 100,000 cells printed a warning line of 789 KB; the quarantine's log
+        and the run's error keep them all: adversary round 22, part B)."""
+        more = len(self.cells) - _NAMED_CELLS
+        named = ", ".join(self.cells[:_NAMED_CELLS]) + (f" and {more} more" if more > 0 else "")
+        lost = f"; lost cells: {named}" if self.cells else ""
         done = "quarantined" if self.moved_to is not None else "skipped"
         return f"damaged shard {self.file.name} {done} ({self.reason}){lost}"
+
+
+#: The cells a damaged shard's one-line description names at most.
+_NAMED_CELLS = 50
 
 
 def index_cells(folder: Path, shard: str, cells: Iterable[str]) -> None:

@@ -6,6 +6,7 @@ first `harness compact` and 35 s at each later one for a log of 20,000 lines, at
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import duckdb
@@ -76,3 +77,26 @@ def test_many_damaged_shards_of_a_run_read_its_cells_index_once(tmp_path: Path) 
     assert error.count("damaged shard ") == SHARDS
     last = "results-00009999.parquet quarantined (4 bytes: too short for Parquet)"
     assert f"{last}; lost cells: s/t9999/m/p/e0" in error
+
+
+def test_a_damaged_shard_of_many_cells_is_a_warning_of_one_short_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A shard listed with 100,000 cells printed a warning line of 789 KB from `harness
+    compact` (every cell named); the run's error still names them all."""
+    db = store_two_cells(tmp_path) / "h.duckdb"
+    run = _run_id(db)
+    folder = tmp_path / "runs" / run
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "results-00000001.parquet").write_bytes(b"junk")
+    cells = [f"s/t{i}/m/p/e0" for i in range(100_000)]
+    line = json.dumps({"shard": "results-00000001.parquet", "cells": cells})
+    (folder / "cells.jsonl").write_text(line + "\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="harness.store"):
+        said(["compact", "--db", str(db)], 0)
+    (warned,) = [r.getMessage() for r in caplog.records if "damaged shard" in r.getMessage()]
+    assert len(warned) < 3_000
+    assert "s/t10/m/p/e0, " in warned
+    assert " and 99950 more" in warned
+    error = _error(db)
+    assert f"lost cells: {', '.join(sorted(cells))}" in error
