@@ -176,8 +176,7 @@ def run_cmd(
     if provider_opts:
         _set_provider_opts(provider_opts)
     redact = run_redactor(_csv(providers), Path(cassettes_dir))
-    # Lines are not cut at the console's width: paths and the resume command stay whole, to
-    # copy (the terminal wraps them; a pipe or a CI log gets them on one line).
+    # Lines not cut at the console's width: paths and the resume command stay whole, to copy.
     console = SafeConsole(stderr=True, file=_Scrubbed(redact), soft_wrap=True)
     if resume and not label:
         raise click.BadParameter("--resume needs --label", param_hint="--resume")

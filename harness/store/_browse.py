@@ -322,9 +322,6 @@ def cell_detail(con: Source, run_id: str, key: str) -> dict[str, Any] | None:
         half = MAX_MESSAGES // 2
         notes.append(f"{len(calls) - 2 * half} provider calls not shown")
         row["calls"] = calls[:half] + calls[-half:]
-    elif calls is not None and not isinstance(calls, list):
-        notes.append("the provider calls (not a list) not shown")
-        row["calls"] = None
     row["not_shown"] = "; ".join(notes) or None
     row["transcript"] = shown_transcript(decode_transcript(row.get("transcript")))
     mode = (
