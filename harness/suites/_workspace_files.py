@@ -29,7 +29,15 @@ def file_name_problem(rel: str) -> str | None:
         return "names the workspace itself, not a file in it"
     if any(len(part.encode("utf-8", "surrogatepass")) > 255 for part in parts):
         return "holds a name longer than 255 bytes (the file system's limit)"
+    if len(parts) > MAX_FOLDERS:  # the workspace opens each folder of the path at once: 20,000
+        return (  # deep made every cell an error cell, "Too many open files" (round 22 B)
+            f"is {len(parts) - 1} folders deep; a workspace file is at most {MAX_FOLDERS} deep"
+        )
     return None
+
+
+#: How deep a workspace file may be (folders, its own name aside).
+MAX_FOLDERS = 200
 
 
 def _parts(rel: str) -> tuple[str, ...]:
