@@ -435,10 +435,8 @@ class Suite(BaseModel):
             offered = set(tools or ())  # once: per name, 40,000 of each took 40 s (round 22 B)
             for name in task.until_tool or ():
                 if not {"all", name} & offered:
-                    raise field_error(
-                        f"tasks.{i}.until_tool",
-                        f"{name!r} is not among the task's tools; add it to tools",
-                    )
+                    why = f"{name!r} is not among the task's tools; add it to tools"
+                    raise field_error(f"tasks.{i}.until_tool", why)
             clash = added_tool_clash(task, list(tools or ()), catalog) if task.turns else None
             if clash is not None:
                 raise field_error(f"tasks.{i}.{clash[0]}", clash[1])
