@@ -28,8 +28,10 @@ RUN_PREFIX = "harness-run-"
 _PID_FILE = "pid"
 #: The file whose ``flock`` the run's process holds while the run lives.
 _LOCK_FILE = "alive.lock"
-#: The pid file holds a pid and a host name: anything longer is not one.
-_PID_LIMIT = 4096
+#: A pid file is a pid and a host name: anything longer is not one.
+_PID_FILE_BYTES = 4096
+#: The largest pid (Linux's ``pid_max`` is at most 2**22).
+_MAX_PID = 2**31 - 1
 #: A folder without a pid file is left alone this long (its run may be writing it right now).
 _GRACE_S = 60.0
 #: Workspaces made outside a run folder (older versions, or a Runner used without one).
@@ -92,12 +94,15 @@ def _age_s(folder: Path) -> float:
 def _alive(folder: Path) -> bool:
     """Whether the run that owns ``folder`` may still be running: its process holds the
     folder's lock file; without one (a harness before it), its pid file names a live process
-    (a pid is reused: a dead run's may be another process's now)."""
+    (a pid is reused: a dead run's may be another process's now). The pid file is read as a
+    small regular file only: a FIFO there (any user may make ``/tmp/harness-run-x/pid``) held
+    every ``harness run`` for ever at its start, and a pid past the C long an ``OverflowError``
+    traceback (adversary round 22, part B)."""
     if (held := _held(folder / _LOCK_FILE)) is not None:
         return held
-    try:  # (a FIFO there, in a temp folder any local user may write to, held every start)
-        written = read_regular(folder / _PID_FILE, limit=_PID_LIMIT).decode("utf-8")
-        pid_text, _, host = written.partition("\n")
+    try:
+        text = read_regular(folder / _PID_FILE, limit=_PID_FILE_BYTES)
+        pid_text, _, host = text.decode("utf-8", "replace").partition("\n")
         pid = int(pid_text)
     except (OSError, ValueError):  # no pid file: a run starting now, or one killed at start
         try:
@@ -108,6 +113,8 @@ def _alive(folder: Path) -> bool:
         return True  # another machine's run: we cannot tell, so keep it
     if pid == os.getpid():
         return True
+    if not 0 < pid <= _MAX_PID:  # no process has it (0 and -1 signal a group, all processes)
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

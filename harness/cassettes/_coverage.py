@@ -59,7 +59,7 @@ def system_coverage(directory: str | Path) -> Coverage:
         rel = path.relative_to(root).parts if path != root else path.parts
         provider = rel[1] if len(rel) > 2 else path.parent.name
         try:
-            data = yamlserializer.deserialize(path.read_text(encoding="utf-8"), source=str(path))
+            data = yamlserializer.deserialize(yamlserializer.read_cassette(path), source=str(path))
         except Exception:  # corrupt cassettes are `cassettes lint`'s to report
             continue
         items = data.get("interactions") if isinstance(data, dict) else None

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from harness._files import MAX_INPUT_BYTES, bounded_lines, file_kind, open_input, read_regular
+from harness._files import MAX_INPUT_BYTES, bounded_lines, file_kind, open_input
 from harness._oneline import one_line
 from harness.cassettes import _yaml as yamlserializer
 from harness.cassettes._transport import DROPPED_HEADERS, SECRET_HEADERS, SECRET_QUERY
@@ -104,7 +104,7 @@ def lint_cassettes(directory: str | os.PathLike[str]) -> list[Finding]:
 
 def lint_file(path: Path) -> list[Finding]:
     try:
-        raw = read_regular(path).decode("utf-8")  # a FIFO is refused, never waited on
+        raw = yamlserializer.read_cassette(path)  # a FIFO, or past its bound: refused
         data = yamlserializer.deserialize(raw, source=str(path))
     except Exception as exc:
         return [Finding(path, "", "corrupt", f"not a readable cassette: {one_line(exc)}")]

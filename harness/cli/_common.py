@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from harness._oneline import cut, one_line
+from harness._oneline import LINE_LIMIT, cut, one_line
 from harness.telemetry._escape import escape_controls
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "baseline_arg",
     "check_out_dir",
+    "cut_lines",
     "db_option",
     "db_options",
     "echo",
@@ -53,6 +54,20 @@ _RUN_HELP = "A run id, or 'latest'."
 def safe_text(text: object) -> str:
     """``text`` as the CLI shows it: control characters escaped, except newlines and tabs."""
     return escape_controls(str(text), keep="\n\t")
+
+
+def cut_lines(text: str) -> str:
+    """Each line of ``text`` cut as :func:`fail` cuts: a suite's error names the value it
+    refuses, and a value of 1 MB (a task id, a grader kind, a label lock's holder) printed a
+    1 MB line from `suites validate`, `suites audit` and `harness run` (adversary round 22,
+    part B). A line keeps its start and its end, which says what is wrong with the value."""
+    half = LINE_LIMIT // 2 - 40  # (within what echo_line keeps)
+    return "\n".join(
+        f"{line[:half]} ...({len(line) - 2 * half} characters left out)... {line[-half:]}"
+        if len(line) > LINE_LIMIT
+        else line
+        for line in text.split("\n")
+    )
 
 
 def echo(message: object = "", err: bool = False) -> None:

@@ -167,6 +167,7 @@ def run_cmd(
 
     from harness.bench._redact import run_redactor
     from harness.bench._session import run_bench
+    from harness.cli._common import cut_lines
     from harness.cli._console import SafeConsole
     from harness.cli._progress import closing_run, drive, show_log
     from harness.errors import DiskFull, HarnessError
@@ -175,8 +176,7 @@ def run_cmd(
     if provider_opts:
         _set_provider_opts(provider_opts)
     redact = run_redactor(_csv(providers), Path(cassettes_dir))
-    # Lines are not cut at the console's width: paths and the resume command stay whole, to
-    # copy (the terminal wraps them; a pipe or a CI log gets them on one line).
+    # Lines not cut at the console's width: paths and the resume command stay whole, to copy.
     console = SafeConsole(stderr=True, file=_Scrubbed(redact), soft_wrap=True)
     if resume and not label:
         raise click.BadParameter("--resume needs --label", param_hint="--resume")
@@ -192,7 +192,7 @@ def run_cmd(
     except DiskFull as exc:  # not bad input: the run is resumable once there is room
         _disk_full(console, str(exc), label, resume)
     except HarnessError as exc:
-        console.print(f"[red]error:[/] {escape(redact.text(str(exc)))}")
+        console.print(f"[red]error:[/] {escape(cut_lines(redact.text(str(exc))))}")
         raise SystemExit(2) from None
     except OSError as exc:
         if not is_disk_full(exc):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from harness.cli._common import echo
+from harness.cli._common import cut_lines, echo, echo_line
 
 __all__ = ["COMMANDS", "suites", "suites_audit", "suites_schema", "suites_validate"]
 
@@ -37,8 +37,8 @@ def suites_validate(paths: tuple[str, ...]) -> None:
             continue
         n = len(suite.tasks)
         echo(f"OK {suite.name}: {n} task{'s' * (n != 1)} ({suite.source})")
-    for issue in issues:
-        echo(issue, err=True)
+    for issue in issues:  # one line each, cut (a value of 1 MB is named in its issue)
+        echo_line(cut_lines(issue.replace("\n", "\\n")), err=True)
     if issues:
         raise SystemExit(2)
 
@@ -67,7 +67,7 @@ def suites_audit(paths: tuple[str, ...]) -> None:
     try:
         found = load_suites(paths)
     except HarnessError as exc:
-        echo(f"error: {exc}", err=True)
+        echo(cut_lines(f"error: {exc}"), err=True)
         raise SystemExit(2) from None
     report = audit_suites(found)
     if report.findings:

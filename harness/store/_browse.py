@@ -305,9 +305,24 @@ def cell_detail(con: Source, run_id: str, key: str) -> dict[str, Any] | None:
     if not rows:
         return None
     row = rows[0]
+    notes: list[str] = []
+    for column, value in row.items():  # a model's deliverable of 60 MB was a 120 MB page; a
+        if not isinstance(value, str):  # store edited by hand, any column: each is cut
+            continue  # (adversary round 22, part B)
+        if column != "calls":
+            row[column] = _cut_text(value, column, notes)
+        elif len(value) > _CALLS_CHARS:  # each call is a row of the table: cut once read
+            row[column] = None
+            notes.append(f"the provider calls ({len(value)} characters) not shown")
     for column in ("deliverable", "error_diagnostic", "no_progress_snapshot", "calls"):
         value = row.get(column)
-        row[column] = json.loads(value) if isinstance(value, str) else None
+        row[column] = _json_shown(value) if isinstance(value, str) else None
+    calls = row["calls"]
+    if isinstance(calls, list) and len(calls) > MAX_MESSAGES:
+        half = MAX_MESSAGES // 2
+        notes.append(f"{len(calls) - 2 * half} provider calls not shown")
+        row["calls"] = calls[:half] + calls[-half:]
+    row["not_shown"] = "; ".join(notes) or None
     row["transcript"] = shown_transcript(decode_transcript(row.get("transcript")))
     mode = (
         _con(con)
@@ -358,6 +373,8 @@ def cell_spans(con: Source, run_id: str, trace_id: str) -> list[dict[str, Any]]:
 #: A transcript's text on the cell page: what the writer keeps, twice over (past it, the store
 #: was edited by hand).
 _SHOWN_CHARS = 2 * MAX_CONTENT_CHARS
+#: The provider calls' JSON read for the cell page at most (a call is some 400 characters).
+_CALLS_CHARS = 64 << 20
 
 
 def shown_transcript(doc: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -396,6 +413,16 @@ def _shown_message(message: Any, n: int, notes: list[str]) -> dict[str, Any]:
             value = _cut_text(value, f"message {n} ({key})", notes)
         shown[str(key)] = value
     return shown
+
+
+def _json_shown(text: str) -> Any:
+    """A JSON column's value; its text as it is when cut for the page or unreadable."""
+    if text.endswith(" characters not shown ...]"):
+        return text
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):  # nested past the parser (a store edited by hand)
+        return text
 
 
 def _as_json(value: Any) -> str:

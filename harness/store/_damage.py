@@ -31,6 +31,7 @@ import errno
 import json
 import logging
 import os
+import re
 import stat
 import struct
 from collections.abc import Iterable, Sequence
@@ -90,9 +91,18 @@ class Damaged:
     cells: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
-        lost = f"; lost cells: {', '.join(self.cells)}" if self.cells else ""
+        """One line: the shard, what became of it and why, and the first cells it held (a
+        shard listed with 100,000 cells printed a warning line of 789 KB; the quarantine's log
+        and the run's error keep them all: adversary round 22, part B)."""
+        more = len(self.cells) - _NAMED_CELLS
+        named = ", ".join(self.cells[:_NAMED_CELLS]) + (f" and {more} more" if more > 0 else "")
+        lost = f"; lost cells: {named}" if self.cells else ""
         done = "quarantined" if self.moved_to is not None else "skipped"
         return f"damaged shard {self.file.name} {done} ({self.reason}){lost}"
+
+
+#: The cells a damaged shard's one-line description names at most.
+_NAMED_CELLS = 50
 
 
 def index_cells(folder: Path, shard: str, cells: Iterable[str]) -> None:
@@ -252,13 +262,38 @@ def _shards(runs: Path) -> Iterable[Path]:
 def _cells_of(folder: Path, shard: str) -> list[str]:
     """The cells ``cells.jsonl`` lists for ``shard``: read line by line, a regular file only (a
     FIFO there held ``harness compact`` for ever; a line nested 200,000 deep was a
-    ``RecursionError`` traceback: adversary round 20, part B)."""
-    cells: list[str] = []
-    for entry in json_lines(folder / CELLS_INDEX):
+    ``RecursionError`` traceback: adversary round 20, part B). The file is read once for the
+    shards of a run quarantined together (read again for each, 5,000 damaged shards took 68 s,
+    10,000 four times that: adversary round 22, part B) while it is small enough to keep."""
+    path = folder / CELLS_INDEX
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if st.st_size > _KEPT_INDEX_BYTES:
+        return sorted(_index(path, shard).get(shard, ()))
+    global _LAST_INDEX
+    last = _LAST_INDEX  # (one reference: threads swap it whole)
+    if last is None or last[0] != key:
+        last = _LAST_INDEX = (key, _index(path, None))
+    return sorted(last[1].get(shard, ()))
+
+
+def _index(path: Path, shard: str | None) -> dict[str, set[str]]:
+    """The cells of each shard (of ``shard`` only, unless None) the index ``path`` lists."""
+    cells: dict[str, set[str]] = {}
+    for entry in json_lines(path):
         listed = entry.get("cells") if isinstance(entry, dict) else None
-        if isinstance(listed, list) and entry.get("shard") == shard:
-            cells.extend(str(c) for c in listed)
-    return sorted(set(cells))
+        name = entry.get("shard") if isinstance(entry, dict) else None
+        if isinstance(listed, list) and isinstance(name, str) and shard in (None, name):
+            cells.setdefault(name, set()).update(str(c) for c in listed)
+    return cells
+
+
+#: A run's cells index kept between quarantines (one run's at a time), when no larger.
+_KEPT_INDEX_BYTES = 64 << 20
+_LAST_INDEX: tuple[tuple[str, int, int], dict[str, set[str]]] | None = None
 
 
 def quarantine(shard: Path, reason: str) -> Damaged | None:
@@ -339,18 +374,34 @@ def _skipped(shard: Path, reason: str) -> Damaged:
 
 def record_damage(con: duckdb.DuckDBPyConnection, runs: Path) -> None:
     """Write what the quarantine logs say into ``bench_runs.error`` of their runs (once per
-    shard: a shard already named there is skipped)."""
+    shard: a shard already named there is skipped), one update per run: an update per line,
+    each searching the run's growing error, took 116 s at the first writer and 35 s at every
+    later one for a log of 20,000 lines (adversary round 22, part B)."""
     for log_file in runs.glob(f"*/{QUARANTINE}/{_LOG}"):
         run_id = log_file.parent.parent.name
+        row = con.execute("SELECT error FROM bench_runs WHERE run_id = ?", [run_id]).fetchone()
+        if row is None:
+            continue
+        error = row[0] or ""
+        named = set(_NAMED.findall(error))  # the notes written before (names without spaces)
+        notes: list[str] = []
         for entry in json_lines(log_file):  # (a FIFO, a deep line, a line not an object:
             if not isinstance(entry, dict):  # adversary round 20, part B)
                 continue
+            shard = str(entry.get("shard"))
+            if shard in named or (_SPACE.search(shard) and shard in error):
+                continue
+            named.add(shard)
             cells = [str(c) for c in entry.get("cells") or [] if isinstance(c, str)]
             lost = f"; lost cells: {', '.join(cells)}" if cells else ""
-            note = f"damaged shard {entry.get('shard')} quarantined ({entry.get('reason')}){lost}"
+            notes.append(f"damaged shard {shard} quarantined ({entry.get('reason')}){lost}")
+        if notes:
             con.execute(
-                "UPDATE bench_runs SET error = CASE WHEN error IS NULL OR error = '' THEN $n "
-                "ELSE error || '; ' || $n END "
-                "WHERE run_id = $r AND coalesce(strpos(error, $s), 0) = 0",
-                {"n": note, "r": run_id, "s": str(entry.get("shard"))},
+                "UPDATE bench_runs SET error = ? WHERE run_id = ?",
+                ["; ".join([error, *notes] if error else notes), run_id],
             )
+
+
+#: A shard named in a run's error by :func:`record_damage` (or by :meth:`Damaged.describe`).
+_NAMED = re.compile(r"damaged shard (\S+) quarantined")
+_SPACE = re.compile(r"\s")

@@ -432,12 +432,11 @@ class Suite(BaseModel):
             update = {k: getattr(self.defaults, k) for k in fields if k not in t.model_fields_set}
             task = t.model_copy(update=update)
             tools = task.tools if "tools" in task.model_fields_set else ["all"]
+            offered = set(tools or ())  # once: per name, 40,000 of each took 40 s (round 22 B)
             for name in task.until_tool or ():
-                if not {"all", name} & set(tools or ()):
-                    raise field_error(
-                        f"tasks.{i}.until_tool",
-                        f"{name!r} is not among the task's tools; add it to tools",
-                    )
+                if not {"all", name} & offered:
+                    why = f"{name!r} is not among the task's tools; add it to tools"
+                    raise field_error(f"tasks.{i}.until_tool", why)
             clash = added_tool_clash(task, list(tools or ()), catalog) if task.turns else None
             if clash is not None:
                 raise field_error(f"tasks.{i}.{clash[0]}", clash[1])

@@ -205,7 +205,8 @@ class Beneath:
         stack: list[tuple[int, str]] = [(self._root_fd(), "")]
         todo = [p for p in reversed(parts) if p not in ("", ".")]
         hops = 0
-        done = False
+        made = 0  # folders made again in a row: each new folder counted was a hop, so a
+        done = False  # path 41 folders deep was "No such file or directory" (round 22 B)
         try:
             while todo:
                 name = todo.pop()
@@ -222,8 +223,8 @@ class Beneath:
                 except FileNotFoundError:
                     if not create:
                         raise
-                    hops += 1  # bounds a loop of mkdir and removal by someone else
-                    if hops > MAX_LINK_HOPS:
+                    made += 1  # bounds a loop of mkdir and removal by someone else
+                    if made > MAX_LINK_HOPS:
                         raise
                     with suppress(FileExistsError):
                         os.mkdir(name, 0o777, dir_fd=dfd)
@@ -235,6 +236,7 @@ class Beneath:
                     hops = self._follow(stack, name, todo, hops)
                     continue
                 stack.append((fd, name))
+                made = 0
             done = True
             return stack[-1][0], tuple(n for _, n in stack[1:])
         finally:
