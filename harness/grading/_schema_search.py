@@ -12,32 +12,24 @@ part B).
 
 :func:`patterns_problem` checks a schema's patterns where the suite is read, as the ``regex``
 grader's are (:func:`~harness.grading._patterns.pattern_problem`); :func:`bounded` runs a
-validation with every search jsonschema makes done by ``regex`` (re's syntax:
-:func:`~harness.grading._patterns.searchable`) under one shared budget of
-:data:`~harness.grading._patterns.REGEX_TIME_LIMIT_S` (a ``TimeoutError`` past it);
+validation with every search jsonschema makes done by ``regex`` (re's syntax) under one shared
+budget of :data:`~harness.grading._patterns.REGEX_TIME_LIMIT_S` (a ``TimeoutError`` past it;
+:func:`~harness.tools._timed_patterns.bounded`);
 :data:`NO_FETCH` is the registry that resolves only what the schema holds.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
-import re
-import threading
-import time
-from collections.abc import Callable, Iterator
-from types import ModuleType
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-import jsonschema._keywords
-import jsonschema._legacy_keywords
-import jsonschema._utils
 import referencing
-import regex
 
 from harness.grading import _patterns
-from harness.grading._patterns import pattern_problem, searchable
+from harness.grading._patterns import pattern_problem
+from harness.tools import _timed_patterns
 
 __all__ = ["NO_FETCH", "bounded", "depth", "endless_problem", "patterns_problem"]
 
@@ -48,8 +40,6 @@ NO_FETCH: referencing.Registry[Any] = referencing.Registry()
 
 #: Keys whose values are data, not schemas (a ``pattern`` key there is no pattern).
 _DATA = frozenset({"enum", "const", "default", "examples"})
-
-_deadline = threading.local()
 
 
 def patterns_problem(schema: Any) -> str | None:
@@ -72,49 +62,12 @@ def patterns_problem(schema: Any) -> str | None:
     return None
 
 
-def _search(pattern: Any, string: Any, flags: int = 0) -> Any:
-    """``re.search`` as jsonschema calls it, by ``regex`` within what is left of the budget."""
-    until = getattr(_deadline, "at", None)
-    if until is None or not isinstance(pattern, str):  # not ours to bound
-        return re.search(pattern, string, flags)
-    left = until - time.monotonic()
-    if left <= 0:
-        raise TimeoutError("the schema's patterns took too long")
-    return regex.search(searchable(pattern), string, flags, timeout=left, concurrent=True)
-
-
-class _TimedRe(ModuleType):
-    """``re`` as jsonschema's keyword modules see it: ``search`` bounded, the rest as is."""
-
-    search = staticmethod(_search)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(re, name)
-
-
-_TIMED = _TimedRe("re")
-for _module in (jsonschema._keywords, jsonschema._utils, jsonschema._legacy_keywords):
-    if getattr(_module, "re", None) is re:
-        _module.re = _TIMED  # type: ignore[attr-defined]
-
-
-@contextlib.contextmanager
-def _budget(seconds: float) -> Iterator[None]:
-    before = getattr(_deadline, "at", None)
-    _deadline.at = time.monotonic() + seconds
-    try:
-        yield
-    finally:
-        _deadline.at = before
-
-
 def bounded(run: Callable[[], T], seconds: float | None = None) -> T:
     """``run()`` (a validation) with the patterns it searches bounded to ``seconds`` in all
-    (default: :data:`~harness.grading._patterns.REGEX_TIME_LIMIT_S`). ``regex`` checks its
-    limit coarsely: on a loaded machine the wall clock runs longer (3 s took 5.8 s at load 8,
-    10 s up to 50 s beside a test run of two workers)."""
-    with _budget(_patterns.REGEX_TIME_LIMIT_S if seconds is None else seconds):
-        return run()
+    (default: :data:`~harness.grading._patterns.REGEX_TIME_LIMIT_S`; see
+    :func:`~harness.tools._timed_patterns.bounded`)."""
+    limit = _patterns.REGEX_TIME_LIMIT_S if seconds is None else seconds
+    return _timed_patterns.bounded(run, limit)
 
 
 #: Plain values a schema is tried on when it is read: one that refers to itself without

@@ -1,5 +1,5 @@
 """``extract_structured`` searches a schema's patterns over the model's reply with stdlib ``re``
-(issue 34, adversary round 22, part A). Found, not fixed.
+(issue 34, adversary round 22, part A; fixed by the lead in stop 48).
 
 The ``json_schema`` grader searches a schema's ``pattern`` with ``regex`` under a time budget
 (round 20 B: ``^(a|aa)+$`` over 46 ``a`` and a ``!`` took 284 s); ``extract_structured``'s
@@ -28,7 +28,6 @@ print(r.finish_reason)
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="round 22: found, not fixed (budgeted schema patterns)")
 def test_a_backtracking_schema_pattern_does_not_hold_the_run() -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     try:
