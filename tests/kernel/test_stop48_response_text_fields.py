@@ -17,7 +17,6 @@ import pytest
 from conftest import Answers
 
 import harness
-from tests.providers.fault_server import Fault, FaultServer, http_response
 
 
 class Unprintable:
@@ -57,22 +56,3 @@ def test_text_fields_of_a_str_subclass_are_kept_as_plain_text() -> None:
     result = harness.run("hi", provider=Answers(answer))
     assert result.finish_reason == "stop", result.halted_reason
     assert type(result.messages[-1].reasoning) is str
-
-
-async def test_a_servers_odd_types_in_a_reply_are_read_as_absent(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The built-in OpenAI provider reads a reply's ``id``, ``model`` and ``finish_reason`` as
-    text only (the stream already did): a server's numbers there are absent, not misfits."""
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-stop48")
-    reply = {"id": 5, "object": "chat.completion", "created": 1, "model": 7,
-             "choices": [{"index": 0, "finish_reason": 3,
-                          "message": {"role": "assistant", "content": "hello"}}]}  # fmt: skip
-    with FaultServer([Fault.raw(http_response(200, json.dumps(reply)))]) as server:
-        result = await harness.arun("hi", provider="openai:m", provider_opts={
-            "base_url": server.url, "stream": False, "max_retries": 0})  # fmt: skip
-    assert result.finish_reason == "stop", result.halted_reason
-    assert result.text == "hello"
-    assert [(c.response_id, c.response_model, c.finish_reason) for c in result.calls] == [
-        (None, None, "stop")
-    ]
