@@ -12,15 +12,14 @@ run (its lock held by no one; without a lock file, its pid no longer alive) is r
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import os
 import socket
 import tempfile
 import time
 from pathlib import Path
 
-from harness._files import open_regular, read_regular, remove_tree, write_atomic
+from harness._files import read_regular, remove_tree, write_atomic
+from harness.store._alive import held, take
 
 __all__ = ["LEGACY_CELL_PREFIX", "RUN_PREFIX", "RunFolder", "remove_stale"]
 
@@ -50,7 +49,7 @@ class RunFolder:
             remove_tree(self.path)  # left by a killed run of this id
         self.path.mkdir(parents=True, exist_ok=True)
         write_atomic(self.path / _PID_FILE, f"{os.getpid()}\n{socket.gethostname()}\n")
-        self._lock: int | None = _hold(self.path / _LOCK_FILE)
+        self._lock: int | None = take(self.path / _LOCK_FILE, str(self.path))
 
     def remove(self) -> None:
         remove_tree(self.path)
@@ -98,8 +97,8 @@ def _alive(folder: Path) -> bool:
     small regular file only: a FIFO there (any user may make ``/tmp/harness-run-x/pid``) held
     every ``harness run`` for ever at its start, and a pid past the C long an ``OverflowError``
     traceback (adversary round 22, part B)."""
-    if (held := _held(folder / _LOCK_FILE)) is not None:
-        return held
+    if (holder := held(folder / _LOCK_FILE)) is not None:
+        return holder
     try:
         text = read_regular(folder / _PID_FILE, limit=_PID_FILE_BYTES)
         pid_text, _, host = text.decode("utf-8", "replace").partition("\n")
@@ -122,32 +121,3 @@ def _alive(folder: Path) -> bool:
     except PermissionError:
         return True  # alive, owned by someone else
     return True
-
-
-def _hold(path: Path) -> int | None:
-    """A descriptor holding an exclusive ``flock`` on a new ``path``, or None (no ``flock``)."""
-    try:
-        fd = open_regular(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
-
-
-def _held(path: Path) -> bool | None:
-    """Whether a process holds ``path``'s lock; None without such a file or ``flock``."""
-    try:
-        fd = open_regular(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError as exc:
-        return True if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN) else None
-    finally:
-        os.close(fd)
-    return False

@@ -32,7 +32,7 @@ from pathlib import Path
 from harness._files import open_regular, own_folder
 from harness.store._forked import dropped, kept
 
-__all__ = ["ALIVE_DIR", "AliveLock", "alive", "remove_unheld"]
+__all__ = ["ALIVE_DIR", "AliveLock", "alive", "held", "remove_unheld", "take"]
 
 log = logging.getLogger("harness.store")
 
@@ -64,17 +64,12 @@ class AliveLock:
     def hold(cls, runs: Path, run_id: str) -> AliveLock | None:
         """Take ``run_id``'s lock (None when it cannot be taken: the pid is asked then)."""
         path = _path(runs, run_id)
-        for _ in range(_TRIES):
-            fd = _locked(path, fcntl.LOCK_EX, run_id)
-            if fd is None:
-                return None
-            if _still_there(fd, path):
-                lock = cls(fd, path)
-                kept(lock)
-                return lock
-            os.close(fd)  # removed as it was locked: take the file now at the path
-        log.debug("harness: no liveness lock for run %s (its file kept being replaced)", run_id)
-        return None
+        fd = take(path, f"run {run_id}")
+        if fd is None:
+            return None
+        lock = cls(fd, path)
+        kept(lock)
+        return lock
 
     def release(self, *, remove: bool = False) -> None:
         """Drop the lock (idempotent). ``remove``: the run is recorded as ended, and its file
@@ -99,7 +94,12 @@ def alive(runs: Path, run_id: str) -> bool | None:
     """Whether ``run_id``'s process holds its lock: True, False, or None when there is no lock
     file to ask (a run of an older harness, another host's run on a local folder) or no
     ``flock`` here."""
-    path = _path(runs, run_id)
+    return held(_path(runs, run_id))
+
+
+def held(path: Path) -> bool | None:
+    """Whether a process holds the lock file ``path`` (:func:`take`): True, False, or None
+    when there is no such file or no ``flock`` here."""
     for _ in range(_TRIES):
         try:
             fd = open_regular(path, os.O_RDONLY)
@@ -108,8 +108,8 @@ def alive(runs: Path, run_id: str) -> bool | None:
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError as exc:
-            held = exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
-            return True if held else None
+            busy = exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES)
+            return True if busy else None
         else:
             if _still_there(fd, path):
                 return False
@@ -118,10 +118,25 @@ def alive(runs: Path, run_id: str) -> bool | None:
     return None  # removed and made again under the reader each time: ask the pid
 
 
+def take(path: Path, what: str) -> int | None:
+    """A descriptor holding an exclusive ``flock`` on the lock file ``path`` (made if absent),
+    the file at the path when it is taken; None when it cannot be taken (``what`` names it in
+    the debug log)."""
+    for _ in range(_TRIES):
+        fd = _locked(path, fcntl.LOCK_EX, what)
+        if fd is None:
+            return None
+        if _still_there(fd, path):
+            return fd
+        os.close(fd)  # removed as it was locked: take the file now at the path
+    log.debug("harness: no lock on %s (its file kept being replaced)", what)
+    return None
+
+
 def remove_unheld(runs: Path, run_id: str) -> None:
     """Remove ``run_id``'s lock file if no process holds it (a dead run, closed)."""
     path = _path(runs, run_id)
-    fd = _locked(path, fcntl.LOCK_EX, run_id, create=False)
+    fd = _locked(path, fcntl.LOCK_EX, f"run {run_id}", create=False)
     if fd is None:
         return
     try:
@@ -132,7 +147,7 @@ def remove_unheld(runs: Path, run_id: str) -> None:
         os.close(fd)
 
 
-def _locked(path: Path, how: int, run_id: str, *, create: bool = True) -> int | None:
+def _locked(path: Path, how: int, what: str, *, create: bool = True) -> int | None:
     """A descriptor of ``path`` with ``how`` taken (without waiting), or None."""
     try:
         if create:
@@ -140,7 +155,7 @@ def _locked(path: Path, how: int, run_id: str, *, create: bool = True) -> int | 
         fd = open_regular(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
     except OSError as exc:
         if create:
-            log.debug("harness: no liveness lock for run %s (%s)", run_id, exc)
+            log.debug("harness: no lock on %s (%s)", what, exc)
         return None
     waits = iter(_WAITS)
     while True:
@@ -151,7 +166,7 @@ def _locked(path: Path, how: int, run_id: str, *, create: bool = True) -> int | 
             wait = next(waits, None)
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN) or wait is None:
                 os.close(fd)
-                log.debug("harness: no liveness lock for run %s (%s)", run_id, exc.strerror)
+                log.debug("harness: no lock on %s (%s)", what, exc.strerror)
                 return None
         time.sleep(wait)  # a reader (alive) or a removal holds it for a moment
 
