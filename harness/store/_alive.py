@@ -152,7 +152,7 @@ def _locked(path: Path, how: int, what: str, *, create: bool = True) -> int | No
     try:
         if create:
             own_folder(path.parent)
-        fd = open_regular(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
+        fd = open_regular(path, os.O_RDONLY | (os.O_CREAT if create else 0), 0o644)
     except OSError as exc:
         if create:
             log.debug("harness: no lock on %s (%s)", what, exc)

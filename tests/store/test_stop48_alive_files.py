@@ -8,6 +8,10 @@ the path, so a removal never leaves two holders."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -16,6 +20,8 @@ import pytest
 from harness.store import Store
 from harness.store._shards import runs_dir
 from tests.e2e.edited_store import edited, store_two_cells
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _locks(db: Path) -> list[Path]:
@@ -85,3 +91,35 @@ def test_a_file_removed_under_its_taker_is_taken_again(
     finally:
         second.release(remove=True)
     assert _alive.alive(runs, "r1") is None  # no file: the pid would be asked
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root")
+def test_a_lock_file_another_user_made_can_be_held() -> None:
+    """A store shared by two users: the lock file one made (mode 0644) could not be opened for
+    writing by the other, whose run then took no lock and counted as dead (round 22 B). A lock
+    needs only a descriptor: the file is opened to read."""
+    import tempfile
+
+    from harness.store._alive import AliveLock
+
+    shared = Path(tempfile.mkdtemp(prefix="harness-test-shared-"))  # (pytest's are root's only)
+    runs = shared / "runs"
+    lock = AliveLock.hold(runs, "R1")  # made by this user (root), mode 0644
+    assert lock is not None
+    lock.release()  # (kept: not recorded as ended)
+    for folder in (shared, runs, runs / "_alive"):
+        folder.chmod(0o777)
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from harness.store._alive import AliveLock\n"
+        "held = AliveLock.hold(Path(sys.argv[1]), 'R1')\n"
+        "print('held' if held is not None else 'none')\n"
+    )
+    done = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+         sys.executable, "-c", code, str(runs)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    shutil.rmtree(shared)
+    assert done.stdout.strip() == "held", done.stderr
