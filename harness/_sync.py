@@ -16,6 +16,7 @@ for.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import contextlib
 import contextvars
@@ -25,7 +26,7 @@ from typing import Any, TypeVar
 
 from harness.errors import HarnessError
 
-__all__ = ["CLOSE_GRACE_S", "close_loop", "in_thread", "run_sync"]
+__all__ = ["CLOSE_GRACE_S", "close_loop", "in_thread", "parse_python", "run_sync"]
 
 T = TypeVar("T")
 
@@ -120,3 +121,17 @@ async def in_thread(fn: Callable[..., T], /, *args: Any, name: str | None = None
     name = name or getattr(fn, "__name__", "call")
     threading.Thread(target=work, name=f"harness-{name}", daemon=True).start()
     return await future
+
+
+#: One ``ast.parse`` at a time in the process. CPython 3.11's conversion of a parse to Python
+#: objects keeps its recursion depth per interpreter, not per thread: two threads converting
+#: at once (a finalizer the collector runs inside one lets the other in) raised
+#: ``SystemError: AST constructor recursion depth mismatch``. A humaneval grading read on a
+#: thread under load ended as a grader error so (stop 48, a CI run).
+_PARSING = threading.RLock()
+
+
+def parse_python(source: str, mode: str = "exec") -> ast.AST:
+    """``ast.parse(source, mode=mode)``, one at a time in the process (see :data:`_PARSING`)."""
+    with _PARSING:
+        return ast.parse(source, mode=mode)

@@ -17,7 +17,9 @@ import keyword
 import math
 import re
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
+
+from harness._sync import parse_python
 
 __all__ = ["NAME_RE", "REJECTED_CALL", "ParsedCall", "parse_call_string", "render_call"]
 
@@ -45,7 +47,7 @@ def parse_call_string(text: str, docs: Sequence[Mapping[str, Any]]) -> ParsedCal
 
     Positional arguments take the names of the doc's parameters in order. Raises ``ValueError``
     for anything but one call of a plain name with literal arguments."""
-    node = ast.parse(text.strip(), mode="eval").body
+    node = cast(ast.Expression, parse_python(text.strip(), mode="eval")).body
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
         raise ValueError(f"not a call of a plain name: {text!r}")
     name = node.func.id
@@ -81,7 +83,7 @@ def _is_json(value: Any, depth: int = 0) -> bool:
 
 def _is_literal_call(text: str, name: str, keys: Sequence[str]) -> bool:
     try:
-        node = ast.parse(text, mode="eval").body
+        node = cast(ast.Expression, parse_python(text, mode="eval")).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     if not isinstance(node, ast.Call) or node.args:

@@ -48,7 +48,7 @@ from typing import ClassVar, Literal
 from markdown_it import MarkdownIt
 from pydantic import Field, model_validator
 
-from harness._sync import in_thread, run_sync
+from harness._sync import in_thread, parse_python, run_sync
 from harness.core._result import Result
 from harness.errors import ConfigError, ToolError
 from harness.grading._answer import final_answer
@@ -184,11 +184,12 @@ def extract_code(answer: str) -> str | None:
 def defines(code: str, name: str) -> bool:
     """Does ``code`` define the function ``name`` at its top level?"""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except (SyntaxError, ValueError, MemoryError, RecursionError):  # nested past the parser
         return re.search(rf"^(?:async\s+)?def\s+{re.escape(name)}\s*\(", code, re.M) is not None
     kinds = (ast.FunctionDef, ast.AsyncFunctionDef)
-    return any(isinstance(node, kinds) and node.name == name for node in tree.body)
+    body = tree.body if isinstance(tree, ast.Module) else []
+    return any(isinstance(node, kinds) and node.name == name for node in body)
 
 
 def completion_for(problem: dict[str, str], code: str) -> str:

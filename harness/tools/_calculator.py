@@ -18,6 +18,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from harness._sync import parse_python
 from harness.errors import ToolError
 
 __all__ = ["MAX_WORK", "calculate"]
@@ -131,7 +132,7 @@ def calculate(expression: str) -> str:
     if not expression.strip():
         raise ToolError("expression is empty")
     try:
-        tree = ast.parse(expression.strip(), mode="eval")
+        tree = parse_python(expression.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise ToolError(f"invalid expression: {getattr(exc, 'msg', None) or exc}") from None
     try:
