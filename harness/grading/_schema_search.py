@@ -14,7 +14,7 @@ part B).
 grader's are (:func:`~harness.grading._patterns.pattern_problem`); :func:`bounded` runs a
 validation with every search jsonschema makes done by ``regex`` (re's syntax) under one shared
 budget of :data:`~harness.grading._patterns.REGEX_TIME_LIMIT_S` (a ``TimeoutError`` past it;
-:func:`~harness.tools._timed_patterns.bounded`);
+:func:`~harness.tools._schema_patterns.bounded`);
 :data:`NO_FETCH` is the registry that resolves only what the schema holds.
 """
 
@@ -29,7 +29,7 @@ import referencing
 
 from harness.grading import _patterns
 from harness.grading._patterns import pattern_problem
-from harness.tools import _timed_patterns
+from harness.tools import _schema_patterns
 
 __all__ = ["NO_FETCH", "bounded", "depth", "endless_problem", "patterns_problem"]
 
@@ -65,9 +65,9 @@ def patterns_problem(schema: Any) -> str | None:
 def bounded(run: Callable[[], T], seconds: float | None = None) -> T:
     """``run()`` (a validation) with the patterns it searches bounded to ``seconds`` in all
     (default: :data:`~harness.grading._patterns.REGEX_TIME_LIMIT_S`; see
-    :func:`~harness.tools._timed_patterns.bounded`)."""
+    :func:`~harness.tools._schema_patterns.bounded`)."""
     limit = _patterns.REGEX_TIME_LIMIT_S if seconds is None else seconds
-    return _timed_patterns.bounded(run, limit)
+    return _schema_patterns.bounded(run, limit)
 
 
 #: Plain values a schema is tried on when it is read: one that refers to itself without

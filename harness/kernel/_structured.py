@@ -183,7 +183,8 @@ class StructuredMode:
                 return self.model_cls.model_validate(value)
             except ValidationError as exc:
                 raise ValueError(_pydantic_problems(exc)) from None
-        from harness.tools._timed_patterns import PATTERN_TIME_LIMIT_S, bounded  # (jsonschema)
+        from harness.tools._schema_patterns import bounded  # (jsonschema: loaded here only)
+        from harness.tools._timed_patterns import PATTERN_TIME_LIMIT_S
 
         # The first five by path, as sorted() would give them, without holding every error:
         # a reply of 300,000 wrong items (1.4 MB) held 1 GB of them (adversary round 21, A).

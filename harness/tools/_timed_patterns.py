@@ -1,6 +1,6 @@
 """A suite's regular expressions as ``regex`` must be given them, for the graders and for
 ``extract_structured``, which sits below the graders (the kernel): the checks where a pattern
-is read, re's syntax read alike, and jsonschema's pattern searches bounded in time.
+is read, and re's syntax read alike.
 
 - :func:`pattern_problem`: re's syntax, and a bound on what the matcher builds. The ``regex``
   module that searches (for its time limit) writes out every fixed repetition when it compiles:
@@ -12,35 +12,23 @@ is read, re's syntax read alike, and jsonschema's pattern searches bounded in ti
   ``"x"``; re: the text ``x{e}``), ``[[:digit:]]`` as a POSIX class (re: the set ``[:dgit`` and
   a ``]``), and refused ``\\d{1,3}{e<=2}``, which passed ``suites validate``: every cell an error
   (adversary round 17, part B).
-- :func:`bounded`: a jsonschema validation with every search of a schema's ``pattern`` (and
-  ``patternProperties``) done by ``regex`` under one time budget. jsonschema searches them
-  with stdlib ``re``, which backtracks for ever holding the GIL: ``^(a|aa)+$`` over 46 ``a``
-  and a ``!`` took 284 s in the ``json_schema`` grader (round 20 B), and over 38 in
-  ``extract_structured``, on the event loop, 35 s (adversary round 22, part A).
+
+The time-bounded search of a JSON Schema's patterns is :mod:`harness.tools._schema_patterns`
+(apart: it imports jsonschema, which the text graders need not load).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import re
-import threading
-import time
 import warnings
-from collections.abc import Callable, Iterator
-from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any
 
-import jsonschema._keywords
-import jsonschema._legacy_keywords
-import jsonschema._utils
 import regex
 
 from harness.tools._pattern_size import PATTERN_PARTS_MAX, SET_WIDTH, repeat_parts, set_parts
 
-__all__ = ["PATTERN_TIME_LIMIT_S", "bounded", "pattern_problem", "searchable"]
-
-T = TypeVar("T")
+__all__ = ["PATTERN_TIME_LIMIT_S", "pattern_problem", "searchable"]
 
 #: Seconds the searches of one pattern (or one validation's patterns) may take.
 PATTERN_TIME_LIMIT_S = 10.0
@@ -203,51 +191,3 @@ def _code(value: str) -> tuple[int, ...]:
     a case-insensitive wide set costs re about ten times more; round 19, part B)."""
     tree = _parsed(value)
     return tuple(_compiler._code(tree, tree.state.flags))
-
-
-_deadline = threading.local()
-
-
-def _search(pattern: Any, string: Any, flags: int = 0) -> Any:
-    """``re.search`` as jsonschema calls it, by ``regex`` within what is left of the budget."""
-    until = getattr(_deadline, "at", None)
-    if until is None or not isinstance(pattern, str):  # not ours to bound
-        return re.search(pattern, string, flags)
-    left = until - time.monotonic()
-    if left <= 0:
-        raise TimeoutError("the schema's patterns took too long")
-    return regex.search(searchable(pattern), string, flags, timeout=left, concurrent=True)
-
-
-class _TimedRe(ModuleType):
-    """``re`` as jsonschema's keyword modules see it: ``search`` bounded, the rest as is."""
-
-    search = staticmethod(_search)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(re, name)
-
-
-_TIMED = _TimedRe("re")
-for _module in (jsonschema._keywords, jsonschema._utils, jsonschema._legacy_keywords):
-    if getattr(_module, "re", None) is re:
-        _module.re = _TIMED  # type: ignore[attr-defined]
-
-
-@contextlib.contextmanager
-def _budget(seconds: float) -> Iterator[None]:
-    before = getattr(_deadline, "at", None)
-    _deadline.at = time.monotonic() + seconds
-    try:
-        yield
-    finally:
-        _deadline.at = before
-
-
-def bounded(run: Callable[[], T], seconds: float) -> T:
-    """``run()`` (a validation) with the patterns it searches bounded to ``seconds`` in all (a
-    ``TimeoutError`` past it). ``regex`` checks its limit coarsely: on a loaded machine the
-    wall clock runs longer (3 s took 5.8 s at load 8, 10 s up to 50 s beside a test run of two
-    workers)."""
-    with _budget(seconds):
-        return run()
